@@ -1,0 +1,49 @@
+# rukpak-kapp. The two commands a newcomer needs are `make run` and `make test`.
+SHELL := /usr/bin/env bash
+export GONOSUMDB ?= carvel.dev
+BIN := $(CURDIR)/bin
+CONTROLLER_GEN := $(BIN)/controller-gen
+
+.PHONY: run test tools build generate manifests verify unit api-test e2e-test release
+
+## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
+run: tools build
+	$(BIN)/rukpak-kapp-dev
+
+## test: unit tests, the API suite and the end-to-end suite
+test: tools verify unit api-test e2e-test
+
+## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
+tools:
+	bash test/tools/build.sh
+
+build:
+	go build -o $(BIN)/rukpak-kapp ./cmd/rukpak-kapp
+	go build -o $(BIN)/rukpak-kapp-dev ./test/harness/cmd/rukpak-kapp-dev
+
+unit:
+	go test -count=1 $$(go list ./... | grep -v /test/)
+
+api-test:
+	go test -count=1 -timeout 20m ./test/api/... -ginkgo.v
+
+e2e-test:
+	go test -count=1 -timeout 45m ./test/e2e/... -ginkgo.v
+
+generate:
+	bash test/tools/build.sh controller-gen
+	$(CONTROLLER_GEN) object paths=./api/...
+
+manifests: generate
+	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+
+## verify: generated files match the API types, code is formatted and vetted
+verify: manifests
+	@if [ -n "$$CI" ]; then git diff --exit-code -- api config || { echo "generated files are stale: run make manifests and commit"; exit 1; }; fi
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	go vet ./...
+
+## release: one manifest with everything config/default installs
+release: tools
+	$(BIN)/kustomize build config/default > $(BIN)/rukpak-kapp.yaml
+	@echo "wrote $(BIN)/rukpak-kapp.yaml"

@@ -1,0 +1,143 @@
+// Package adapter reconciles BundleDeployments into kapp-controller Apps and
+// mirrors the Apps' status back. The decisions live in the pure packages
+// translate and status; this package is the glue that talks to the cluster.
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+)
+
+// FieldOwner is the server-side apply field manager and event source.
+const FieldOwner = "rukpak-kapp"
+
+// Finalizer holds a BundleDeployment until its App, and with it everything
+// it installed, is gone.
+const Finalizer = "core.rukpak.io/uninstall"
+
+// Reconciler turns BundleDeployments of the claimed classes into Apps.
+type Reconciler struct {
+	client   client.Client
+	cfg      translate.Config
+	classes  sets.Set[string]
+	recorder events.EventRecorder
+}
+
+// NewReconciler wires a Reconciler. classes are the provisioner classes it
+// claims; BundleDeployments of other classes are never touched.
+func NewReconciler(c client.Client, cfg translate.Config, classes []string, recorder events.EventRecorder) *Reconciler {
+	return &Reconciler{client: c, cfg: cfg, classes: sets.New(classes...), recorder: recorder}
+}
+
+// Reconcile brings one BundleDeployment's App and status up to date.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	bd := &rukpakv1alpha2.BundleDeployment{}
+	if err := r.client.Get(ctx, req.NamespacedName, bd); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.classes.Has(bd.Spec.ProvisionerClassName) {
+		return ctrl.Result{}, nil
+	}
+	if !bd.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, bd)
+	}
+	if !controllerutil.ContainsFinalizer(bd, Finalizer) {
+		before := bd.DeepCopy()
+		controllerutil.AddFinalizer(bd, Finalizer)
+		if err := r.client.Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
+		}
+	}
+
+	desired, err := translate.App(bd, r.cfg)
+	var unsupported *translate.UnsupportedError
+	if errors.As(err, &unsupported) {
+		reason := rukpakv1alpha2.ReasonUnpackFailed
+		if serr := r.writeStatus(ctx, bd, status.FromError(bd, reason, err)); serr != nil {
+			return ctrl.Result{}, serr
+		}
+		// Only a new generation can fix this; retrying would not help.
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("translate bundle deployment: %w", err)
+	}
+
+	app, err := r.applyApp(ctx, desired)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.writeStatus(ctx, bd, status.FromApp(bd, app))
+}
+
+// applyApp writes the desired App only when it differs from the live one,
+// so an unchanged BundleDeployment costs no API writes.
+func (r *Reconciler) applyApp(ctx context.Context, desired *kappctrlv1alpha1.App) (*kappctrlv1alpha1.App, error) {
+	live := &kappctrlv1alpha1.App{}
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("get app %s/%s: %w", desired.Namespace, desired.Name, err)
+	case appUpToDate(desired, live):
+		return live, nil
+	}
+	applied, err := serverSideApply(ctx, r.client, desired)
+	if err != nil {
+		return nil, fmt.Errorf("apply app %s/%s: %w", desired.Namespace, desired.Name, err)
+	}
+	return applied, nil
+}
+
+func appUpToDate(desired, live *kappctrlv1alpha1.App) bool {
+	for k, v := range desired.Labels {
+		if live.Labels[k] != v {
+			return false
+		}
+	}
+	return live.DeletionTimestamp.IsZero() &&
+		apiequality.Semantic.DeepEqual(desired.OwnerReferences, live.OwnerReferences) &&
+		apiequality.Semantic.DeepEqual(desired.Spec, live.Spec)
+}
+
+// finalize deletes the App and waits, through the App watch, until
+// kapp-controller has removed everything it installed.
+func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) error {
+	if !controllerutil.ContainsFinalizer(bd, Finalizer) {
+		return nil
+	}
+	app := &kappctrlv1alpha1.App{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: bd.Name}, app)
+	if apierrors.IsNotFound(err) {
+		before := bd.DeepCopy()
+		controllerutil.RemoveFinalizer(bd, Finalizer)
+		if err := r.client.Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+			return fmt.Errorf("remove finalizer: %w", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get app %s/%s: %w", r.cfg.SystemNamespace, bd.Name, err)
+	}
+	if app.DeletionTimestamp.IsZero() {
+		if err := r.client.Delete(ctx, app); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete app %s/%s: %w", app.Namespace, app.Name, err)
+		}
+	}
+	return r.writeStatus(ctx, bd, status.FromApp(bd, app))
+}

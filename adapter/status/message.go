@@ -1,0 +1,67 @@
+package status
+
+import (
+	"regexp"
+	"strings"
+)
+
+// maxMessage keeps condition messages readable; kapp and vendir can print
+// megabytes, and the useful part is at the start and at the end.
+const maxMessage = 2048
+
+var (
+	// Temporary directories and kapp's clock prefixes differ between runs of
+	// the same failure; dropping them keeps the status bytes stable.
+	tempDir   = regexp.MustCompile(`/tmp/[A-Za-z0-9._-]*(kapp-controller|vendir|ytt|helm)[A-Za-z0-9._-]*(/[^\s:'"]*)?`)
+	clockTime = regexp.MustCompile(`(?m)^\d{1,2}:\d{2}:\d{2}(AM|PM): `)
+	blankRuns = regexp.MustCompile(`\n{2,}`)
+)
+
+// Message returns the first non-empty candidate, cleaned for a condition:
+// never empty, never "<nil>", stable for the same cause, and bounded.
+func Message(candidates ...string) string {
+	msg := ""
+	for _, c := range candidates {
+		if c = strings.TrimSpace(c); c != "" && c != "<nil>" {
+			msg = c
+			break
+		}
+	}
+	if msg == "" {
+		return "kapp-controller reported a failure without details; see the App's status in the system namespace"
+	}
+	msg = tempDir.ReplaceAllString(msg, "<tmp>")
+	msg = clockTime.ReplaceAllString(msg, "")
+	msg = blankRuns.ReplaceAllString(msg, "\n")
+	msg = strings.TrimSpace(msg)
+	if len(msg) > maxMessage {
+		head, tail := maxMessage/4, maxMessage*3/4
+		msg = msg[:head] + "\n...\n" + msg[len(msg)-tail:]
+	}
+	return msg
+}
+
+const zeroObjects = "found zero objects: plain+v0 bundles are required to contain at least one object"
+
+// explainTemplate names the usual causes of a template failure in rukpak's words.
+func explainTemplate(detail string) string {
+	if strings.Contains(detail, "to match at least one file") {
+		return zeroObjects
+	}
+	if strings.Contains(detail, "Checking path") || strings.Contains(detail, "no such file or directory") {
+		return "readdir manifests: file does not exist: the bundle has no manifests/ directory (" + detail + ")"
+	}
+	return detail
+}
+
+// explainDeploy names the usual causes of a kapp failure in rukpak's words.
+func explainDeploy(detail string) string {
+	switch {
+	case strings.Contains(detail, "empty set of resources"):
+		return "invalid bundle: " + zeroObjects
+	case strings.Contains(detail, "no matches for kind") || strings.Contains(detail, "resource mapping not found") ||
+		strings.Contains(detail, "could not find the requested resource"):
+		return "required resource not found, ensure CRDs are installed first: " + detail
+	}
+	return detail
+}

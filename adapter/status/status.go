@@ -1,0 +1,211 @@
+// Package status turns an App's status into a BundleDeployment's
+// conditions and resolvedSource. It is pure: no client, no clock.
+package status
+
+import (
+	"fmt"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Result is the whole status the adapter wants for a BundleDeployment.
+type Result struct {
+	Unpacked, Installed, Healthy metav1.Condition
+	ResolvedSource               *rukpakv1alpha2.BundleSource
+}
+
+// stage names the App sub-status that failed.
+type stage int
+
+const (
+	stageNone stage = iota
+	stageFetch
+	stageTemplate
+	stageDeploy
+)
+
+// FromApp derives the status of bd from app, which may be nil when the App
+// does not exist yet. The BD's current conditions decide between an install
+// and an upgrade failure.
+func FromApp(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Result {
+	if app == nil || app.Status.ObservedGeneration != app.Generation || len(app.Status.Conditions) == 0 {
+		return pending(bd, "Waiting for kapp-controller to pick up the App for this generation")
+	}
+	switch app.Status.Conditions[0].Type {
+	case kappctrlv1alpha1.ReconcileSucceeded:
+		return succeeded(bd, app)
+	case kappctrlv1alpha1.ReconcileFailed:
+		return failed(bd, app)
+	case kappctrlv1alpha1.Deleting:
+		return deleting(bd, rukpakv1alpha2.ReasonDeleting, "Removing the objects this BundleDeployment installed")
+	case kappctrlv1alpha1.DeleteFailed:
+		return deleting(bd, rukpakv1alpha2.ReasonDeleteFailed,
+			"Removing the installed objects failed: "+Message(app.Status.UsefulErrorMessage, app.Status.Conditions[0].Message))
+	default:
+		return reconciling(bd, app)
+	}
+}
+
+// FromError is the status for a BundleDeployment whose App cannot be made,
+// for example because its source is not supported.
+func FromError(bd *rukpakv1alpha2.BundleDeployment, reason string, err error) Result {
+	r := pending(bd, "")
+	r.Unpacked = cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, reason, Message(err.Error()))
+	r.Installed = cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, rukpakv1alpha2.ReasonInstallFailed,
+		"The bundle cannot be installed: "+Message(err.Error()))
+	r.Healthy = notInstalled()
+	return r
+}
+
+func pending(bd *rukpakv1alpha2.BundleDeployment, msg string) Result {
+	return Result{
+		Unpacked:  cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackPending, msg),
+		Installed: keepInstalled(bd, rukpakv1alpha2.ReasonInstallPending, "Waiting for the bundle to be unpacked"),
+		Healthy:   cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionUnknown, rukpakv1alpha2.ReasonInstallationStatusUnknown, "Waiting for the bundle to be installed"),
+	}
+}
+
+func succeeded(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Result {
+	return Result{
+		Unpacked:       unpacked(bd),
+		Installed:      cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionTrue, rukpakv1alpha2.ReasonInstallationSucceeded, fmt.Sprintf("Instantiated bundle %s", bd.Name)),
+		Healthy:        cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionTrue, rukpakv1alpha2.ReasonHealthy, "BundleDeployment is healthy"),
+		ResolvedSource: resolvedSource(bd, app),
+	}
+}
+
+func failed(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Result {
+	detail := Message(app.Status.UsefulErrorMessage, app.Status.Conditions[0].Message)
+	switch failedStage(app) {
+	case stageFetch:
+		r := pending(bd, "")
+		r.Unpacked = cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed,
+			fmt.Sprintf("source bundle content: fetch %s: %s", describeSource(bd), detail))
+		r.Healthy = healthyAfterInstalled(r.Installed)
+		return r
+	case stageTemplate:
+		return Result{
+			Unpacked:       unpacked(bd),
+			Installed:      cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, rukpakv1alpha2.ReasonInstallFailed, "invalid bundle: "+explainTemplate(detail)),
+			Healthy:        notInstalled(),
+			ResolvedSource: resolvedSource(bd, app),
+		}
+	default:
+		reason := rukpakv1alpha2.ReasonInstallFailed
+		if wasInstalled(bd) {
+			reason = rukpakv1alpha2.ReasonUpgradeFailed
+		}
+		return Result{
+			Unpacked:       unpacked(bd),
+			Installed:      cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, reason, explainDeploy(detail)),
+			Healthy:        notInstalled(),
+			ResolvedSource: resolvedSource(bd, app),
+		}
+	}
+}
+
+// reconciling covers a run in progress: fetch is done once its UpdatedAt
+// passed the StartedAt that kapp-controller reset when the run began.
+func reconciling(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Result {
+	f := app.Status.Fetch
+	fetched := f != nil && f.ExitCode == 0 && f.Error == "" && !f.UpdatedAt.Before(&f.StartedAt) && !f.UpdatedAt.IsZero()
+	if !fetched {
+		r := pending(bd, "")
+		r.Unpacked = cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpacking, fmt.Sprintf("Fetching %s", describeSource(bd)))
+		return r
+	}
+	return Result{
+		Unpacked:       unpacked(bd),
+		Installed:      keepInstalled(bd, rukpakv1alpha2.ReasonInstalling, "kapp is applying the bundle and waiting for its objects to become ready"),
+		Healthy:        cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionUnknown, rukpakv1alpha2.ReasonInstallationStatusUnknown, "Waiting for the bundle to be installed"),
+		ResolvedSource: resolvedSource(bd, app),
+	}
+}
+
+func deleting(bd *rukpakv1alpha2.BundleDeployment, reason, msg string) Result {
+	return Result{
+		Unpacked:       currentOr(bd, rukpakv1alpha2.TypeUnpacked, cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionUnknown, reason, msg)),
+		Installed:      cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, reason, msg),
+		Healthy:        notInstalled(),
+		ResolvedSource: bd.Status.ResolvedSource,
+	}
+}
+
+// failedStage is the stage with an error and the newest UpdatedAt: a failed
+// stage stops the chain, so later stages keep the result of an earlier run.
+func failedStage(app *kappctrlv1alpha1.App) stage {
+	best, bestAt := stageNone, metav1.Time{}
+	consider := func(s stage, errText string, at metav1.Time) {
+		if errText != "" && (best == stageNone || bestAt.Before(&at)) {
+			best, bestAt = s, at
+		}
+	}
+	if f := app.Status.Fetch; f != nil {
+		consider(stageFetch, f.Error, f.UpdatedAt)
+	}
+	if t := app.Status.Template; t != nil {
+		consider(stageTemplate, t.Error, t.UpdatedAt)
+	}
+	if d := app.Status.Deploy; d != nil {
+		consider(stageDeploy, d.Error, d.UpdatedAt)
+	}
+	return best
+}
+
+func unpacked(bd *rukpakv1alpha2.BundleDeployment) metav1.Condition {
+	return cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionTrue, rukpakv1alpha2.ReasonUnpackSuccessful,
+		fmt.Sprintf("Successfully unpacked the %s Bundle", bd.Spec.Source.Type))
+}
+
+func notInstalled() metav1.Condition {
+	return cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionFalse, rukpakv1alpha2.ReasonInstallationStatusFalse, "Installed condition is false")
+}
+
+func healthyAfterInstalled(installed metav1.Condition) metav1.Condition {
+	if installed.Status == metav1.ConditionTrue {
+		return cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionTrue, rukpakv1alpha2.ReasonHealthy, "BundleDeployment is healthy")
+	}
+	return cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionUnknown, rukpakv1alpha2.ReasonInstallationStatusUnknown, "Waiting for the bundle to be installed")
+}
+
+// keepInstalled keeps an earlier successful install visible while a new run
+// is pending: the objects of the last good deploy are still in the cluster.
+func keepInstalled(bd *rukpakv1alpha2.BundleDeployment, reason, msg string) metav1.Condition {
+	if c := apimeta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled); c != nil && c.Status == metav1.ConditionTrue {
+		return cond(c.Type, c.Status, c.Reason, c.Message)
+	}
+	return cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionUnknown, reason, msg)
+}
+
+func currentOr(bd *rukpakv1alpha2.BundleDeployment, condType string, fallback metav1.Condition) metav1.Condition {
+	if c := apimeta.FindStatusCondition(bd.Status.Conditions, condType); c != nil {
+		return cond(c.Type, c.Status, c.Reason, c.Message)
+	}
+	return fallback
+}
+
+func wasInstalled(bd *rukpakv1alpha2.BundleDeployment) bool {
+	c := apimeta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
+	return c != nil && (c.Status == metav1.ConditionTrue || c.Reason == rukpakv1alpha2.ReasonUpgradeFailed)
+}
+
+func cond(t string, s metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	if msg == "" {
+		msg = reason
+	}
+	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg}
+}
+
+func describeSource(bd *rukpakv1alpha2.BundleDeployment) string {
+	src := bd.Spec.Source
+	switch {
+	case src.Image != nil:
+		return "image " + src.Image.Ref
+	default:
+		return src.Type + " source"
+	}
+}

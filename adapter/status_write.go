@@ -1,0 +1,55 @@
+package adapter
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+)
+
+// writeStatus applies the computed status and writes it only when it
+// differs from what was read, recording an Event for each transition.
+func (r *Reconciler) writeStatus(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, res status.Result) error {
+	before := bd.DeepCopy()
+	for _, c := range []metav1.Condition{res.Unpacked, res.Installed, res.Healthy} {
+		c.ObservedGeneration = bd.Generation
+		apimeta.SetStatusCondition(&bd.Status.Conditions, c)
+	}
+	bd.Status.ResolvedSource = res.ResolvedSource
+	bd.Status.ObservedGeneration = bd.Generation
+	if apiequality.Semantic.DeepEqual(before.Status, bd.Status) {
+		return nil
+	}
+	if err := r.client.Status().Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+		return fmt.Errorf("update status: %w", err)
+	}
+	r.recordTransitions(before, bd)
+	return nil
+}
+
+// recordTransitions emits one Event per condition whose reason changed, with
+// the condition's reason as the Event's reason.
+func (r *Reconciler) recordTransitions(before, after *rukpakv1alpha2.BundleDeployment) {
+	if r.recorder == nil {
+		return
+	}
+	for _, t := range []string{rukpakv1alpha2.TypeUnpacked, rukpakv1alpha2.TypeInstalled, rukpakv1alpha2.TypeHealthy} {
+		now := apimeta.FindStatusCondition(after.Status.Conditions, t)
+		old := apimeta.FindStatusCondition(before.Status.Conditions, t)
+		if now == nil || (old != nil && old.Reason == now.Reason && old.Status == now.Status) {
+			continue
+		}
+		kind := corev1.EventTypeNormal
+		if now.Status == "False" && now.Reason != rukpakv1alpha2.ReasonUnpackPending {
+			kind = corev1.EventTypeWarning
+		}
+		r.recorder.Eventf(after, nil, kind, now.Reason, t, "%s", now.Message)
+	}
+}

@@ -1,0 +1,34 @@
+package translate
+
+import (
+	"fmt"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// ManifestsDir is where a plain bundle keeps its objects.
+const ManifestsDir = "manifests"
+
+// templateFor picks the template steps for the BD's format.
+func templateFor(bd *rukpakv1alpha2.BundleDeployment) ([]kappctrlv1alpha1.AppTemplate, error) {
+	switch bd.Spec.ProvisionerClassName {
+	case rukpakv1alpha2.ClassPlain:
+		return plainTemplate(), nil
+	default:
+		return nil, &UnsupportedError{Reason: fmt.Sprintf("provisioner class %q is not supported yet", bd.Spec.ProvisionerClassName)}
+	}
+}
+
+// plainTemplate passes every file under manifests/ through ytt as plain
+// YAML: user files are never evaluated as ytt templates, and JSON or
+// oddly named files still count as manifests, as they did in rukpak.
+func plainTemplate() []kappctrlv1alpha1.AppTemplate {
+	return []kappctrlv1alpha1.AppTemplate{{
+		Ytt: &kappctrlv1alpha1.AppTemplateYtt{
+			Paths:     []string{ManifestsDir},
+			FileMarks: []string{"**/*:type=yaml-plain"},
+		},
+	}}
+}

@@ -1,0 +1,91 @@
+// Package translate turns a BundleDeployment into the kapp-controller App
+// that installs it. It is pure: no client, no clock.
+package translate
+
+import (
+	"fmt"
+	"time"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Config is what every App shares: where it lives and how it deploys.
+type Config struct {
+	// SystemNamespace holds the Apps and every Secret or ConfigMap a BD references.
+	SystemNamespace string
+	// ServiceAccountName is the installer account kapp deploys with.
+	ServiceAccountName string
+	// SyncPeriod is how often kapp-controller re-applies an unchanged App.
+	SyncPeriod time.Duration
+}
+
+// UnsupportedError says that a BundleDeployment asks for something this
+// version cannot install. It is permanent until the spec changes.
+type UnsupportedError struct{ Reason string }
+
+func (e *UnsupportedError) Error() string { return e.Reason }
+
+// App returns the App that installs bd.
+func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config) (*kappctrlv1alpha1.App, error) {
+	fetch, err := fetchFor(bd)
+	if err != nil {
+		return nil, err
+	}
+	template, err := templateFor(bd)
+	if err != nil {
+		return nil, err
+	}
+	app := &kappctrlv1alpha1.App{
+		TypeMeta: metav1.TypeMeta{APIVersion: kappctrlv1alpha1.SchemeGroupVersion.String(), Kind: "App"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            bd.Name,
+			Namespace:       cfg.SystemNamespace,
+			Labels:          OwnerLabels(bd.Name),
+			OwnerReferences: []metav1.OwnerReference{ownerReference(bd)},
+		},
+		Spec: kappctrlv1alpha1.AppSpec{
+			ServiceAccountName: cfg.ServiceAccountName,
+			SyncPeriod:         &metav1.Duration{Duration: cfg.SyncPeriod},
+			DefaultNamespace:   bd.Spec.InstallNamespace,
+			Fetch:              []kappctrlv1alpha1.AppFetch{fetch},
+			Template:           template,
+			Deploy:             []kappctrlv1alpha1.AppDeploy{{Kapp: deployFor(bd)}},
+		},
+	}
+	return app, nil
+}
+
+// OwnerLabels are the labels that tie an object to its BundleDeployment.
+func OwnerLabels(bdName string) map[string]string {
+	return map[string]string{
+		rukpakv1alpha2.LabelOwnerKind: rukpakv1alpha2.OwnerKind,
+		rukpakv1alpha2.LabelOwnerName: bdName,
+	}
+}
+
+func ownerReference(bd *rukpakv1alpha2.BundleDeployment) metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{
+		APIVersion:         rukpakv1alpha2.GroupVersion.String(),
+		Kind:               rukpakv1alpha2.OwnerKind,
+		Name:               bd.Name,
+		UID:                bd.UID,
+		Controller:         &yes,
+		BlockOwnerDeletion: &yes,
+	}
+}
+
+// deployFor labels every installed object with the owner labels. kapp's
+// --labels makes them the app's own selector too, so kapp finds exactly the
+// objects of this BundleDeployment.
+func deployFor(bd *rukpakv1alpha2.BundleDeployment) *kappctrlv1alpha1.AppDeployKapp {
+	return &kappctrlv1alpha1.AppDeployKapp{
+		RawOptions: []string{
+			fmt.Sprintf("--labels=%s=%s", rukpakv1alpha2.LabelOwnerKind, rukpakv1alpha2.OwnerKind),
+			fmt.Sprintf("--labels=%s=%s", rukpakv1alpha2.LabelOwnerName, bd.Name),
+		},
+	}
+}

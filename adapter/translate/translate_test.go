@@ -1,0 +1,120 @@
+package translate
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+var cfg = Config{SystemNamespace: "rukpak-system", ServiceAccountName: "installer", SyncPeriod: 10 * time.Minute}
+
+func bd(class string, src rukpakv1alpha2.BundleSource) *rukpakv1alpha2.BundleDeployment {
+	return &rukpakv1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "my-bd", UID: "uid-1"},
+		Spec:       rukpakv1alpha2.BundleDeploymentSpec{InstallNamespace: "apps", ProvisionerClassName: class, Source: src},
+	}
+}
+
+func imageSource(img rukpakv1alpha2.ImageSource) rukpakv1alpha2.BundleSource {
+	return rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &img}
+}
+
+func wantApp(fetch kappctrlv1alpha1.AppFetch) *kappctrlv1alpha1.App {
+	yes := true
+	return &kappctrlv1alpha1.App{
+		TypeMeta: metav1.TypeMeta{APIVersion: "kappctrl.k14s.io/v1alpha1", Kind: "App"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "my-bd", Namespace: "rukpak-system",
+			Labels: map[string]string{"core.rukpak.io/owner-kind": "BundleDeployment", "core.rukpak.io/owner-name": "my-bd"},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "core.rukpak.io/v1alpha2", Kind: "BundleDeployment", Name: "my-bd", UID: "uid-1",
+				Controller: &yes, BlockOwnerDeletion: &yes,
+			}},
+		},
+		Spec: kappctrlv1alpha1.AppSpec{
+			ServiceAccountName: "installer",
+			SyncPeriod:         &metav1.Duration{Duration: 10 * time.Minute},
+			DefaultNamespace:   "apps",
+			Fetch:              []kappctrlv1alpha1.AppFetch{fetch},
+			Template: []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{
+				Paths: []string{"manifests"}, FileMarks: []string{"**/*:type=yaml-plain"},
+			}}},
+			Deploy: []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{RawOptions: []string{
+				"--labels=core.rukpak.io/owner-kind=BundleDeployment",
+				"--labels=core.rukpak.io/owner-name=my-bd",
+			}}}},
+		},
+	}
+}
+
+func TestApp_Plain(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		bd   *rukpakv1alpha2.BundleDeployment
+		want *kappctrlv1alpha1.App
+	}{
+		{
+			name: "public image",
+			bd:   bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "reg.example/b:v1"})),
+			want: wantApp(kappctrlv1alpha1.AppFetch{Image: &kappctrlv1alpha1.AppFetchImage{URL: "reg.example/b:v1"}}),
+		},
+		{
+			name: "private image keeps its pull secret",
+			bd:   bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "reg.example/b@sha256:abc", ImagePullSecretName: "pull"})),
+			want: wantApp(kappctrlv1alpha1.AppFetch{Image: &kappctrlv1alpha1.AppFetchImage{
+				URL: "reg.example/b@sha256:abc", SecretRef: &kappctrlv1alpha1.AppFetchLocalRef{Name: "pull"},
+			}}),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := App(tt.bd, cfg)
+			if err != nil {
+				t.Fatalf("App: %v", err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("App mismatch (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestApp_Unsupported(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		bd      *rukpakv1alpha2.BundleDeployment
+		wantMsg string
+	}{
+		{"unknown class", bd("other-class", imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"})), `provisioner class "other-class" is not supported yet`},
+		{"git not yet", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "git", Git: &rukpakv1alpha2.GitSource{Repository: "https://x"}}), `source type "git" is not supported yet`},
+		{"image type without image", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "image"}), `spec.source.image must be set`},
+		{"custom CA", bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", CertificateData: "PEM"})), "certificateData"},
+		{"skip TLS verify", bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", InsecureSkipTLSVerify: true})), "insecureSkipTLSVerify"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := App(tt.bd, cfg)
+			var unsupported *UnsupportedError
+			if !errors.As(err, &unsupported) {
+				t.Fatalf("want UnsupportedError, got %v", err)
+			}
+			if !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Errorf("message %q does not contain %q", err, tt.wantMsg)
+			}
+		})
+	}
+}
+
+
+

@@ -1,0 +1,83 @@
+package v1alpha2
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BundleDeploymentSpec is what the user asks for: a bundle from a source,
+// installed by the provisioner named by its class.
+type BundleDeploymentSpec struct {
+	// InstallNamespace receives the bundle's namespaced objects that name no
+	// namespace. It must exist.
+	// +kubebuilder:validation:MaxLength:=63
+	// +kubebuilder:validation:Pattern:=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+	InstallNamespace string `json:"installNamespace"`
+
+	// ProvisionerClassName selects the provisioner: core-rukpak-io-plain,
+	// core-rukpak-io-registry or core-rukpak-io-helm.
+	// +kubebuilder:validation:Pattern:=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+	ProvisionerClassName string `json:"provisionerClassName"`
+
+	// Source is where the bundle comes from.
+	Source BundleSource `json:"source"`
+
+	// Config holds provisioner specific settings (helm: values).
+	// +kubebuilder:validation:XPreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Config *apiextensionsv1.JSON `json:"config,omitempty"`
+
+	// Preflight configures checks run before an install or upgrade.
+	Preflight *PreflightConfig `json:"preflight,omitempty"`
+}
+
+// PreflightConfig groups the preflight checks.
+type PreflightConfig struct {
+	// CRDUpgradeSafety configures the CRD upgrade safety check.
+	CRDUpgradeSafety *CRDUpgradeSafetyPreflightConfig `json:"crdUpgradeSafety,omitempty"`
+}
+
+// CRDUpgradeSafetyPreflightConfig turns the CRD upgrade safety check off.
+type CRDUpgradeSafetyPreflightConfig struct {
+	// Disabled turns the check off.
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// BundleDeploymentStatus is what the provisioner observed.
+type BundleDeploymentStatus struct {
+	// Conditions: Unpacked, HasValidBundle, Installed, Healthy.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ResolvedSource is the source pinned to what was deployed (image digest, git commit).
+	ResolvedSource *BundleSource `json:"resolvedSource,omitempty"`
+	// ContentURL is kept for compatibility with rukpak; rukpak-kapp leaves it empty.
+	ContentURL string `json:"contentURL,omitempty"`
+	// ObservedGeneration is the generation the status describes.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// BundleDeployment installs one bundle into the cluster.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName={"bd","bds"}
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Install State",type=string,JSONPath=`.status.conditions[?(.type=="Installed")].reason`
+// +kubebuilder:printcolumn:name=Age,type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name=Provisioner,type=string,JSONPath=`.spec.provisionerClassName`,priority=1
+type BundleDeployment struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   BundleDeploymentSpec   `json:"spec"`
+	Status BundleDeploymentStatus `json:"status,omitempty"`
+}
+
+// BundleDeploymentList is a list of BundleDeployments.
+// +kubebuilder:object:root=true
+type BundleDeploymentList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BundleDeployment `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&BundleDeployment{}, &BundleDeploymentList{})
+}

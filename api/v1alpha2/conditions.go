@@ -1,0 +1,63 @@
+package v1alpha2
+
+// Provisioner classes. A BundleDeployment of any other class is never touched.
+const (
+	ClassPlain    = "core-rukpak-io-plain"
+	ClassRegistry = "core-rukpak-io-registry"
+	ClassHelm     = "core-rukpak-io-helm"
+)
+
+// Labels put on the App and on every object a BundleDeployment installs.
+const (
+	LabelOwnerKind = "core.rukpak.io/owner-kind"
+	LabelOwnerName = "core.rukpak.io/owner-name"
+	OwnerKind      = "BundleDeployment"
+)
+
+// Condition types.
+const (
+	// TypeUnpacked is True once the bundle's content was fetched.
+	TypeUnpacked = "Unpacked"
+	// TypeHasValidBundle is kept from rukpak; rukpak-kapp does not set it.
+	TypeHasValidBundle = "HasValidBundle"
+	// TypeInstalled is True once every object of the bundle was applied.
+	TypeInstalled = "Installed"
+	// TypeHealthy is True while the installed objects are ready.
+	TypeHealthy = "Healthy"
+)
+
+// Condition reasons. rukpak's names are kept wherever rukpak had the state.
+const (
+	// ReasonUnpackPending is set while kapp-controller has not yet fetched the current spec.
+	ReasonUnpackPending = "UnpackPending"
+	// ReasonUnpacking is set while the fetch of the current spec runs.
+	ReasonUnpacking = "Unpacking"
+	// ReasonUnpackSuccessful is set when the fetch succeeded.
+	ReasonUnpackSuccessful = "UnpackSuccessful"
+	// ReasonUnpackFailed is set when the fetch failed.
+	ReasonUnpackFailed = "UnpackFailed"
+
+	// ReasonInstallationSucceeded is set when the bundle was deployed.
+	ReasonInstallationSucceeded = "InstallationSucceeded"
+	// ReasonInstallFailed is set when templating or a first deploy failed.
+	ReasonInstallFailed = "InstallFailed"
+	// ReasonUpgradeFailed is set when a deploy failed after an earlier one succeeded.
+	ReasonUpgradeFailed = "UpgradeFailed"
+	// ReasonInstallPending is set (Installed=Unknown) before kapp-controller ran the deploy for the current spec.
+	ReasonInstallPending = "InstallPending"
+	// ReasonInstalling is set (Installed=Unknown) while kapp applies and waits.
+	ReasonInstalling = "Installing"
+	// ReasonDeleting is set while the installed objects are being removed.
+	ReasonDeleting = "Deleting"
+	// ReasonDeleteFailed is set when removing the installed objects failed.
+	ReasonDeleteFailed = "DeleteFailed"
+
+	// ReasonHealthy is set when the deploy converged and everything is ready.
+	ReasonHealthy = "Healthy"
+	// ReasonUnhealthy is set when installed objects are not ready.
+	ReasonUnhealthy = "Unhealthy"
+	// ReasonInstallationStatusFalse is set on Healthy while Installed is False.
+	ReasonInstallationStatusFalse = "InstallationStatusFalse"
+	// ReasonInstallationStatusUnknown is set on Healthy while Installed is not yet known.
+	ReasonInstallationStatusUnknown = "InstallationStatusUnknown"
+)

@@ -1,0 +1,94 @@
+package v1alpha2
+
+// Source types as written in spec.source.type.
+const (
+	SourceTypeImage      = "image"
+	SourceTypeGit        = "git"
+	SourceTypeHTTP       = "http"
+	SourceTypeConfigMaps = "configMaps"
+)
+
+// BundleSource says where the bundle's files come from. Exactly one of the
+// source fields is set; type names which one.
+// +kubebuilder:validation:XValidation:rule="self.type != 'image' || has(self.image)",message="bundledeployment.spec.source.image must be set for source type \"image\""
+// +kubebuilder:validation:XValidation:rule="self.type != 'git' || has(self.git)",message="bundledeployment.spec.source.git must be set for source type \"git\""
+// +kubebuilder:validation:XValidation:rule="self.type != 'configMaps' || (has(self.configMaps) && size(self.configMaps) > 0)",message="bundledeployment.spec.source.configmaps must be set for source type \"configmaps\""
+type BundleSource struct {
+	// Type is the kind of source: image, git, configMaps or http.
+	Type string `json:"type"`
+	// Image is an OCI image whose file system holds the bundle.
+	Image *ImageSource `json:"image,omitempty"`
+	// Git is a git repository that holds the bundle.
+	Git *GitSource `json:"git,omitempty"`
+	// ConfigMaps assemble the bundle from ConfigMaps in the system namespace.
+	ConfigMaps []ConfigMapSource `json:"configMaps,omitempty"`
+	// HTTP is a gzipped tarball served over HTTP(S).
+	HTTP *HTTPSource `json:"http,omitempty"`
+}
+
+// ImageSource is an OCI image reference and how to reach it.
+type ImageSource struct {
+	// Ref is the image reference, by tag or by digest.
+	Ref string `json:"ref"`
+	// ImagePullSecretName names a dockerconfigjson Secret in the system namespace.
+	ImagePullSecretName string `json:"pullSecret,omitempty"`
+	// InsecureSkipTLSVerify skips verification of the registry's certificate.
+	InsecureSkipTLSVerify bool `json:"insecureSkipTLSVerify,omitempty"`
+	// CertificateData is a PEM CA bundle trusted for this registry only.
+	CertificateData string `json:"certificateData,omitempty"`
+}
+
+// GitSource is a repository, a ref in it and the bundle's directory.
+type GitSource struct {
+	// Repository is a URL that git can clone.
+	Repository string `json:"repository"`
+	// Directory is the bundle's root inside the repository; the repository root by default.
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.][.](/|$)')",message="directory begins with \"../\": directory must define path within the repository"
+	Directory string `json:"directory,omitempty"`
+	// Ref selects exactly one of a branch, a tag or a commit.
+	Ref GitRef `json:"ref"`
+	// Auth configures credentials and TLS for the clone.
+	Auth Authorization `json:"auth,omitempty"`
+}
+
+// GitRef names exactly one branch, tag or commit.
+type GitRef struct {
+	// Branch to deploy; its head is followed.
+	Branch string `json:"branch,omitempty"`
+	// Tag to deploy.
+	Tag string `json:"tag,omitempty"`
+	// Commit to deploy.
+	Commit string `json:"commit,omitempty"`
+}
+
+// ConfigMapSource places one ConfigMap's keys as files under Path.
+type ConfigMapSource struct {
+	// ConfigMap names a ConfigMap in the system namespace.
+	ConfigMap LocalObjectReference `json:"configMap"`
+	// Path is the directory, relative to the bundle root, that receives the files.
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^/') && !self.matches('(^|/)[.][.](/|$)')",message="path is outside bundle root"
+	Path string `json:"path,omitempty"`
+}
+
+// HTTPSource is a URL of a gzipped tarball.
+type HTTPSource struct {
+	// URL of the tarball.
+	URL string `json:"url"`
+	// Auth configures credentials and TLS for the download.
+	Auth Authorization `json:"auth,omitempty"`
+}
+
+// Authorization names a Secret in the system namespace and TLS leniency.
+type Authorization struct {
+	// Secret holds username/password (http/https) or ssh-privatekey/ssh-knownhosts (ssh).
+	Secret LocalObjectReference `json:"secret,omitempty"`
+	// InsecureSkipVerify skips verification of the server's certificate.
+	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
+}
+
+// LocalObjectReference names an object in the system namespace.
+// +structType=atomic
+type LocalObjectReference struct {
+	// Name of the referent.
+	Name string `json:"name,omitempty"`
+}

@@ -1,0 +1,39 @@
+// Command rukpak-kapp serves rukpak's BundleDeployment API by handing each
+// BundleDeployment to kapp-controller as an App.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "run":
+		err = run(os.Args[2:])
+	case "-h", "--help", "help":
+		usage()
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "unknown command %q\n\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rukpak-kapp: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage: rukpak-kapp <command> [flags]
+
+commands:
+  run    run the controller against the cluster of $KUBECONFIG (or in-cluster config)
+`)
+}

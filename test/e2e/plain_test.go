@@ -1,0 +1,128 @@
+package e2e_test
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+var olmCRDs = []string{
+	"catalogsources.operators.coreos.com", "clusterserviceversions.operators.coreos.com",
+	"installplans.operators.coreos.com", "olmconfigs.operators.coreos.com",
+	"operatorconditions.operators.coreos.com", "operatorgroups.operators.coreos.com",
+	"operators.operators.coreos.com", "subscriptions.operators.coreos.com",
+}
+
+var _ = Describe("plain bundles from an image", func() {
+	It("installs plain-v0/valid, pins its digest and labels every object", func(ctx context.Context) {
+		plainBD(ctx, "plain-valid", images["plain-v0/valid"])
+		Eventually(getBD(ctx, "plain-valid")).Should(haveCondition("Installed", "True", "InstallationSucceeded", "Instantiated bundle plain-valid"))
+
+		bd, err := getBD(ctx, "plain-valid")()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(bd).To(haveCondition("Unpacked", "True", "UnpackSuccessful", ""))
+		Expect(bd).To(haveCondition("Healthy", "True", "Healthy", ""))
+		Expect(bd.Status.ObservedGeneration).To(Equal(bd.Generation))
+		Expect(bd.Status.ResolvedSource).NotTo(BeNil())
+		Expect(bd.Status.ResolvedSource.Image.Ref).To(Equal(strings.TrimSuffix(images["plain-v0/valid"], ":valid") + "@" + digests["plain-v0/valid"]))
+
+		Expect(ownedCRDs(ctx, "plain-valid")()).To(ConsistOf(olmCRDs))
+
+		app, err := getApp(ctx, "plain-valid")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(app.Labels).To(HaveKeyWithValue(rukpakv1alpha2.LabelOwnerName, "plain-valid"))
+		Expect(app.OwnerReferences).To(ContainElement(HaveField("UID", bd.UID)))
+		Expect(app.Spec.DefaultNamespace).To(Equal("default"))
+	})
+
+	It("reports a tag that does not exist as an unpack failure naming the image", func(ctx context.Context) {
+		ref := strings.Replace(images["plain-v0/valid"], ":valid", ":does-not-exist", 1)
+		plainBD(ctx, "plain-missing-tag", ref)
+		Eventually(getBD(ctx, "plain-missing-tag")).Should(haveCondition("Unpacked", "False", "UnpackFailed", ref))
+		bd, _ := getBD(ctx, "plain-missing-tag")()
+		Expect(bd).NotTo(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+	})
+
+	DescribeTable("refuses broken bundles with the cause",
+		func(ctx context.Context, bundle, name, msg string) {
+			plainBD(ctx, name, images[bundle])
+			Eventually(getBD(ctx, name)).Should(haveCondition("Installed", "False", "InstallFailed", msg))
+			Consistently(getBD(ctx, name)).WithTimeout(3 * time.Second).ShouldNot(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+		},
+		Entry("no manifests directory", "plain-v0/empty", "plain-empty", "readdir manifests: file does not exist"),
+		Entry("an empty manifests directory", "plain-v0/no-manifests", "plain-no-manifests", "found zero objects: plain+v0 bundles are required to contain at least one object"),
+		Entry("custom resources without their CRDs", "plain-v0/invalid-missing-crds", "plain-missing-crds", "ensure CRDs are installed first"),
+	)
+
+	It("installs a dependent bundle once its provider is installed, without touching it", func(ctx context.Context) {
+		plainBD(ctx, "plain-dependent", images["plain-v0/dependent"])
+		Eventually(getBD(ctx, "plain-dependent")).Should(haveCondition("Installed", "False", "InstallFailed", "OperatorGroup"))
+		before, err := getBD(ctx, "plain-dependent")()
+		Expect(err).NotTo(HaveOccurred())
+
+		plainBD(ctx, "plain-provides", images["plain-v0/provides"])
+		Eventually(getBD(ctx, "plain-provides")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+		Eventually(getBD(ctx, "plain-dependent")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+		after, err := getBD(ctx, "plain-dependent")()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(after.Generation).To(Equal(before.Generation))
+	})
+
+	It("pulls a private image with a pull secret from the system namespace", func(ctx context.Context) {
+		plainBD(ctx, "plain-private", privateValid, func(bd *rukpakv1alpha2.BundleDeployment) {
+			bd.Spec.Source.Image.ImagePullSecretName = pullSecretRef
+		})
+		Eventually(getBD(ctx, "plain-private")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+	})
+
+	It("fails a private image without a pull secret with an authentication message", func(ctx context.Context) {
+		plainBD(ctx, "plain-private-noauth", privateValid)
+		Eventually(getBD(ctx, "plain-private-noauth")).Should(haveCondition("Unpacked", "False", "UnpackFailed", "UNAUTHORIZED"))
+	})
+
+	It("leaves a BundleDeployment of another class alone", func(ctx context.Context) {
+		plainBD(ctx, "plain-other-class", images["plain-v0/valid"], func(bd *rukpakv1alpha2.BundleDeployment) {
+			bd.Spec.ProvisionerClassName = "non-existent-class-name"
+		})
+		Consistently(func() (int, error) {
+			bd, err := getBD(ctx, "plain-other-class")()
+			return len(bd.Status.Conditions) + len(bd.Finalizers), err
+		}).WithTimeout(10 * time.Second).Should(BeZero())
+		_, err := getApp(ctx, "plain-other-class")
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "want no App, got %v", err)
+	})
+
+	It("upgrades in place when the image changes, deleting what the new bundle dropped", func(ctx context.Context) {
+		plainBD(ctx, "plain-upgrade", images["plain-v0/valid"])
+		Eventually(getBD(ctx, "plain-upgrade")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+		Expect(ownedCRDs(ctx, "plain-upgrade")()).To(HaveLen(8))
+
+		bd, err := getBD(ctx, "plain-upgrade")()
+		Expect(err).NotTo(HaveOccurred())
+		bd.Spec.Source.Image.Ref = images["plain-v0/provides"]
+		Expect(env.Client.Update(ctx, bd)).To(Succeed())
+
+		Eventually(getBD(ctx, "plain-upgrade")).Should(And(
+			haveCondition("Installed", "True", "InstallationSucceeded", ""),
+			HaveField("Status.ResolvedSource.Image.Ref", HaveSuffix(digests["plain-v0/provides"])),
+		))
+		Eventually(ownedCRDs(ctx, "plain-upgrade")).Should(ConsistOf("operatorgroups.operators.coreos.com"))
+	})
+
+	It("deletes the App and everything installed when the BundleDeployment is deleted", func(ctx context.Context) {
+		plainBD(ctx, "plain-delete", images["plain-v0/valid"])
+		Eventually(getBD(ctx, "plain-delete")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+		Expect(ownedCRDs(ctx, "plain-delete")()).To(HaveLen(8))
+
+		deleteAndWait(ctx, "plain-delete")
+		_, err := getApp(ctx, "plain-delete")
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "want the App gone, got %v", err)
+		Expect(ownedCRDs(ctx, "plain-delete")()).To(BeEmpty())
+	})
+})

@@ -1,0 +1,70 @@
+package e2e_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
+)
+
+var (
+	env *harness.Env
+	// images maps a bundle name (plain-v0/valid) to its reference by tag.
+	images        = map[string]string{}
+	digests       = map[string]string{}
+	privateValid  string
+	bundlesDir    string
+	pullSecretRef = "private-registry"
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(2 * time.Minute)
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	RunSpecs(t, "End-to-end Suite")
+}
+
+var _ = BeforeSuite(func(ctx context.Context) {
+	var err error
+	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, KappController: true, Adapter: true, Registries: true})
+	Expect(err).NotTo(HaveOccurred())
+	GinkgoWriter.Printf("harness logs: %s\n", env.LogDir())
+
+	bundlesDir = filepath.Join(env.Root, "..", "shared", "testdata", "rukpak-bundles")
+	entries, err := os.ReadDir(filepath.Join(bundlesDir, "plain-v0"))
+	Expect(err).NotTo(HaveOccurred(), "rukpak's test bundles are expected in ../shared beside the checkout")
+	for _, e := range entries {
+		ref, digest, err := env.Registry.PushDir(filepath.Join(bundlesDir, "plain-v0", e.Name()), "bundles/plain-v0:"+e.Name())
+		Expect(err).NotTo(HaveOccurred())
+		images["plain-v0/"+e.Name()] = ref
+		digests["plain-v0/"+e.Name()] = digest.String()
+	}
+	privateValid, _, err = env.PrivateRegistry.PushDir(filepath.Join(bundlesDir, "plain-v0", "valid"), "bundles/plain-v0:valid")
+	Expect(err).NotTo(HaveOccurred())
+
+	Expect(env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: pullSecretRef, Namespace: harness.SystemNamespace},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: env.PrivateRegistry.DockerConfigJSON()},
+	})).To(Succeed())
+}, NodeTimeout(5*time.Minute))
+
+var _ = AfterSuite(func() {
+	if env != nil {
+		env.Stop()
+	}
+})
+
+var _ = ReportAfterEach(func(r SpecReport) {
+	if r.Failed() && env != nil {
+		GinkgoWriter.Printf("process logs for the failed spec are under %s (set KEEP_HARNESS_DIR=1 to keep them)\n", env.LogDir())
+	}
+})

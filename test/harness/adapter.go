@@ -1,0 +1,63 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// Adapter is the rukpak-kapp binary running against the harness.
+type Adapter struct {
+	MetricsURL string
+	proc       *process
+	env        *Env
+	args       []string
+	bin        string
+}
+
+// startAdapter builds cmd/rukpak-kapp once per harness and runs it.
+func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error) {
+	bin := filepath.Join(e.Dir, "rukpak-kapp")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/rukpak-kapp")
+	build.Dir = e.Root
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build rukpak-kapp: %w\n%s", err, out)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	a := &Adapter{
+		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", port),
+		env:        e,
+		bin:        bin,
+		args: append([]string{"run",
+			"--system-namespace", SystemNamespace,
+			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port),
+			"--health-probe-bind-address", "0",
+		}, extra...),
+	}
+	return a, a.Start(ctx)
+}
+
+// Start runs the adapter process and waits until it serves metrics.
+func (a *Adapter) Start(ctx context.Context) error {
+	env := append(os.Environ(), "KUBECONFIG="+a.env.ControlPlane.Kubeconfig)
+	var err error
+	a.proc, err = startProcess("rukpak-kapp", a.env.Dir, env, a.env.tools.logDir, a.bin, a.args...)
+	if err != nil {
+		return err
+	}
+	c := &http.Client{Timeout: time.Second}
+	return a.proc.waitFor(ctx, 30*time.Second, "metrics endpoint", func() error { return httpOK(c, a.MetricsURL, "") })
+}
+
+// Stop ends the adapter gracefully.
+func (a *Adapter) Stop() { a.proc.Stop(10 * time.Second) }
+
+// Kill ends the adapter at once, as a crash would.
+func (a *Adapter) Kill() { a.proc.Kill() }

@@ -1,0 +1,120 @@
+// Command rukpak-kapp-dev is `make run`: with KUBECONFIG set it runs the
+// adapter against that cluster; otherwise it starts the local control plane,
+// kapp-controller and the adapter, installs the example bundle and keeps
+// everything running until interrupted.
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	if os.Getenv("KUBECONFIG") != "" {
+		err = runAgainstCluster(ctx)
+	} else {
+		err = runLocal(ctx)
+	}
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "make run: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func runAgainstCluster(ctx context.Context) error {
+	root, err := harness.RepoRoot()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("KUBECONFIG is set: running the adapter against that cluster (kapp-controller must already run there).\n")
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "rukpak-kapp"), append([]string{"run"}, os.Args[1:]...)...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	return cmd.Run()
+}
+
+func runLocal(ctx context.Context) error {
+	start := time.Now()
+	fmt.Println("starting etcd, kube-apiserver, kube-controller-manager, kapp-controller, a registry and rukpak-kapp on loopback...")
+	env, err := harness.Start(ctx, harness.Options{ControllerManager: true, KappController: true, Adapter: true, Registries: true})
+	if err != nil {
+		return err
+	}
+	defer env.Stop()
+	fmt.Printf("local control plane up in %s; process logs in %s\n", time.Since(start).Round(time.Second), env.LogDir())
+
+	ref, _, err := env.Registry.PushDir(filepath.Join(env.Root, "examples", "bundles", "plain-hello"), "examples/plain-hello:v1")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("pushed examples/bundles/plain-hello as %s\n", ref)
+	manifest, err := os.ReadFile(filepath.Join(env.Root, "examples", "plain-hello.yaml"))
+	if err != nil {
+		return err
+	}
+	manifest = bytes.ReplaceAll(manifest, []byte("REGISTRY"), []byte(env.Registry.Host))
+	if _, err := harness.ApplyYAML(ctx, env.Client, manifest); err != nil {
+		return err
+	}
+	fmt.Println("applied examples/plain-hello.yaml; status:")
+	if err := watchUntilInstalled(ctx, env.Client, "plain-hello"); err != nil {
+		return err
+	}
+	fmt.Printf(`
+The BundleDeployment is installed. Try:
+  export KUBECONFIG=%s
+  kubectl get bundledeployments
+  kubectl get apps -n %s
+  kubectl get configmap hello-settings -n default -o yaml
+
+Press Ctrl-C to stop everything.
+`, env.ControlPlane.Kubeconfig, harness.SystemNamespace)
+	<-ctx.Done()
+	fmt.Println("\nstopping...")
+	return nil
+}
+
+// watchUntilInstalled prints each change of the conditions until Installed
+// is True.
+func watchUntilInstalled(ctx context.Context, c client.Client, name string) error {
+	last := ""
+	for {
+		bd := &rukpakv1alpha2.BundleDeployment{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
+			return err
+		}
+		line := ""
+		for _, t := range []string{rukpakv1alpha2.TypeUnpacked, rukpakv1alpha2.TypeInstalled, rukpakv1alpha2.TypeHealthy} {
+			if cond := apimeta.FindStatusCondition(bd.Status.Conditions, t); cond != nil {
+				line += fmt.Sprintf("  %s=%s (%s): %s\n", t, cond.Status, cond.Reason, cond.Message)
+			}
+		}
+		if line != last {
+			fmt.Print(line, "  --\n")
+			last = line
+		}
+		if installed := apimeta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled); installed != nil && installed.Status == "True" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

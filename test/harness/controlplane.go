@@ -1,0 +1,183 @@
+package harness
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// ControlPlane is etcd plus kube-apiserver on loopback.
+type ControlPlane struct {
+	Dir        string
+	Port       int
+	CAData     []byte
+	Kubeconfig string
+	Config     *rest.Config
+
+	etcd, apiserver, kcm *process
+	token           string
+	etcdURL         string
+	env             *toolEnv
+}
+
+type toolEnv struct {
+	bin    string
+	logDir string
+	base   []string
+}
+
+func startControlPlane(ctx context.Context, t *toolEnv, dir string) (*ControlPlane, error) {
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, fmt.Errorf("pick ports: %w", err)
+	}
+	cp := &ControlPlane{Dir: dir, Port: ports[2], token: "rukpak-kapp-admin-token", env: t}
+	if err := cp.writeKeys(); err != nil {
+		return nil, err
+	}
+	etcdURL := "http://127.0.0.1:" + itoa(ports[0])
+	cp.etcdURL = etcdURL
+	cp.etcd, err = startProcess("etcd", dir, t.base, t.logDir, filepath.Join(t.bin, "etcd"),
+		"--data-dir", filepath.Join(dir, "etcd"),
+		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
+		"--listen-peer-urls", "http://127.0.0.1:"+itoa(ports[1]),
+		"--initial-advertise-peer-urls", "http://127.0.0.1:"+itoa(ports[1]),
+		"--initial-cluster", "default=http://127.0.0.1:"+itoa(ports[1]),
+		"--unsafe-no-fsync", "--quota-backend-bytes", "8589934592")
+	if err != nil {
+		return nil, err
+	}
+	if err := cp.etcd.waitFor(ctx, 30*time.Second, "etcd health", func() error {
+		return httpOK(&http.Client{Timeout: time.Second}, etcdURL+"/health", "")
+	}); err != nil {
+		cp.Stop()
+		return nil, err
+	}
+	if err := cp.startAPIServer(ctx, etcdURL); err != nil {
+		cp.Stop()
+		return nil, err
+	}
+	return cp, nil
+}
+
+func (cp *ControlPlane) startAPIServer(ctx context.Context, etcdURL string) error {
+	certDir := filepath.Join(cp.Dir, "certs")
+	var err error
+	cp.apiserver, err = startProcess("kube-apiserver", cp.Dir, cp.env.base, cp.env.logDir, filepath.Join(cp.env.bin, "kube-apiserver"),
+		"--etcd-servers", etcdURL,
+		"--secure-port", itoa(cp.Port),
+		"--bind-address", "127.0.0.1",
+		"--advertise-address", "127.0.0.1",
+		"--endpoint-reconciler-type", "none",
+		"--cert-dir", certDir,
+		"--service-cluster-ip-range", "10.0.0.0/24",
+		"--authorization-mode", "RBAC",
+		"--token-auth-file", filepath.Join(cp.Dir, "tokens.csv"),
+		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file", filepath.Join(cp.Dir, "sa.pub"),
+		"--service-account-signing-key-file", filepath.Join(cp.Dir, "sa.key"),
+		"--enable-aggregator-routing=true",
+	)
+	if err != nil {
+		return err
+	}
+	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	url := fmt.Sprintf("https://127.0.0.1:%d/readyz", cp.Port)
+	if err := cp.apiserver.waitFor(ctx, 120*time.Second, "kube-apiserver readiness", func() error {
+		return httpOK(insecure, url, cp.token)
+	}); err != nil {
+		return err
+	}
+	cp.CAData, err = os.ReadFile(filepath.Join(certDir, "apiserver.crt"))
+	if err != nil {
+		return fmt.Errorf("read apiserver certificate: %w", err)
+	}
+	cp.Config = &rest.Config{
+		Host:            fmt.Sprintf("https://127.0.0.1:%d", cp.Port),
+		BearerToken:     cp.token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: cp.CAData},
+		QPS:             100,
+		Burst:           200,
+	}
+	cp.Kubeconfig = filepath.Join(cp.Dir, "kubeconfig")
+	return cp.WriteKubeconfig(cp.Kubeconfig, "default")
+}
+
+// WriteKubeconfig writes an admin kubeconfig whose context uses namespace ns.
+func (cp *ControlPlane) WriteKubeconfig(path, ns string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: cp.Config.Host, CertificateAuthorityData: cp.CAData}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: cp.token}
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "admin", Namespace: ns}
+	cfg.CurrentContext = "local"
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("write kubeconfig: %w", err)
+	}
+	return nil
+}
+
+// RestartAPIServer stops and starts kube-apiserver on the same port and data.
+func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
+	cp.apiserver.Stop(10 * time.Second)
+	return cp.startAPIServer(ctx, cp.etcdURL)
+}
+
+// Stop ends kube-apiserver, then etcd.
+func (cp *ControlPlane) Stop() {
+	cp.kcm.Stop(10 * time.Second)
+	cp.apiserver.Stop(10 * time.Second)
+	cp.etcd.Stop(10 * time.Second)
+}
+
+func (cp *ControlPlane) writeKeys() error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return fmt.Errorf("generate service account key: %w", err)
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{
+		"sa.key":     pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
+		"sa.pub":     pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}),
+		"tokens.csv": []byte(cp.token + ",admin,admin,system:masters\n"),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(cp.Dir, name), data, 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func httpOK(c *http.Client, url, token string) error {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+// Package harness starts the local control plane that tests and `make run`
+// use: etcd, kube-apiserver, kapp-controller (two processes), OCI registries
+// and the adapter, all on loopback, from binaries built by test/tools.
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// SystemNamespace is the adapter's namespace in the harness.
+const SystemNamespace = "rukpak-system"
+
+// Options choose which parts to start beyond the API server.
+type Options struct {
+	// ControllerManager runs kube-controller-manager (namespace deletion, GC).
+	ControllerManager bool
+	KappController bool
+	Adapter        bool
+	Registries     bool
+	// AdapterArgs are extra flags for `rukpak-kapp run`.
+	AdapterArgs []string
+}
+
+// Env is a running local control plane and what was asked for on top.
+type Env struct {
+	Root   string
+	Dir    string
+	Client client.Client
+	Scheme *runtime.Scheme
+
+	ControlPlane   *ControlPlane
+	KappController *KappController
+	Adapter        *Adapter
+	Registry       *Registry
+	// PrivateRegistry requires basic auth.
+	PrivateRegistry *Registry
+
+	tools *toolEnv
+}
+
+// Start brings up the parts named in opts. Logs of every process are kept
+// under Dir/logs.
+func Start(ctx context.Context, opts Options) (*Env, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "rukpak-kapp-")
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Root: root, Dir: dir}
+	e.tools = &toolEnv{bin: filepath.Join(root, "bin"), logDir: filepath.Join(dir, "logs"), base: os.Environ()}
+	if err := os.MkdirAll(e.tools.logDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := e.start(ctx, opts); err != nil {
+		e.Stop()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Env) start(ctx context.Context, opts Options) error {
+	if _, err := os.Stat(filepath.Join(e.tools.bin, "kube-apiserver")); err != nil {
+		return fmt.Errorf("local control plane binaries are missing; run `make tools` first: %w", err)
+	}
+	cpDir := filepath.Join(e.Dir, "controlplane")
+	if err := os.MkdirAll(cpDir, 0o755); err != nil {
+		return err
+	}
+	var err error
+	if e.ControlPlane, err = startControlPlane(ctx, e.tools, cpDir); err != nil {
+		return err
+	}
+	if opts.ControllerManager {
+		if e.ControlPlane.kcm, err = e.ControlPlane.startControllerManager(ctx); err != nil {
+			return err
+		}
+	}
+	e.Scheme = runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme} {
+		if err := add(e.Scheme); err != nil {
+			return err
+		}
+	}
+	if e.Client, err = client.New(e.ControlPlane.Config, client.Options{Scheme: e.Scheme}); err != nil {
+		return fmt.Errorf("create client: %w", err)
+	}
+	if err := e.installAPI(ctx); err != nil {
+		return err
+	}
+	if opts.Registries {
+		if e.Registry, err = StartRegistry("", ""); err != nil {
+			return err
+		}
+		if e.PrivateRegistry, err = StartRegistry("rukpak-user", "rukpak-password"); err != nil {
+			return err
+		}
+	}
+	if opts.KappController {
+		kcDir := filepath.Join(e.Dir, "kc")
+		if err := os.MkdirAll(kcDir, 0o755); err != nil {
+			return err
+		}
+		if e.KappController, err = startKappController(ctx, e.tools, e.Client, e.ControlPlane, kcDir); err != nil {
+			return err
+		}
+	}
+	if opts.Adapter {
+		if e.Adapter, err = startAdapter(ctx, e, opts.AdapterArgs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installAPI installs the BundleDeployment CRD from config/, the system
+// namespace and the installer account.
+func (e *Env) installAPI(ctx context.Context) error {
+	crd, err := e.Kustomize(ctx, "config/crd")
+	if err != nil {
+		return err
+	}
+	objs, err := ApplyYAML(ctx, e.Client, crd)
+	if err != nil {
+		return err
+	}
+	if err := WaitForCRDs(ctx, e.Client, objs); err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SystemNamespace}}
+	if err := e.Client.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
+		return fmt.Errorf("create system namespace: %w", err)
+	}
+	installer, err := os.ReadFile(filepath.Join(e.Root, "config", "rbac", "installer.yaml"))
+	if err != nil {
+		return err
+	}
+	_, err = ApplyYAML(ctx, e.Client, installer)
+	return err
+}
+
+// Kustomize renders a kustomization under the repository root.
+func (e *Env) Kustomize(ctx context.Context, dir string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(e.tools.bin, "kustomize"), "build", filepath.Join(e.Root, dir))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w: %s", dir, err, stderr.String())
+	}
+	return out, nil
+}
+
+// Stop ends everything in reverse order. The temporary directory is kept
+// when KEEP_HARNESS_DIR is set, for reading logs after a failure.
+func (e *Env) Stop() {
+	if e.Adapter != nil {
+		e.Adapter.Stop()
+	}
+	if e.KappController != nil {
+		e.KappController.Stop()
+	}
+	if e.Registry != nil {
+		e.Registry.Stop()
+	}
+	if e.PrivateRegistry != nil {
+		e.PrivateRegistry.Stop()
+	}
+	if e.ControlPlane != nil {
+		e.ControlPlane.Stop()
+	}
+	if os.Getenv("KEEP_HARNESS_DIR") == "" {
+		_ = os.RemoveAll(e.Dir)
+	}
+}
+
+// LogDir is where every process writes its output.
+func (e *Env) LogDir() string { return e.tools.logDir }
+
+// RepoRoot finds the directory of this module's go.mod from the working directory.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(data), "module github.com/rukpak-kapp/rukpak-kapp\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("repository root not found above the working directory")
+		}
+		dir = parent
+	}
+}

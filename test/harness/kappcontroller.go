@@ -1,0 +1,158 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// KappControllerNamespace is where kapp-controller looks for its config.
+const KappControllerNamespace = "kapp-controller"
+
+// The aggregated packaging API is off outside a cluster, but the
+// PackageInstall controller still watches these kinds; without them its
+// cache never syncs and kapp-controller exits after two minutes.
+const packagingStandIns = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: packages.data.packaging.carvel.dev
+spec:
+  group: data.packaging.carvel.dev
+  names: {kind: Package, listKind: PackageList, plural: packages, singular: package}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: packagemetadatas.data.packaging.carvel.dev
+spec:
+  group: data.packaging.carvel.dev
+  names: {kind: PackageMetadata, listKind: PackageMetadataList, plural: packagemetadatas, singular: packagemetadata}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: kapp-controller
+`
+
+// KappController is kapp-controller's two processes: the controller and
+// the sidecar that runs vendir, ytt and helm for it.
+type KappController struct {
+	dir              string
+	env              []string
+	sidecar, manager *process
+	tools            *toolEnv
+}
+
+func startKappController(ctx context.Context, t *toolEnv, c client.Client, cp *ControlPlane, dir string) (*KappController, error) {
+	crds, err := os.ReadFile(filepath.Join(t.bin, "kapp-controller-crds.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("read kapp-controller CRDs (run make tools): %w", err)
+	}
+	objs, err := ApplyYAML(ctx, c, append(crds, []byte("\n---\n"+packagingStandIns)...))
+	if err != nil {
+		return nil, fmt.Errorf("install kapp-controller CRDs: %w", err)
+	}
+	if err := WaitForCRDs(ctx, c, objs); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"home", "memtmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := cp.WriteKubeconfig(kubeconfig, KappControllerNamespace); err != nil {
+		return nil, err
+	}
+	env := append(withPath(t.base, t.bin),
+		"KUBECONFIG="+kubeconfig,
+		"HOME="+filepath.Join(dir, "home"),
+		"KAPPCTRL_SYSTEM_NAMESPACE="+KappControllerNamespace,
+		"KAPPCTRL_SIDECAREXEC_SOCK="+filepath.Join(dir, "sidecarexec.sock"),
+		"KAPPCTRL_MEM_TMP_DIR="+filepath.Join(dir, "memtmp"),
+		// ServiceAccount-based Apps build a kubeconfig from these.
+		"KAPPCTRL_KUBERNETES_CA_DATA="+string(cp.CAData),
+		"KUBERNETES_SERVICE_HOST=127.0.0.1",
+		"KUBERNETES_SERVICE_PORT="+itoa(cp.Port),
+	)
+	kc := &KappController{dir: dir, env: env, tools: t}
+	if err := kc.Start(ctx); err != nil {
+		return nil, err
+	}
+	return kc, nil
+}
+
+// Start runs the sidecar, waits for its socket, then runs the controller.
+func (kc *KappController) Start(ctx context.Context) error {
+	sock := filepath.Join(kc.dir, "sidecarexec.sock")
+	_ = os.Remove(sock)
+	bin := filepath.Join(kc.tools.bin, "kapp-controller")
+	var err error
+	kc.sidecar, err = startProcess("kapp-controller-sidecarexec", kc.dir, kc.env, kc.tools.logDir, bin, "-sidecarexec")
+	if err != nil {
+		return err
+	}
+	if err := kc.sidecar.waitFor(ctx, 30*time.Second, "sidecar socket", func() error {
+		_, err := os.Stat(sock)
+		return err
+	}); err != nil {
+		return err
+	}
+	kc.manager, err = startProcess("kapp-controller", kc.dir, kc.env, kc.tools.logDir, bin,
+		"-start-api-server=false", "-metrics-bind-address=0", "-concurrency=4")
+	if err != nil {
+		kc.sidecar.Stop(5 * time.Second)
+		return err
+	}
+	// kapp-controller has no readiness endpoint when its metrics are off;
+	// a few seconds alive with a synced cache shows in its log.
+	return kc.manager.waitFor(ctx, 60*time.Second, "controller start", func() error {
+		data, _ := os.ReadFile(kc.manager.logPath)
+		if strings.Contains(string(data), "Starting workers") {
+			return nil
+		}
+		return fmt.Errorf("workers not started yet")
+	})
+}
+
+// Stop ends both processes.
+func (kc *KappController) Stop() {
+	kc.manager.Stop(10 * time.Second)
+	kc.sidecar.Stop(5 * time.Second)
+}
+
+// Kill ends the controller at once, as a crash would; the sidecar stays.
+func (kc *KappController) Kill() { kc.manager.Kill() }
+
+func withPath(env []string, dir string) []string {
+	out := make([]string, 0, len(env)+1)
+	path := dir
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = dir + string(os.PathListSeparator) + v
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "PATH="+path)
+}

@@ -1,0 +1,130 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// process is a child started by the harness, its output kept in a log file
+// so a failing test can point at it.
+type process struct {
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{}
+	err     error
+}
+
+func startProcess(name, dir string, env []string, logDir, bin string, args ...string) (*process, error) {
+	logPath := filepath.Join(logDir, name+".log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open log for %s: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	// A process group lets Stop end the children a tool spawns (git, helm).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Stop ends the process group: SIGTERM, then SIGKILL after the grace period.
+func (p *process) Stop(grace time.Duration) {
+	if p == nil {
+		return
+	}
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// Kill ends the process at once, as a crash would.
+func (p *process) Kill() {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
+// Exited reports whether the process ended, and how.
+func (p *process) Exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.err
+	default:
+		return false, nil
+	}
+}
+
+// waitFor polls check until it succeeds, the process dies or time runs out.
+func (p *process) waitFor(ctx context.Context, timeout time.Duration, what string, check func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		if last = check(); last == nil {
+			return nil
+		}
+		if exited, err := p.Exited(); exited {
+			return fmt.Errorf("%s exited before %s (%v); see %s", p.name, what, err, p.logPath)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %s not reached within %s: %w; see %s", p.name, what, timeout, last, p.logPath)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// freePort asks the kernel for an unused loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var errs []error
+	for range n {
+		p, err := freePort()
+		errs = append(errs, err)
+		ports = append(ports, p)
+	}
+	return ports, errors.Join(errs...)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+var errNotYet = errors.New("not yet")

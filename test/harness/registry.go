@@ -1,0 +1,152 @@
+package harness
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// Registry is an OCI registry on loopback, optionally behind basic auth.
+// Clients speak plain HTTP to it: 127.0.0.1 registries are HTTP by default
+// for go-containerregistry, and so for imgpkg inside vendir.
+type Registry struct {
+	Host     string
+	Username string
+	Password string
+	server   *http.Server
+}
+
+// StartRegistry serves a registry on a free loopback port. With a username
+// every request needs basic auth.
+func StartRegistry(username, password string) (*Registry, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen for registry: %w", err)
+	}
+	var h http.Handler = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	if username != "" {
+		inner := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if u, p, ok := r.BasicAuth(); !ok || u != username || p != password {
+				w.Header().Set("WWW-Authenticate", `Basic realm="rukpak-kapp-test"`)
+				http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+				return
+			}
+			inner.ServeHTTP(w, r)
+		})
+	}
+	r := &Registry{Host: l.Addr().String(), Username: username, Password: password, server: &http.Server{Handler: h}}
+	go func() { _ = r.server.Serve(l) }()
+	return r, nil
+}
+
+// Stop closes the registry.
+func (r *Registry) Stop() { _ = r.server.Close() }
+
+// PushDir pushes dir as a one-layer image to repo:tag on this registry and
+// returns the reference by tag and the digest.
+func (r *Registry) PushDir(dir, repoTag string) (string, v1.Hash, error) {
+	layer, err := layerFromDir(dir)
+	if err != nil {
+		return "", v1.Hash{}, err
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		return "", v1.Hash{}, fmt.Errorf("build image: %w", err)
+	}
+	return r.PushImage(img, repoTag)
+}
+
+// PushImage pushes img to repo:tag on this registry.
+func (r *Registry) PushImage(img v1.Image, repoTag string) (string, v1.Hash, error) {
+	ref := r.Host + "/" + repoTag
+	tag, err := name.NewTag(ref)
+	if err != nil {
+		return "", v1.Hash{}, fmt.Errorf("parse %s: %w", ref, err)
+	}
+	auth := authn.Anonymous
+	if r.Username != "" {
+		auth = &authn.Basic{Username: r.Username, Password: r.Password}
+	}
+	if err := remote.Write(tag, img, remote.WithAuth(auth)); err != nil {
+		return "", v1.Hash{}, fmt.Errorf("push %s: %w", ref, err)
+	}
+	digest, err := img.Digest()
+	return ref, digest, err
+}
+
+// DockerConfigJSON is a .dockerconfigjson for this registry's credentials.
+func (r *Registry) DockerConfigJSON() []byte {
+	return fmt.Appendf(nil, `{"auths":{%q:{"username":%q,"password":%q}}}`, r.Host, r.Username, r.Password)
+}
+
+// layerFromDir tars dir (files and directories, sorted, fixed times) into a
+// gzipped layer, so the same directory always gives the same digest.
+func layerFromDir(dir string) (v1.Layer, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walk %s: %w", dir, err)
+	}
+	sort.Strings(paths)
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, p := range paths {
+		rel, _ := filepath.Rel(dir, p)
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		hdr := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Typeflag: tar.TypeReg, Size: info.Size()}
+		if info.IsDir() {
+			hdr = &tar.Header{Name: filepath.ToSlash(rel) + "/", Mode: 0o755, Typeflag: tar.TypeDir}
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := tw.Write(data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	data := buf.Bytes()
+	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+}
