@@ -12,10 +12,10 @@ import (
 const ManifestsDir = "manifests"
 
 // templateFor picks the template steps for the BD's format.
-func templateFor(bd *rukpakv1alpha2.BundleDeployment) ([]kappctrlv1alpha1.AppTemplate, error) {
+func templateFor(bd *rukpakv1alpha2.BundleDeployment, kappConfig string) ([]kappctrlv1alpha1.AppTemplate, error) {
 	switch bd.Spec.ProvisionerClassName {
 	case rukpakv1alpha2.ClassPlain:
-		return plainTemplate(), nil
+		return plainTemplate(kappConfig), nil
 	default:
 		return nil, &UnsupportedError{Reason: fmt.Sprintf("provisioner class %q is not supported yet", bd.Spec.ProvisionerClassName)}
 	}
@@ -23,12 +23,14 @@ func templateFor(bd *rukpakv1alpha2.BundleDeployment) ([]kappctrlv1alpha1.AppTem
 
 // plainTemplate passes every file under manifests/ through ytt as plain
 // YAML: user files are never evaluated as ytt templates, and JSON or
-// oddly named files still count as manifests, as they did in rukpak.
-func plainTemplate() []kappctrlv1alpha1.AppTemplate {
+// oddly named files still count as manifests, as they did in rukpak. The
+// kapp configuration rides along as an inline file.
+func plainTemplate(kappConfig string) []kappctrlv1alpha1.AppTemplate {
 	return []kappctrlv1alpha1.AppTemplate{{
 		Ytt: &kappctrlv1alpha1.AppTemplateYtt{
 			Paths:     []string{ManifestsDir},
 			FileMarks: []string{"**/*:type=yaml-plain"},
+			Inline:    &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{kappConfigFile: kappConfig}},
 		},
 	}}
 }

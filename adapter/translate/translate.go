@@ -34,7 +34,7 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config) (*kappctrlv1alpha1.App
 	if err != nil {
 		return nil, err
 	}
-	template, err := templateFor(bd)
+	template, err := templateFor(bd, ownerLabelsConfig(bd.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config) (*kappctrlv1alpha1.App
 			DefaultNamespace:   bd.Spec.InstallNamespace,
 			Fetch:              []kappctrlv1alpha1.AppFetch{fetch},
 			Template:           template,
-			Deploy:             []kappctrlv1alpha1.AppDeploy{{Kapp: deployFor(bd)}},
+			Deploy:             []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{}}},
 		},
 	}
 	return app, nil
@@ -78,14 +78,17 @@ func ownerReference(bd *rukpakv1alpha2.BundleDeployment) metav1.OwnerReference {
 	}
 }
 
-// deployFor labels every installed object with the owner labels. kapp's
-// --labels makes them the app's own selector too, so kapp finds exactly the
-// objects of this BundleDeployment.
-func deployFor(bd *rukpakv1alpha2.BundleDeployment) *kappctrlv1alpha1.AppDeployKapp {
-	return &kappctrlv1alpha1.AppDeployKapp{
-		RawOptions: []string{
-			fmt.Sprintf("--labels=%s=%s", rukpakv1alpha2.LabelOwnerKind, rukpakv1alpha2.OwnerKind),
-			fmt.Sprintf("--labels=%s=%s", rukpakv1alpha2.LabelOwnerName, bd.Name),
-		},
-	}
+// kappConfigFile is added to the template output; kapp reads it as its own
+// configuration instead of deploying it.
+const kappConfigFile = "rukpak-kapp-owner-labels.yml"
+
+// ownerLabelsConfig is a kapp Config that puts the owner labels on every
+// object kapp applies, so installed objects can be traced to their BD.
+func ownerLabelsConfig(bdName string) string {
+	return fmt.Sprintf(`apiVersion: kapp.k14s.io/v1alpha1
+kind: Config
+additionalLabels:
+  %s: %s
+  %s: %q
+`, rukpakv1alpha2.LabelOwnerKind, rukpakv1alpha2.OwnerKind, rukpakv1alpha2.LabelOwnerName, bdName)
 }
