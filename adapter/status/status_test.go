@@ -108,7 +108,9 @@ func TestFromApp(t *testing.T) {
 		},
 		{
 			name: "fetching",
-			app:  newApp(1, 1, kappctrlv1alpha1.Reconciling, func(a *kappctrlv1alpha1.App) { a.Status.Fetch = &kappctrlv1alpha1.AppStatusFetch{StartedAt: at(5), UpdatedAt: at(1)} }),
+			app: newApp(1, 1, kappctrlv1alpha1.Reconciling, func(a *kappctrlv1alpha1.App) {
+				a.Status.Fetch = &kappctrlv1alpha1.AppStatusFetch{StartedAt: at(5), UpdatedAt: at(1)}
+			}),
 			want: Result{Unpacked: c("Unpacked", "False", "Unpacking", "Fetching image 127.0.0.1:5000/bundles/plain:valid"), Installed: installWait, Healthy: healthyWait},
 		},
 		{

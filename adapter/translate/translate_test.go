@@ -115,6 +115,3 @@ func TestApp_Unsupported(t *testing.T) {
 		})
 	}
 }
-
-
-

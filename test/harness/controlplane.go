@@ -27,9 +27,9 @@ type ControlPlane struct {
 	Config     *rest.Config
 
 	etcd, apiserver, kcm *process
-	token           string
-	etcdURL         string
-	env             *toolEnv
+	token                string
+	etcdURL              string
+	env                  *toolEnv
 }
 
 type toolEnv struct {

@@ -29,9 +29,9 @@ const SystemNamespace = "rukpak-system"
 type Options struct {
 	// ControllerManager runs kube-controller-manager (namespace deletion, GC).
 	ControllerManager bool
-	KappController bool
-	Adapter        bool
-	Registries     bool
+	KappController    bool
+	Adapter           bool
+	Registries        bool
 	// AdapterArgs are extra flags for `rukpak-kapp run`.
 	AdapterArgs []string
 }
