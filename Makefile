@@ -14,8 +14,10 @@ run: tools build
 test: tools verify unit api-test e2e-test
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
+# kwok and kube-scheduler are pinned too, for suites that need fake nodes.
+TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kapp-controller vendir ytt kbld helm kapp
 tools:
-	bash test/tools/build.sh
+	bash test/tools/build.sh $(TOOLS)
 
 build:
 	go build -o $(BIN)/rukpak-kapp ./cmd/rukpak-kapp
@@ -44,6 +46,7 @@ verify: manifests
 	go vet ./...
 
 ## release: one manifest with everything config/default installs
-release: tools
+release:
+	bash test/tools/build.sh kustomize
 	$(BIN)/kustomize build config/default > $(BIN)/rukpak-kapp.yaml
 	@echo "wrote $(BIN)/rukpak-kapp.yaml"

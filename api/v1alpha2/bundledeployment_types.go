@@ -7,6 +7,14 @@ import (
 
 // BundleDeploymentSpec is what the user asks for: a bundle from a source,
 // installed by the provisioner named by its class.
+//
+// The rules below are what rukpak's validating webhook checked. They sit on
+// the spec rather than on the shared source type so that status, which
+// reuses that type, carries no rules.
+// +kubebuilder:validation:XValidation:rule="self.source.type != 'image' || has(self.source.image)",message="bundledeployment.spec.source.image must be set for source type \"image\"",fieldPath=".source"
+// +kubebuilder:validation:XValidation:rule="self.source.type != 'git' || has(self.source.git)",message="bundledeployment.spec.source.git must be set for source type \"git\"",fieldPath=".source"
+// +kubebuilder:validation:XValidation:rule="self.source.type != 'configMaps' || (has(self.source.configMaps) && size(self.source.configMaps) > 0)",message="bundledeployment.spec.source.configmaps must be set for source type \"configmaps\"",fieldPath=".source"
+// +kubebuilder:validation:XValidation:rule="!has(self.source.git) || !has(self.source.git.directory) || !(self.source.git.directory == '..' || self.source.git.directory.startsWith('../') || self.source.git.directory.endsWith('/..') || self.source.git.directory.contains('/../'))",message="directory begins with \"../\": directory must define path within the repository",fieldPath=".source.git.directory"
 type BundleDeploymentSpec struct {
 	// InstallNamespace receives the bundle's namespaced objects that name no
 	// namespace. It must exist.

@@ -10,9 +10,6 @@ const (
 
 // BundleSource says where the bundle's files come from. Exactly one of the
 // source fields is set; type names which one.
-// +kubebuilder:validation:XValidation:rule="self.type != 'image' || has(self.image)",message="bundledeployment.spec.source.image must be set for source type \"image\""
-// +kubebuilder:validation:XValidation:rule="self.type != 'git' || has(self.git)",message="bundledeployment.spec.source.git must be set for source type \"git\""
-// +kubebuilder:validation:XValidation:rule="self.type != 'configMaps' || (has(self.configMaps) && size(self.configMaps) > 0)",message="bundledeployment.spec.source.configmaps must be set for source type \"configmaps\""
 type BundleSource struct {
 	// Type is the kind of source: image, git, configMaps or http.
 	Type string `json:"type"`
@@ -21,6 +18,8 @@ type BundleSource struct {
 	// Git is a git repository that holds the bundle.
 	Git *GitSource `json:"git,omitempty"`
 	// ConfigMaps assemble the bundle from ConfigMaps in the system namespace.
+	// The bound (not in rukpak) lets the API server afford the path rule.
+	// +kubebuilder:validation:MaxItems:=64
 	ConfigMaps []ConfigMapSource `json:"configMaps,omitempty"`
 	// HTTP is a gzipped tarball served over HTTP(S).
 	HTTP *HTTPSource `json:"http,omitempty"`
@@ -43,8 +42,7 @@ type GitSource struct {
 	// Repository is a URL that git can clone.
 	Repository string `json:"repository"`
 	// Directory is the bundle's root inside the repository; the repository root by default.
-	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.][.](/|$)')",message="directory begins with \"../\": directory must define path within the repository"
-	Directory string `json:"directory,omitempty"`
+		Directory string `json:"directory,omitempty"`
 	// Ref selects exactly one of a branch, a tag or a commit.
 	Ref GitRef `json:"ref"`
 	// Auth configures credentials and TLS for the clone.
@@ -66,7 +64,9 @@ type ConfigMapSource struct {
 	// ConfigMap names a ConfigMap in the system namespace.
 	ConfigMap LocalObjectReference `json:"configMap"`
 	// Path is the directory, relative to the bundle root, that receives the files.
-	// +kubebuilder:validation:XValidation:rule="!self.matches('^/') && !self.matches('(^|/)[.][.](/|$)')",message="path is outside bundle root"
+	// The bound (not in rukpak) lets the API server afford the rule.
+	// +kubebuilder:validation:MaxLength:=256
+	// +kubebuilder:validation:XValidation:rule="!(self.startsWith('/') || self == '..' || self.startsWith('../') || self.endsWith('/..') || self.contains('/../'))",message="configmap path is outside bundle root"
 	Path string `json:"path,omitempty"`
 }
 

@@ -50,7 +50,7 @@ var _ = DescribeTable("admission of BundleDeployments",
 	Entry("a valid image BD", func(*rukpakv1alpha2.BundleDeployment) {}, ""),
 	Entry("a name of exactly 52 characters", func(bd *rukpakv1alpha2.BundleDeployment) { bd.Name = strings.Repeat("a", 52) }, ""),
 	Entry("a name over 52 characters", func(bd *rukpakv1alpha2.BundleDeployment) { bd.Name = strings.Repeat("a", 60) },
-		"metadata.name: Too long: may not be longer than 52"),
+		"metadata.name: Too long: may not be more than 52"),
 	Entry("image and git both set", func(bd *rukpakv1alpha2.BundleDeployment) {
 		bd.Spec.Source.Git = git(rukpakv1alpha2.GitRef{Branch: "main"})
 	}, "must validate one and only one schema (oneOf). Found 2 valid alternatives"),
@@ -58,7 +58,7 @@ var _ = DescribeTable("admission of BundleDeployments",
 		"must validate one and only one schema (oneOf). Found none valid"),
 	Entry("a git ref with a commit and a tag", func(bd *rukpakv1alpha2.BundleDeployment) {
 		bd.Spec.Source = rukpakv1alpha2.BundleSource{Type: "git", Git: git(rukpakv1alpha2.GitRef{Commit: "abc", Tag: "v1"})}
-	}, `spec.source.git.ref: Invalid value: "object": must validate one and only one schema (oneOf). Found 2 valid alternatives`),
+	}, `"spec.source.git.ref" must validate one and only one schema (oneOf). Found 2 valid alternatives`),
 	Entry("an empty git ref", func(bd *rukpakv1alpha2.BundleDeployment) {
 		bd.Spec.Source = rukpakv1alpha2.BundleSource{Type: "git", Git: git(rukpakv1alpha2.GitRef{})}
 	}, "Found none valid"),
