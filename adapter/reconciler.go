@@ -126,7 +126,8 @@ func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 	if apierrors.IsNotFound(err) {
 		before := bd.DeepCopy()
 		controllerutil.RemoveFinalizer(bd, Finalizer)
-		if err := r.client.Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+		// NotFound: a second reconcile from a stale cache raced the first.
+		if err := r.client.Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("remove finalizer: %w", err)
 		}
 		return nil

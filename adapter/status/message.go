@@ -54,12 +54,17 @@ func explainTemplate(detail string) string {
 	return detail
 }
 
+// emptyContent is vendir's way of saying that a source holds no files.
+func emptyContent(detail string) bool {
+	return strings.Contains(detail, "Expected to find at least one file within directory")
+}
+
 // explainDeploy names the usual causes of a kapp failure in rukpak's words.
 func explainDeploy(detail string) string {
 	switch {
 	case strings.Contains(detail, "empty set of resources"):
 		return "invalid bundle: " + zeroObjects
-	case strings.Contains(detail, "no matches for kind") || strings.Contains(detail, "resource mapping not found") ||
+	case strings.Contains(detail, "Expected to find kind") || strings.Contains(detail, "no matches for kind") || strings.Contains(detail, "resource mapping not found") ||
 		strings.Contains(detail, "could not find the requested resource"):
 		return "required resource not found, ensure CRDs are installed first: " + detail
 	}

@@ -82,6 +82,14 @@ func failed(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Resu
 	detail := Message(app.Status.UsefulErrorMessage, app.Status.Conditions[0].Message)
 	switch failedStage(app) {
 	case stageFetch:
+		if emptyContent(detail) {
+			// The source was reached and is empty: a bundle problem, not a fetch problem.
+			return Result{
+				Unpacked:  cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionTrue, rukpakv1alpha2.ReasonUnpackSuccessful, fmt.Sprintf("Unpacked the %s Bundle; it holds no files", bd.Spec.Source.Type)),
+				Installed: cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, rukpakv1alpha2.ReasonInstallFailed, "invalid bundle: "+zeroObjects),
+				Healthy:   notInstalled(),
+			}
+		}
 		r := pending(bd, "")
 		r.Unpacked = cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed,
 			fmt.Sprintf("source bundle content: fetch %s: %s", describeSource(bd), detail))

@@ -146,6 +146,15 @@ func TestFromApp(t *testing.T) {
 			},
 		},
 		{
+			name: "an image without files",
+			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchFailed(5, 6, "vendir: Error: Syncing directory '0':\n  Filtering paths in directory '.':\n    Expected to find at least one file within directory")),
+			want: Result{
+				Unpacked:  c("Unpacked", "True", "UnpackSuccessful", "Unpacked the image Bundle; it holds no files"),
+				Installed: c("Installed", "False", "InstallFailed", "invalid bundle: found zero objects: plain+v0 bundles are required to contain at least one object"),
+				Healthy:   healthyFalse,
+			},
+		},
+		{
 			name: "no manifests directory",
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), templateFailed(3, "ytt: Error: Checking file '/tmp/kapp-controller-fetch-template-deploy123/manifests': lstat: no such file or directory")),
 			want: Result{
@@ -171,6 +180,16 @@ func TestFromApp(t *testing.T) {
 			want: Result{
 				Unpacked:       unpackedTrue,
 				Installed:      c("Installed", "False", "InstallFailed", "required resource not found, ensure CRDs are installed first: kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\""),
+				Healthy:        healthyFalse,
+				ResolvedSource: pinnedSource,
+			},
+		},
+		{
+			name: "kapp finds no such kind",
+			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: Expected to find kind 'operators.coreos.com/v1/OLMConfig', but did not")),
+			want: Result{
+				Unpacked:       unpackedTrue,
+				Installed:      c("Installed", "False", "InstallFailed", "required resource not found, ensure CRDs are installed first: kapp: Error: Expected to find kind 'operators.coreos.com/v1/OLMConfig', but did not"),
 				Healthy:        healthyFalse,
 				ResolvedSource: pinnedSource,
 			},

@@ -7,11 +7,14 @@ import (
 	"testing"
 	"time"
 
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
@@ -63,8 +66,26 @@ var _ = AfterSuite(func() {
 	}
 })
 
-var _ = ReportAfterEach(func(r SpecReport) {
-	if r.Failed() && env != nil {
-		GinkgoWriter.Printf("process logs for the failed spec are under %s (set KEEP_HARNESS_DIR=1 to keep them)\n", env.LogDir())
+// A failed spec prints every BundleDeployment and App as they are, which
+// usually shows the cause without the process logs.
+var _ = JustAfterEach(func(ctx context.Context) {
+	if !CurrentSpecReport().Failed() || env == nil {
+		return
 	}
+	bds := &rukpakv1alpha2.BundleDeploymentList{}
+	apps := &kappctrlv1alpha1.AppList{}
+	if err := env.Client.List(ctx, bds); err == nil {
+		for _, bd := range bds.Items {
+			out, _ := yaml.Marshal(bd.Status)
+			GinkgoWriter.Printf("--- BundleDeployment %s status:\n%s\n", bd.Name, out)
+		}
+	}
+	if err := env.Client.List(ctx, apps); err == nil {
+		for _, app := range apps.Items {
+			app.Status.Deploy, app.Status.Inspect = nil, nil
+			out, _ := yaml.Marshal(app.Status)
+			GinkgoWriter.Printf("--- App %s status (deploy output omitted):\n%s\n", app.Name, out)
+		}
+	}
+	GinkgoWriter.Printf("process logs are under %s (set KEEP_HARNESS_DIR=1 to keep them)\n", env.LogDir())
 })

@@ -98,7 +98,7 @@ func (r *Registry) DockerConfigJSON() []byte {
 	return fmt.Appendf(nil, `{"auths":{%q:{"username":%q,"password":%q}}}`, r.Host, r.Username, r.Password)
 }
 
-// layerFromDir tars dir (files and directories, sorted, fixed times) into a
+// layerFromDir tars dir (files and directories, sorted, no times) into a
 // gzipped layer, so the same directory always gives the same digest.
 func layerFromDir(dir string) (v1.Layer, error) {
 	var paths []string
@@ -106,7 +106,9 @@ func layerFromDir(dir string) (v1.Layer, error) {
 		if err != nil {
 			return err
 		}
-		if p != dir {
+		// rukpak built its test images with a .dockerignore that left
+		// .gitignore placeholders out; do the same.
+		if p != dir && d.Name() != ".gitignore" {
 			paths = append(paths, p)
 		}
 		return nil
