@@ -42,7 +42,7 @@ type GitSource struct {
 	// Repository is a URL that git can clone.
 	Repository string `json:"repository"`
 	// Directory is the bundle's root inside the repository; the repository root by default.
-		Directory string `json:"directory,omitempty"`
+	Directory string `json:"directory,omitempty"`
 	// Ref selects exactly one of a branch, a tag or a commit.
 	Ref GitRef `json:"ref"`
 	// Auth configures credentials and TLS for the clone.
