@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -36,6 +37,7 @@ type Reconciler struct {
 	cfg      translate.Config
 	classes  sets.Set[string]
 	recorder events.EventRecorder
+	cache    contentCache
 }
 
 // NewReconciler wires a Reconciler. classes are the provisioner classes it
@@ -64,11 +66,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
-	desired, err := translate.App(bd, r.cfg)
+	var f fetched
+	if translate.AdapterFetches(bd) {
+		var err error
+		if f, err = r.fetchContent(ctx, bd); err != nil {
+			return r.fetchFailed(ctx, bd, err)
+		}
+	}
+
+	desired, err := translate.App(bd, r.cfg, f.content)
 	var unsupported *translate.UnsupportedError
 	if errors.As(err, &unsupported) {
-		reason := rukpakv1alpha2.ReasonUnpackFailed
-		if serr := r.writeStatus(ctx, bd, status.FromError(bd, reason, err)); serr != nil {
+		if serr := r.writeStatus(ctx, bd, status.FromError(bd, rukpakv1alpha2.ReasonUnpackFailed, err)); serr != nil {
 			return ctrl.Result{}, serr
 		}
 		// Only a new generation can fix this; retrying would not help.
@@ -82,7 +91,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.writeStatus(ctx, bd, status.FromApp(bd, app))
+	if deployedCurrent(app) {
+		if err := r.pruneContent(ctx, bd, f.content); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, r.writeStatus(ctx, bd, status.FromApp(bd, app, f.pinned))
+}
+
+// fetchFailed reports a failed adapter-side fetch. Content that can never
+// install is permanent until the spec changes; anything else (network,
+// registry, API errors) is retried with backoff.
+func (r *Reconciler) fetchFailed(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, err error) (ctrl.Result, error) {
+	var invalid *translate.InvalidBundleError
+	res := status.FromFetchError(bd, err)
+	if errors.As(err, &invalid) {
+		res = status.FromInvalidBundle(bd, err)
+	}
+	if serr := r.writeStatus(ctx, bd, res); serr != nil {
+		return ctrl.Result{}, serr
+	}
+	if errors.As(err, &invalid) || errors.Is(err, fetch.ErrInvalidContent) {
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	return ctrl.Result{}, fmt.Errorf("fetch bundle content: %w", err)
+}
+
+// deployedCurrent reports whether kapp-controller deployed the App's
+// current spec, so content it no longer reads can go.
+func deployedCurrent(app *kappctrlv1alpha1.App) bool {
+	return app.Status.ObservedGeneration == app.Generation && len(app.Status.Conditions) > 0 &&
+		app.Status.Conditions[0].Type == kappctrlv1alpha1.ReconcileSucceeded
 }
 
 // applyApp writes the desired App only when it differs from the live one,
@@ -124,6 +163,7 @@ func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 	app := &kappctrlv1alpha1.App{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: bd.Name}, app)
 	if apierrors.IsNotFound(err) {
+		r.cache.forget(bd.UID)
 		before := bd.DeepCopy()
 		controllerutil.RemoveFinalizer(bd, Finalizer)
 		// NotFound: a second reconcile from a stale cache raced the first.
@@ -140,5 +180,5 @@ func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 			return fmt.Errorf("delete app %s/%s: %w", app.Namespace, app.Name, err)
 		}
 	}
-	return r.writeStatus(ctx, bd, status.FromApp(bd, app))
+	return r.writeStatus(ctx, bd, status.FromApp(bd, app, ""))
 }

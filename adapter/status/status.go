@@ -30,8 +30,18 @@ const (
 
 // FromApp derives the status of bd from app, which may be nil when the App
 // does not exist yet. The BD's current conditions decide between an install
-// and an upgrade failure.
-func FromApp(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Result {
+// and an upgrade failure. pinned is the digest reference of an image the
+// adapter fetched itself, empty when kapp-controller fetched.
+func FromApp(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App, pinned string) Result {
+	r := fromApp(bd, app)
+	if pinned != "" && r.Unpacked.Status == metav1.ConditionTrue && bd.Spec.Source.Image != nil {
+		r.ResolvedSource = bd.Spec.Source.DeepCopy()
+		r.ResolvedSource.Image.Ref = pinned
+	}
+	return r
+}
+
+func fromApp(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Result {
 	if app == nil || app.Status.ObservedGeneration != app.Generation || len(app.Status.Conditions) == 0 {
 		return pending(bd, "Waiting for kapp-controller to pick up the App for this generation")
 	}
@@ -59,6 +69,25 @@ func FromError(bd *rukpakv1alpha2.BundleDeployment, reason string, err error) Re
 		"The bundle cannot be installed: "+Message(err.Error()))
 	r.Healthy = notInstalled()
 	return r
+}
+
+// FromFetchError is the status when the adapter's own fetch failed.
+func FromFetchError(bd *rukpakv1alpha2.BundleDeployment, err error) Result {
+	r := pending(bd, "")
+	r.Unpacked = cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed,
+		fmt.Sprintf("source bundle content: fetch %s: %s", describeSource(bd), Message(err.Error())))
+	r.Healthy = healthyAfterInstalled(r.Installed)
+	r.ResolvedSource = bd.Status.ResolvedSource
+	return r
+}
+
+// FromInvalidBundle is the status when fetched content is not a valid bundle.
+func FromInvalidBundle(bd *rukpakv1alpha2.BundleDeployment, err error) Result {
+	return Result{
+		Unpacked:  unpacked(bd),
+		Installed: cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, rukpakv1alpha2.ReasonInstallFailed, "invalid bundle: "+Message(err.Error())),
+		Healthy:   notInstalled(),
+	}
 }
 
 func pending(bd *rukpakv1alpha2.BundleDeployment, msg string) Result {

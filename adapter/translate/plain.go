@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"strings"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
@@ -34,3 +35,30 @@ func plainTemplate(kappConfig string) []kappctrlv1alpha1.AppTemplate {
 		},
 	}}
 }
+
+// PlainFiles keeps the files a plain bundle installs: those under manifests/.
+// A bundle without them is invalid, in rukpak's words.
+func PlainFiles(files map[string][]byte) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	sawDir := false
+	for p, data := range files {
+		if rest, ok := strings.CutPrefix(p, ManifestsDir+"/"); ok {
+			sawDir = true
+			if rest != "" && !strings.HasSuffix(rest, "/") {
+				out[p] = data
+			}
+		}
+	}
+	if !sawDir {
+		return nil, &InvalidBundleError{Reason: "readdir manifests: file does not exist: the bundle has no manifests/ directory"}
+	}
+	if len(out) == 0 {
+		return nil, &InvalidBundleError{Reason: "found zero objects: plain+v0 bundles are required to contain at least one object"}
+	}
+	return out, nil
+}
+
+// InvalidBundleError says the fetched content is not a valid bundle.
+type InvalidBundleError struct{ Reason string }
+
+func (e *InvalidBundleError) Error() string { return e.Reason }

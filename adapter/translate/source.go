@@ -8,18 +8,46 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// fetchFor maps the BD's source onto a kapp-controller fetch step.
-func fetchFor(bd *rukpakv1alpha2.BundleDeployment) (kappctrlv1alpha1.AppFetch, error) {
+// Content names the Secrets holding a bundle the adapter fetched itself.
+type Content struct {
+	Secrets []ContentSecret
+}
+
+// ContentSecret is one Secret of files and the directory they belong in.
+type ContentSecret struct {
+	Name string
+	Dir  string
+}
+
+// AdapterFetches reports whether the adapter must fetch bd's content itself.
+// kapp-controller can only widen TLS trust for the whole cluster, so a
+// per-BundleDeployment CA or skip-verify stays with the adapter.
+func AdapterFetches(bd *rukpakv1alpha2.BundleDeployment) bool {
+	img := bd.Spec.Source.Image
+	return bd.Spec.Source.Type == rukpakv1alpha2.SourceTypeImage && img != nil && (img.CertificateData != "" || img.InsecureSkipTLSVerify)
+}
+
+// fetchFor maps the BD's source onto a kapp-controller fetch step, or onto
+// the content Secrets when the adapter fetched it.
+func fetchFor(bd *rukpakv1alpha2.BundleDeployment, content *Content) (kappctrlv1alpha1.AppFetch, error) {
+	if content != nil {
+		inline := &kappctrlv1alpha1.AppFetchInline{}
+		for _, s := range content.Secrets {
+			dir := s.Dir
+			if dir == "." {
+				dir = ""
+			}
+			inline.PathsFrom = append(inline.PathsFrom, kappctrlv1alpha1.AppFetchInlineSource{
+				SecretRef: &kappctrlv1alpha1.AppFetchInlineSourceRef{Name: s.Name, DirectoryPath: dir},
+			})
+		}
+		return kappctrlv1alpha1.AppFetch{Inline: inline}, nil
+	}
 	src := bd.Spec.Source
 	switch src.Type {
 	case rukpakv1alpha2.SourceTypeImage:
 		if src.Image == nil {
 			return kappctrlv1alpha1.AppFetch{}, &UnsupportedError{Reason: `spec.source.image must be set for source type "image"`}
-		}
-		if src.Image.CertificateData != "" || src.Image.InsecureSkipTLSVerify {
-			// kapp-controller can only widen TLS trust for the whole cluster;
-			// such images will be fetched by the adapter itself.
-			return kappctrlv1alpha1.AppFetch{}, &UnsupportedError{Reason: "image sources with certificateData or insecureSkipTLSVerify are not supported yet; serve the image from a registry the cluster already trusts"}
 		}
 		img := &kappctrlv1alpha1.AppFetchImage{URL: src.Image.Ref}
 		if src.Image.ImagePullSecretName != "" {

@@ -28,9 +28,10 @@ type UnsupportedError struct{ Reason string }
 
 func (e *UnsupportedError) Error() string { return e.Reason }
 
-// App returns the App that installs bd.
-func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config) (*kappctrlv1alpha1.App, error) {
-	fetch, err := fetchFor(bd)
+// App returns the App that installs bd. content is nil unless the adapter
+// fetched the bundle itself (see AdapterFetches).
+func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*kappctrlv1alpha1.App, error) {
+	fetch, err := fetchFor(bd, content)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +45,7 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config) (*kappctrlv1alpha1.App
 			Name:            bd.Name,
 			Namespace:       cfg.SystemNamespace,
 			Labels:          OwnerLabels(bd.Name),
-			OwnerReferences: []metav1.OwnerReference{ownerReference(bd)},
+			OwnerReferences: OwnerReferences(bd),
 		},
 		Spec: kappctrlv1alpha1.AppSpec{
 			ServiceAccountName: cfg.ServiceAccountName,
@@ -66,16 +67,17 @@ func OwnerLabels(bdName string) map[string]string {
 	}
 }
 
-func ownerReference(bd *rukpakv1alpha2.BundleDeployment) metav1.OwnerReference {
+// OwnerReferences makes bd the controller of an object the adapter creates.
+func OwnerReferences(bd *rukpakv1alpha2.BundleDeployment) []metav1.OwnerReference {
 	yes := true
-	return metav1.OwnerReference{
+	return []metav1.OwnerReference{{
 		APIVersion:         rukpakv1alpha2.GroupVersion.String(),
 		Kind:               rukpakv1alpha2.OwnerKind,
 		Name:               bd.Name,
 		UID:                bd.UID,
 		Controller:         &yes,
 		BlockOwnerDeletion: &yes,
-	}
+	}}
 }
 
 // kappConfigFile is added to the template output; kapp reads it as its own

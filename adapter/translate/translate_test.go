@@ -77,7 +77,7 @@ func TestApp_Plain(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := App(tt.bd, cfg)
+			got, err := App(tt.bd, cfg, nil)
 			if err != nil {
 				t.Fatalf("App: %v", err)
 			}
@@ -98,19 +98,77 @@ func TestApp_Unsupported(t *testing.T) {
 		{"unknown class", bd("other-class", imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"})), `provisioner class "other-class" is not supported yet`},
 		{"git not yet", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "git", Git: &rukpakv1alpha2.GitSource{Repository: "https://x"}}), `source type "git" is not supported yet`},
 		{"image type without image", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "image"}), `spec.source.image must be set`},
-		{"custom CA", bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", CertificateData: "PEM"})), "certificateData"},
-		{"skip TLS verify", bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", InsecureSkipTLSVerify: true})), "insecureSkipTLSVerify"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := App(tt.bd, cfg)
+			_, err := App(tt.bd, cfg, nil)
 			var unsupported *UnsupportedError
 			if !errors.As(err, &unsupported) {
 				t.Fatalf("want UnsupportedError, got %v", err)
 			}
 			if !strings.Contains(err.Error(), tt.wantMsg) {
 				t.Errorf("message %q does not contain %q", err, tt.wantMsg)
+			}
+		})
+	}
+}
+
+func TestApp_AdapterFetchedContent(t *testing.T) {
+	t.Parallel()
+	b := bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", CertificateData: "PEM"}))
+	if !AdapterFetches(b) {
+		t.Fatal("an image with its own CA must be fetched by the adapter")
+	}
+	got, err := App(b, cfg, &Content{Secrets: []ContentSecret{{Name: "my-bd-content-a", Dir: "manifests"}, {Name: "my-bd-content-b", Dir: "."}}})
+	if err != nil {
+		t.Fatalf("App: %v", err)
+	}
+	want := wantApp(kappctrlv1alpha1.AppFetch{Inline: &kappctrlv1alpha1.AppFetchInline{PathsFrom: []kappctrlv1alpha1.AppFetchInlineSource{
+		{SecretRef: &kappctrlv1alpha1.AppFetchInlineSourceRef{Name: "my-bd-content-a", DirectoryPath: "manifests"}},
+		{SecretRef: &kappctrlv1alpha1.AppFetchInlineSourceRef{Name: "my-bd-content-b"}},
+	}}})
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("App mismatch (-want +got):\n%s", d)
+	}
+	for _, img := range []rukpakv1alpha2.ImageSource{{Ref: "r/b:v1"}, {Ref: "r/b:v1", ImagePullSecretName: "s"}} {
+		if AdapterFetches(bd(rukpakv1alpha2.ClassPlain, imageSource(img))) {
+			t.Errorf("%+v: kapp-controller can fetch this itself", img)
+		}
+	}
+	if !AdapterFetches(bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", InsecureSkipTLSVerify: true}))) {
+		t.Error("skip-verify must stay with the adapter")
+	}
+}
+
+func TestPlainFiles(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		files   map[string][]byte
+		want    []string
+		wantErr string
+	}{
+		{"manifests kept, the rest dropped", map[string][]byte{"manifests/": nil, "manifests/a.yaml": []byte("a"), "README": []byte("r")}, []string{"manifests/a.yaml"}, ""},
+		{"no manifests directory", map[string][]byte{"emptyfile": nil}, nil, "readdir manifests: file does not exist"},
+		{"empty manifests directory", map[string][]byte{"manifests/": nil}, nil, "found zero objects"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := PlainFiles(tt.files)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("want error containing %q, got %v", tt.wantErr, err)
+				}
+				return
+			}
+			var names []string
+			for n := range got {
+				names = append(names, n)
+			}
+			if d := cmp.Diff(tt.want, names); d != "" {
+				t.Errorf("files (-want +got):\n%s", d)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -58,6 +59,8 @@ func run(args []string) error {
 			// The adapter only ever reads Apps in its own namespace.
 			ByObject: map[client.Object]cache.ByObject{
 				&kappctrlv1alpha1.App{}: {Namespaces: map[string]cache.Config{*systemNamespace: {}}},
+				// Secrets are read from the system namespace only, never elsewhere.
+				&corev1.Secret{}: {Namespaces: map[string]cache.Config{*systemNamespace: {}}},
 			},
 		},
 	})

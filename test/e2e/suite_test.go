@@ -24,6 +24,7 @@ var (
 	images        = map[string]string{}
 	digests       = map[string]string{}
 	privateValid  string
+	tlsImages     = map[string]string{}
 	bundlesDir    string
 	pullSecretRef = "private-registry"
 )
@@ -52,6 +53,11 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	}
 	privateValid, _, err = env.PrivateRegistry.PushDir(filepath.Join(bundlesDir, "plain-v0", "valid"), "bundles/plain-v0:valid")
 	Expect(err).NotTo(HaveOccurred())
+	for _, name := range []string{"valid", "provides"} {
+		ref, digest, err := env.TLSRegistry.PushDir(filepath.Join(bundlesDir, "plain-v0", name), "bundles/plain-v0:"+name)
+		Expect(err).NotTo(HaveOccurred())
+		tlsImages[name], digests["tls/"+name] = ref, digest.String()
+	}
 
 	Expect(env.Client.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: pullSecretRef, Namespace: harness.SystemNamespace},

@@ -49,6 +49,8 @@ type Env struct {
 	Registry       *Registry
 	// PrivateRegistry requires basic auth.
 	PrivateRegistry *Registry
+	// TLSRegistry serves TLS with a certificate from its own test CA.
+	TLSRegistry *Registry
 
 	tools *toolEnv
 }
@@ -110,6 +112,9 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 			return err
 		}
 		if e.PrivateRegistry, err = StartRegistry("rukpak-user", "rukpak-password"); err != nil {
+			return err
+		}
+		if e.TLSRegistry, err = StartTLSRegistry(); err != nil {
 			return err
 		}
 	}
@@ -182,6 +187,9 @@ func (e *Env) Stop() {
 	}
 	if e.PrivateRegistry != nil {
 		e.PrivateRegistry.Stop()
+	}
+	if e.TLSRegistry != nil {
+		e.TLSRegistry.Stop()
 	}
 	if e.ControlPlane != nil {
 		e.ControlPlane.Stop()

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"io/fs"
@@ -31,12 +32,28 @@ type Registry struct {
 	Host     string
 	Username string
 	Password string
-	server   *http.Server
+	// CA is set when the registry serves TLS.
+	CA     *TestCA
+	server *http.Server
 }
 
 // StartRegistry serves a registry on a free loopback port. With a username
 // every request needs basic auth.
 func StartRegistry(username, password string) (*Registry, error) {
+	return startRegistry(username, password, nil)
+}
+
+// StartTLSRegistry serves a registry over TLS with a certificate from a
+// fresh test CA, which clients must be told to trust.
+func StartTLSRegistry() (*Registry, error) {
+	ca, err := NewTestCA("rukpak-kapp test registry CA")
+	if err != nil {
+		return nil, err
+	}
+	return startRegistry("", "", ca)
+}
+
+func startRegistry(username, password string, ca *TestCA) (*Registry, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen for registry: %w", err)
@@ -53,7 +70,16 @@ func StartRegistry(username, password string) (*Registry, error) {
 			inner.ServeHTTP(w, r)
 		})
 	}
-	r := &Registry{Host: l.Addr().String(), Username: username, Password: password, server: &http.Server{Handler: h}}
+	r := &Registry{Host: l.Addr().String(), Username: username, Password: password, CA: ca, server: &http.Server{Handler: h}}
+	if ca != nil {
+		cfg, err := ca.ServerConfig()
+		if err != nil {
+			return nil, err
+		}
+		r.server.TLSConfig = cfg
+		go func() { _ = r.server.ServeTLS(l, "", "") }()
+		return r, nil
+	}
 	go func() { _ = r.server.Serve(l) }()
 	return r, nil
 }
@@ -78,7 +104,11 @@ func (r *Registry) PushDir(dir, repoTag string) (string, v1.Hash, error) {
 // PushImage pushes img to repo:tag on this registry.
 func (r *Registry) PushImage(img v1.Image, repoTag string) (string, v1.Hash, error) {
 	ref := r.Host + "/" + repoTag
-	tag, err := name.NewTag(ref)
+	var opts []name.Option
+	if r.CA == nil {
+		opts = append(opts, name.Insecure)
+	}
+	tag, err := name.NewTag(ref, opts...)
 	if err != nil {
 		return "", v1.Hash{}, fmt.Errorf("parse %s: %w", ref, err)
 	}
@@ -86,7 +116,11 @@ func (r *Registry) PushImage(img v1.Image, repoTag string) (string, v1.Hash, err
 	if r.Username != "" {
 		auth = &authn.Basic{Username: r.Username, Password: r.Password}
 	}
-	if err := remote.Write(tag, img, remote.WithAuth(auth)); err != nil {
+	transport := remote.DefaultTransport.(*http.Transport).Clone()
+	if r.CA != nil {
+		transport.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: r.CA.Pool()}
+	}
+	if err := remote.Write(tag, img, remote.WithAuth(auth), remote.WithTransport(transport)); err != nil {
 		return "", v1.Hash{}, fmt.Errorf("push %s: %w", ref, err)
 	}
 	digest, err := img.Digest()

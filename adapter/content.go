@@ -1,0 +1,149 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/content"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+)
+
+// LabelContent marks the Secrets that hold content the adapter fetched.
+const LabelContent = "core.rukpak.io/content"
+
+// fetchTimeout bounds one fetch so a hanging registry cannot stall a worker.
+const fetchTimeout = 2 * time.Minute
+
+// fetched is what one generation of a BundleDeployment fetched. It is kept
+// in memory so that the many reconciles an install causes (one per App
+// status change) fetch once.
+type fetched struct {
+	generation int64
+	content    *translate.Content
+	pinned     string
+}
+
+type contentCache struct {
+	mu      sync.Mutex
+	entries map[types.UID]fetched
+}
+
+func (c *contentCache) get(bd *rukpakv1alpha2.BundleDeployment) (fetched, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.entries[bd.UID]
+	return f, ok && f.generation == bd.Generation
+}
+
+func (c *contentCache) put(bd *rukpakv1alpha2.BundleDeployment, f fetched) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[types.UID]fetched{}
+	}
+	c.entries[bd.UID] = f
+}
+
+func (c *contentCache) forget(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, uid)
+}
+
+// fetchContent fetches bd's image, keeps the plain bundle's files and stores
+// them in immutable Secrets named by their content.
+func (r *Reconciler) fetchContent(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) (fetched, error) {
+	if f, ok := r.cache.get(bd); ok {
+		return f, nil
+	}
+	img := bd.Spec.Source.Image
+	opts := fetch.ImageOptions{CAData: img.CertificateData, InsecureSkipTLSVerify: img.InsecureSkipTLSVerify}
+	if img.ImagePullSecretName != "" {
+		secret := &corev1.Secret{}
+		key := client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: img.ImagePullSecretName}
+		if err := r.client.Get(ctx, key, secret); err != nil {
+			return fetched{}, fmt.Errorf("get pull secret %s: %w", key, err)
+		}
+		opts.DockerConfigJSON = secret.Data[corev1.DockerConfigJsonKey]
+	}
+	fctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	image, err := fetch.FetchImage(fctx, img.Ref, opts, fetch.DefaultLimits)
+	if err != nil {
+		return fetched{}, err
+	}
+	files, err := translate.PlainFiles(image.Files)
+	if err != nil {
+		return fetched{}, err
+	}
+	chunks, err := content.Pack(bd.Name, files)
+	if err != nil {
+		return fetched{}, &translate.InvalidBundleError{Reason: err.Error()}
+	}
+	f := fetched{generation: bd.Generation, pinned: image.Pinned, content: &translate.Content{}}
+	for _, c := range chunks {
+		if err := r.ensureContentSecret(ctx, bd, c); err != nil {
+			return fetched{}, err
+		}
+		f.content.Secrets = append(f.content.Secrets, translate.ContentSecret{Name: c.Name, Dir: c.Dir})
+	}
+	r.cache.put(bd, f)
+	return f, nil
+}
+
+// ensureContentSecret creates an immutable content Secret. Its name is its
+// content's hash, so an existing one already holds the same files.
+func (r *Reconciler) ensureContentSecret(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, c content.Chunk) error {
+	labels := translate.OwnerLabels(bd.Name)
+	labels[LabelContent] = "true"
+	immutable := true
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: c.Name, Namespace: r.cfg.SystemNamespace, Labels: labels,
+			OwnerReferences: translate.OwnerReferences(bd),
+		},
+		Immutable: &immutable,
+		Data:      c.Data,
+	}
+	if err := r.client.Create(ctx, secret, client.FieldOwner(FieldOwner)); client.IgnoreAlreadyExists(err) != nil {
+		return fmt.Errorf("create content secret %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// pruneContent deletes content Secrets of bd that the App no longer reads.
+// It runs only once the App deployed the current content, so kapp-controller
+// never loses files it still needs.
+func (r *Reconciler) pruneContent(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, current *translate.Content) error {
+	keep := map[string]bool{}
+	if current != nil {
+		for _, s := range current.Secrets {
+			keep[s.Name] = true
+		}
+	}
+	list := &corev1.SecretList{}
+	if err := r.client.List(ctx, list, client.InNamespace(r.cfg.SystemNamespace), client.MatchingLabels{
+		rukpakv1alpha2.LabelOwnerName: bd.Name, LabelContent: "true",
+	}); err != nil {
+		return fmt.Errorf("list content secrets: %w", err)
+	}
+	var errs []error
+	for i := range list.Items {
+		if s := &list.Items[i]; !keep[s.Name] {
+			if err := r.client.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
+				errs = append(errs, fmt.Errorf("delete superseded content secret %s: %w", s.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
