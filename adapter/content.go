@@ -78,19 +78,11 @@ func (r *Reconciler) fetchContent(ctx context.Context, bd *rukpakv1alpha2.Bundle
 	}
 	fctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	image, err := fetch.FetchImage(fctx, img.Ref, opts, fetch.DefaultLimits)
+	chunks, pinned, err := fetchAndPack(fctx, bd, opts)
 	if err != nil {
 		return fetched{}, err
 	}
-	files, err := translate.PlainFiles(image.Files)
-	if err != nil {
-		return fetched{}, err
-	}
-	chunks, err := content.Pack(bd.Name, files)
-	if err != nil {
-		return fetched{}, &translate.InvalidBundleError{Reason: err.Error()}
-	}
-	f := fetched{generation: bd.Generation, pinned: image.Pinned, content: &translate.Content{}}
+	f := fetched{generation: bd.Generation, pinned: pinned, content: &translate.Content{}}
 	for _, c := range chunks {
 		if err := r.ensureContentSecret(ctx, bd, c); err != nil {
 			return fetched{}, err
@@ -104,21 +96,44 @@ func (r *Reconciler) fetchContent(ctx context.Context, bd *rukpakv1alpha2.Bundle
 // ensureContentSecret creates an immutable content Secret. Its name is its
 // content's hash, so an existing one already holds the same files.
 func (r *Reconciler) ensureContentSecret(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, c content.Chunk) error {
+	secret := contentSecret(bd, r.cfg.SystemNamespace, c)
+	if err := r.client.Create(ctx, secret, client.FieldOwner(FieldOwner)); client.IgnoreAlreadyExists(err) != nil {
+		return fmt.Errorf("create content secret %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// fetchAndPack fetches bd's image and packs the plain bundle's files.
+func fetchAndPack(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opts fetch.ImageOptions) ([]content.Chunk, string, error) {
+	image, err := fetch.FetchImage(ctx, bd.Spec.Source.Image.Ref, opts, fetch.DefaultLimits)
+	if err != nil {
+		return nil, "", err
+	}
+	files, err := translate.PlainFiles(image.Files)
+	if err != nil {
+		return nil, "", err
+	}
+	chunks, err := content.Pack(bd.Name, files)
+	if err != nil {
+		return nil, "", &translate.InvalidBundleError{Reason: err.Error()}
+	}
+	return chunks, image.Pinned, nil
+}
+
+// contentSecret is the immutable Secret holding one chunk, owned by bd.
+func contentSecret(bd *rukpakv1alpha2.BundleDeployment, namespace string, c content.Chunk) *corev1.Secret {
 	labels := translate.OwnerLabels(bd.Name)
 	labels[LabelContent] = "true"
 	immutable := true
-	secret := &corev1.Secret{
+	return &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: c.Name, Namespace: r.cfg.SystemNamespace, Labels: labels,
+			Name: c.Name, Namespace: namespace, Labels: labels,
 			OwnerReferences: translate.OwnerReferences(bd),
 		},
 		Immutable: &immutable,
 		Data:      c.Data,
 	}
-	if err := r.client.Create(ctx, secret, client.FieldOwner(FieldOwner)); client.IgnoreAlreadyExists(err) != nil {
-		return fmt.Errorf("create content secret %s: %w", c.Name, err)
-	}
-	return nil
 }
 
 // pruneContent deletes content Secrets of bd that the App no longer reads.

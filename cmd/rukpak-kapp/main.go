@@ -16,6 +16,8 @@ func main() {
 	switch os.Args[1] {
 	case "run":
 		err = run(os.Args[2:])
+	case "render":
+		err = render(os.Args[2:], os.Stdout)
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -34,6 +36,7 @@ func usage() {
 	fmt.Fprint(os.Stderr, `usage: rukpak-kapp <command> [flags]
 
 commands:
-  run    run the controller against the cluster of $KUBECONFIG (or in-cluster config)
+  run      run the controller against the cluster of $KUBECONFIG (or in-cluster config)
+  render   print the App (and content Secrets) the controller would apply: render -f bd.yaml [-f ...]
 `)
 }

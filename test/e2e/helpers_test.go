@@ -87,3 +87,7 @@ func ownedCRDs(ctx context.Context, bd string) func() ([]string, error) {
 		return names, err
 	}
 }
+
+// metav1ObjectMeta is the metadata a user writes: a name and nothing the
+// server set.
+func metav1ObjectMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }

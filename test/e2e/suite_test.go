@@ -58,6 +58,8 @@ var _ = BeforeSuite(func(ctx context.Context) {
 		Expect(err).NotTo(HaveOccurred())
 		tlsImages[name], digests["tls/"+name] = ref, digest.String()
 	}
+	tlsImages["hello"], _, err = env.TLSRegistry.PushDir(filepath.Join(env.Root, "examples", "bundles", "plain-hello"), "examples/plain-hello:v1")
+	Expect(err).NotTo(HaveOccurred())
 
 	Expect(env.Client.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: pullSecretRef, Namespace: harness.SystemNamespace},

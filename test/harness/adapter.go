@@ -56,6 +56,9 @@ func (a *Adapter) Start(ctx context.Context) error {
 	return a.proc.waitFor(ctx, 30*time.Second, "metrics endpoint", func() error { return httpOK(c, a.MetricsURL, "") })
 }
 
+// Binary is the path of the rukpak-kapp binary the harness built.
+func (a *Adapter) Binary() string { return a.bin }
+
 // Stop ends the adapter gracefully.
 func (a *Adapter) Stop() { a.proc.Stop(10 * time.Second) }
 

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+type fileList []string
+
+func (f *fileList) String() string     { return fmt.Sprint(*f) }
+func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
+
+// render prints what the controller would apply for each BundleDeployment,
+// without a cluster: the App, and the content Secrets when the adapter
+// fetches the bundle itself (that fetch does reach the registry).
+func render(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("render", flag.ContinueOnError)
+	var files fileList
+	fs.Var(&files, "f", "file with BundleDeployments (YAML or JSON, several documents allowed; - for stdin); repeatable")
+	systemNamespace := fs.String("system-namespace", "rukpak-system", "namespace of the Apps")
+	installer := fs.String("installer-service-account", "rukpak-kapp-installer", "ServiceAccount kapp deploys with")
+	syncPeriod := fs.Duration("app-sync-period", 10*time.Minute, "App sync period")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return errors.New("render needs at least one -f")
+	}
+	cfg := translate.Config{SystemNamespace: *systemNamespace, ServiceAccountName: *installer, SyncPeriod: *syncPeriod}
+	for _, name := range files {
+		bds, err := readBundleDeployments(name)
+		if err != nil {
+			return err
+		}
+		for i := range bds {
+			objs, err := adapter.Render(context.Background(), &bds[i], cfg)
+			if err != nil {
+				return fmt.Errorf("render %s: %w", bds[i].Name, err)
+			}
+			for _, o := range objs {
+				if err := writeYAML(out, o); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func readBundleDeployments(name string) ([]rukpakv1alpha2.BundleDeployment, error) {
+	var r io.Reader = os.Stdin
+	if name != "-" {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		r = bytes.NewReader(data)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
+	var out []rukpakv1alpha2.BundleDeployment
+	for {
+		var bd rukpakv1alpha2.BundleDeployment
+		if err := dec.Decode(&bd); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		if bd.Kind == "BundleDeployment" {
+			out = append(out, bd)
+		}
+	}
+}
+
+func writeYAML(out io.Writer, obj runtime.Object) error {
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	delete(raw, "status")
+	if md, ok := raw["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	data, err := yaml.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "---\n%s", data)
+	return err
+}
