@@ -44,10 +44,17 @@ func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error)
 	return a, a.Start(ctx)
 }
 
+// AdapterServiceAccount is the adapter's own account from config/rbac; the
+// harness runs the adapter with its token so every test exercises that RBAC.
+const AdapterServiceAccount = "rukpak-kapp"
+
 // Start runs the adapter process and waits until it serves metrics.
 func (a *Adapter) Start(ctx context.Context) error {
-	env := append(os.Environ(), "KUBECONFIG="+a.env.ControlPlane.Kubeconfig)
-	var err error
+	kubeconfig, err := a.env.ServiceAccountKubeconfig(ctx, SystemNamespace, AdapterServiceAccount)
+	if err != nil {
+		return err
+	}
+	env := append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	a.proc, err = startProcess("rukpak-kapp", a.env.Dir, env, a.env.tools.logDir, a.bin, a.args...)
 	if err != nil {
 		return err

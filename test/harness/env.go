@@ -136,7 +136,7 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 }
 
 // installAPI installs the BundleDeployment CRD from config/, the system
-// namespace and the installer account.
+// namespace, and the adapter's and installer's accounts from config/rbac.
 func (e *Env) installAPI(ctx context.Context) error {
 	crd, err := e.Kustomize(ctx, "config/crd")
 	if err != nil {
@@ -153,11 +153,11 @@ func (e *Env) installAPI(ctx context.Context) error {
 	if err := e.Client.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
 		return fmt.Errorf("create system namespace: %w", err)
 	}
-	installer, err := os.ReadFile(filepath.Join(e.Root, "config", "rbac", "installer.yaml"))
+	rbac, err := e.Kustomize(ctx, "config/rbac")
 	if err != nil {
 		return err
 	}
-	_, err = ApplyYAML(ctx, e.Client, installer)
+	_, err = ApplyYAML(ctx, e.Client, rbac)
 	return err
 }
 

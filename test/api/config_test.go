@@ -1,0 +1,83 @@
+package api_test
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
+)
+
+const adapterUser = "system:serviceaccount:rukpak-system:rukpak-kapp"
+
+func canI(ctx context.Context, verb, group, resource, namespace string) bool {
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   adapterUser,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:rukpak-system", "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Verb: verb, Group: group, Resource: resource, Namespace: namespace,
+		},
+	}}
+	ExpectWithOffset(1, env.Client.Create(ctx, sar)).To(Succeed())
+	return sar.Status.Allowed
+}
+
+var _ = Describe("the install manifests in config/", func() {
+	It("apply cleanly to a real API server (server-side dry run)", func(ctx context.Context) {
+		manifests, err := env.Kustomize(ctx, "config/default")
+		Expect(err).NotTo(HaveOccurred())
+		objs, err := harness.DecodeYAML(manifests)
+		Expect(err).NotTo(HaveOccurred())
+		kinds := map[string]int{}
+		for _, u := range objs {
+			kinds[u.GetKind()]++
+			Expect(env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("config-test"), client.ForceOwnership, client.DryRunAll)).
+				To(Succeed(), "%s %s", u.GetKind(), u.GetName())
+			// Nothing here may change kapp-controller's own configuration.
+			Expect(u.GetName()).NotTo(Equal("kapp-controller-config"))
+		}
+		Expect(kinds).To(HaveKeyWithValue("Deployment", 1))
+		Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 1))
+	})
+
+	It("grant the adapter no wildcard and no Secrets outside its namespace", func(ctx context.Context) {
+		manifests, err := env.Kustomize(ctx, "config/rbac")
+		Expect(err).NotTo(HaveOccurred())
+		objs, err := harness.DecodeYAML(manifests)
+		Expect(err).NotTo(HaveOccurred())
+		for _, u := range objs {
+			var rules []rbacv1.PolicyRule
+			switch u.GetKind() {
+			case "ClusterRole", "Role":
+				role := &rbacv1.ClusterRole{}
+				Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, role)).To(Succeed())
+				rules = role.Rules
+			default:
+				continue
+			}
+			for _, r := range rules {
+				Expect(r.Verbs).NotTo(ContainElement("*"), "%s %s", u.GetKind(), u.GetName())
+				Expect(r.Resources).NotTo(ContainElement("*"), "%s %s", u.GetKind(), u.GetName())
+				Expect(r.APIGroups).NotTo(ContainElement("*"), "%s %s", u.GetKind(), u.GetName())
+				if u.GetKind() == "ClusterRole" {
+					Expect(r.Resources).NotTo(ContainElement("secrets"), "cluster-wide Secret access in %s", u.GetName())
+				}
+			}
+		}
+
+		By("asking the API server what the adapter's account may do")
+		Expect(canI(ctx, "get", "", "secrets", harness.SystemNamespace)).To(BeTrue())
+		Expect(canI(ctx, "create", "kappctrl.k14s.io", "apps", harness.SystemNamespace)).To(BeTrue())
+		Expect(canI(ctx, "patch", "core.rukpak.io", "bundledeployments/status", "")).To(BeTrue())
+		Expect(canI(ctx, "get", "", "secrets", "default")).To(BeFalse())
+		Expect(canI(ctx, "list", "", "secrets", "")).To(BeFalse())
+		Expect(canI(ctx, "create", "", "configmaps", "default")).To(BeFalse())
+		Expect(canI(ctx, "create", "apiextensions.k8s.io", "customresourcedefinitions", "")).To(BeFalse())
+		Expect(canI(ctx, "create", "kappctrl.k14s.io", "apps", "default")).To(BeFalse())
+	})
+})

@@ -1,0 +1,34 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// ServiceAccountKubeconfig writes a kubeconfig that authenticates as the
+// ServiceAccount ns/name with a fresh token, as a pod of it would.
+func (e *Env) ServiceAccountKubeconfig(ctx context.Context, ns, name string) (string, error) {
+	expiry := int64(24 * 60 * 60)
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := e.Client.SubResource("token").Create(ctx, sa, tr); err != nil {
+		return "", fmt.Errorf("request token for %s/%s: %w", ns, name, err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: e.ControlPlane.Config.Host, CertificateAuthorityData: e.ControlPlane.CAData}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: name, Namespace: ns}
+	cfg.CurrentContext = "local"
+	path := filepath.Join(e.Dir, fmt.Sprintf("%s-%s.kubeconfig", ns, name))
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return "", fmt.Errorf("write kubeconfig: %w", err)
+	}
+	return path, nil
+}
