@@ -4,10 +4,12 @@ package translate
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -39,6 +41,10 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 	if err != nil {
 		return nil, err
 	}
+	sa, err := serviceAccountFor(bd, cfg)
+	if err != nil {
+		return nil, err
+	}
 	app := &kappctrlv1alpha1.App{
 		TypeMeta: metav1.TypeMeta{APIVersion: kappctrlv1alpha1.SchemeGroupVersion.String(), Kind: "App"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -48,7 +54,7 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 			OwnerReferences: OwnerReferences(bd),
 		},
 		Spec: kappctrlv1alpha1.AppSpec{
-			ServiceAccountName: cfg.ServiceAccountName,
+			ServiceAccountName: sa,
 			SyncPeriod:         &metav1.Duration{Duration: cfg.SyncPeriod},
 			DefaultNamespace:   bd.Spec.InstallNamespace,
 			Fetch:              []kappctrlv1alpha1.AppFetch{fetch},
@@ -57,6 +63,19 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 		},
 	}
 	return app, nil
+}
+
+// serviceAccountFor is the installer account unless the BD names its own.
+func serviceAccountFor(bd *rukpakv1alpha2.BundleDeployment, cfg Config) (string, error) {
+	name, ok := bd.Annotations[rukpakv1alpha2.AnnotationServiceAccount]
+	if !ok {
+		return cfg.ServiceAccountName, nil
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return "", &UnsupportedError{Reason: fmt.Sprintf("annotation %s: %q is not a ServiceAccount name: %s",
+			rukpakv1alpha2.AnnotationServiceAccount, name, strings.Join(errs, "; "))}
+	}
+	return name, nil
 }
 
 // OwnerLabels are the labels that tie an object to its BundleDeployment.

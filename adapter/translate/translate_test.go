@@ -173,3 +173,21 @@ func TestPlainFiles(t *testing.T) {
 		})
 	}
 }
+
+func TestApp_ServiceAccountAnnotation(t *testing.T) {
+	t.Parallel()
+	b := bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"}))
+	b.Annotations = map[string]string{rukpakv1alpha2.AnnotationServiceAccount: "tenant-installer"}
+	got, err := App(b, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.ServiceAccountName != "tenant-installer" {
+		t.Errorf("ServiceAccountName = %q", got.Spec.ServiceAccountName)
+	}
+	b.Annotations[rukpakv1alpha2.AnnotationServiceAccount] = "Not A Name"
+	var unsupported *UnsupportedError
+	if _, err := App(b, cfg, nil); !errors.As(err, &unsupported) || !strings.Contains(err.Error(), "is not a ServiceAccount name") {
+		t.Errorf("want a clear error for a bad name, got %v", err)
+	}
+}

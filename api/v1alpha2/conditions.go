@@ -14,6 +14,11 @@ const (
 	OwnerKind      = "BundleDeployment"
 )
 
+// AnnotationServiceAccount names a ServiceAccount in the system namespace
+// that kapp installs this BundleDeployment with, instead of the installer
+// account: platform teams grant it only what the bundle needs.
+const AnnotationServiceAccount = "core.rukpak.io/install-service-account"
+
 // Condition types.
 const (
 	// TypeUnpacked is True once the bundle's content was fetched.
