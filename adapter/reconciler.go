@@ -38,6 +38,7 @@ type Reconciler struct {
 	classes  sets.Set[string]
 	recorder events.EventRecorder
 	cache    contentCache
+	states   stateTracker
 }
 
 // NewReconciler wires a Reconciler. classes are the provisioner classes it
@@ -164,6 +165,7 @@ func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: bd.Name}, app)
 	if apierrors.IsNotFound(err) {
 		r.cache.forget(bd.UID)
+		r.states.forget(bd.Name)
 		before := bd.DeepCopy()
 		controllerutil.RemoveFinalizer(bd, Finalizer)
 		// NotFound: a second reconcile from a stale cache raced the first.

@@ -22,6 +22,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, bd *rukpakv1alpha2.BundleD
 		c.ObservedGeneration = bd.Generation
 		apimeta.SetStatusCondition(&bd.Status.Conditions, c)
 	}
+	r.states.set(bd.Name, string(res.Installed.Status), res.Installed.Reason)
 	bd.Status.ResolvedSource = res.ResolvedSource
 	bd.Status.ObservedGeneration = bd.Generation
 	if apiequality.Semantic.DeepEqual(before.Status, bd.Status) {
