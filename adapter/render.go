@@ -6,9 +6,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // Render returns the objects the controller would apply for bd, built by

@@ -9,6 +9,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -31,16 +32,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, bd *rukpakv1alpha2.BundleD
 	if err := r.client.Status().Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
 		return fmt.Errorf("update status: %w", err)
 	}
-	r.recordTransitions(before, bd)
+	r.recordTransitions(ctx, before, bd)
 	return nil
 }
 
 // recordTransitions emits one Event per condition whose reason changed, with
 // the condition's reason as the Event's reason.
-func (r *Reconciler) recordTransitions(before, after *rukpakv1alpha2.BundleDeployment) {
-	if r.recorder == nil {
-		return
-	}
+func (r *Reconciler) recordTransitions(ctx context.Context, before, after *rukpakv1alpha2.BundleDeployment) {
+	// The reconcile logger already names the BundleDeployment on every line.
+	log := logf.FromContext(ctx)
 	for _, t := range []string{rukpakv1alpha2.TypeUnpacked, rukpakv1alpha2.TypeInstalled, rukpakv1alpha2.TypeHealthy} {
 		now := apimeta.FindStatusCondition(after.Status.Conditions, t)
 		old := apimeta.FindStatusCondition(before.Status.Conditions, t)
@@ -51,6 +51,9 @@ func (r *Reconciler) recordTransitions(before, after *rukpakv1alpha2.BundleDeplo
 		if now.Status == "False" && now.Reason != rukpakv1alpha2.ReasonUnpackPending {
 			kind = corev1.EventTypeWarning
 		}
-		r.recorder.Eventf(after, nil, kind, now.Reason, t, "%s", now.Message)
+		log.Info("condition changed", "type", t, "status", now.Status, "reason", now.Reason, "message", now.Message)
+		if r.recorder != nil {
+			r.recorder.Eventf(after, nil, kind, now.Reason, t, "%s", now.Message)
+		}
 	}
 }
