@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +32,9 @@ type fetched struct {
 	generation int64
 	content    *translate.Content
 	pinned     string
+	// chunks are kept so a content Secret deleted by hand can be recreated
+	// without fetching again.
+	chunks []content.Chunk
 }
 
 type contentCache struct {
@@ -64,7 +68,7 @@ func (c *contentCache) forget(uid types.UID) {
 // them in immutable Secrets named by their content.
 func (r *Reconciler) fetchContent(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) (fetched, error) {
 	if f, ok := r.cache.get(bd); ok {
-		return f, nil
+		return f, r.ensureContentSecrets(ctx, bd, f.chunks)
 	}
 	img := bd.Spec.Source.Image
 	opts := fetch.ImageOptions{CAData: img.CertificateData, InsecureSkipTLSVerify: img.InsecureSkipTLSVerify}
@@ -82,15 +86,34 @@ func (r *Reconciler) fetchContent(ctx context.Context, bd *rukpakv1alpha2.Bundle
 	if err != nil {
 		return fetched{}, err
 	}
-	f := fetched{generation: bd.Generation, pinned: pinned, content: &translate.Content{}}
+	f := fetched{generation: bd.Generation, pinned: pinned, content: &translate.Content{}, chunks: chunks}
 	for _, c := range chunks {
-		if err := r.ensureContentSecret(ctx, bd, c); err != nil {
-			return fetched{}, err
-		}
 		f.content.Secrets = append(f.content.Secrets, translate.ContentSecret{Name: c.Name, Dir: c.Dir})
+	}
+	if err := r.ensureContentSecrets(ctx, bd, chunks); err != nil {
+		return fetched{}, err
 	}
 	r.cache.put(bd, f)
 	return f, nil
+}
+
+// ensureContentSecrets creates the content Secrets that are missing. The
+// check reads the informer cache, so an unchanged BundleDeployment costs no
+// API request.
+func (r *Reconciler) ensureContentSecrets(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, chunks []content.Chunk) error {
+	for _, c := range chunks {
+		err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: c.Name}, &corev1.Secret{})
+		if err == nil {
+			continue
+		}
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("get content secret %s: %w", c.Name, err)
+		}
+		if err := r.ensureContentSecret(ctx, bd, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ensureContentSecret creates an immutable content Secret. Its name is its

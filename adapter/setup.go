@@ -4,6 +4,7 @@ import (
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -33,6 +34,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("bundledeployment").
 		For(&rukpakv1alpha2.BundleDeployment{}, builder.WithPredicates(claimed)).
 		Owns(&kappctrlv1alpha1.App{}).
+		// Content Secrets: one deleted by hand is recreated at once.
+		Owns(&corev1.Secret{}).
 		WithOptions(controller.Options{
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](backoffBase, backoffMax),
 		}).
