@@ -4,14 +4,14 @@ export GONOSUMDB ?= carvel.dev
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 
-.PHONY: run test tools build generate manifests verify unit api-test e2e-test release
+.PHONY: run test tools build generate manifests verify unit fuzz api-test e2e-test release
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 run: tools build
 	$(BIN)/rukpak-kapp-dev
 
 ## test: unit tests, the API suite and the end-to-end suite
-test: tools verify unit api-test e2e-test
+test: tools verify unit fuzz api-test e2e-test
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
 # kwok and kube-scheduler are pinned too, for suites that need fake nodes.
@@ -26,11 +26,18 @@ build:
 unit:
 	go test -count=1 $$(go list ./... | grep -v /test/)
 
+## fuzz: each fuzz target briefly (FUZZTIME=10s by default)
+FUZZTIME ?= 10s
+fuzz:
+	go test ./adapter/translate -run '^$$' -fuzz '^FuzzApp$$' -fuzztime $(FUZZTIME)
+	go test ./adapter/status -run '^$$' -fuzz '^FuzzFromApp$$' -fuzztime $(FUZZTIME)
+	go test ./adapter/fetch -run '^$$' -fuzz '^FuzzExtractTar$$' -fuzztime $(FUZZTIME)
+
 api-test:
 	go test -count=1 -timeout 20m ./test/api/... -ginkgo.v
 
 e2e-test:
-	go test -count=1 -timeout 45m ./test/e2e/... -ginkgo.v
+	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v
 
 generate:
 	bash test/tools/build.sh controller-gen

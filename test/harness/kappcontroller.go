@@ -106,9 +106,8 @@ func startKappController(ctx context.Context, t *toolEnv, c client.Client, cp *C
 func (kc *KappController) Start(ctx context.Context) error {
 	sock := filepath.Join(kc.dir, "sidecarexec.sock")
 	_ = os.Remove(sock)
-	bin := filepath.Join(kc.tools.bin, "kapp-controller")
 	var err error
-	kc.sidecar, err = startProcess("kapp-controller-sidecarexec", kc.dir, kc.env, kc.tools.logDir, bin, "-sidecarexec")
+	kc.sidecar, err = startProcess("kapp-controller-sidecarexec", kc.dir, kc.env, kc.tools.logDir, kc.binary(), "-sidecarexec")
 	if err != nil {
 		return err
 	}
@@ -118,21 +117,41 @@ func (kc *KappController) Start(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	kc.manager, err = startProcess("kapp-controller", kc.dir, kc.env, kc.tools.logDir, bin,
-		"-start-api-server=false", "-metrics-bind-address=0", "-concurrency=4")
-	if err != nil {
+	if err := kc.StartController(ctx); err != nil {
 		kc.sidecar.Stop(5 * time.Second)
 		return err
 	}
+	return nil
+}
+
+// StartController starts the controller process alone, as a restart of its
+// container would; the sidecar keeps running.
+func (kc *KappController) StartController(ctx context.Context) error {
+	logStart := logSize(filepath.Join(kc.tools.logDir, "kapp-controller.log"))
+	var err error
+	kc.manager, err = startProcess("kapp-controller", kc.dir, kc.env, kc.tools.logDir, kc.binary(),
+		"-start-api-server=false", "-metrics-bind-address=0", "-concurrency=4")
+	if err != nil {
+		return err
+	}
 	// kapp-controller has no readiness endpoint when its metrics are off;
-	// a few seconds alive with a synced cache shows in its log.
+	// its log says when its workers run.
 	return kc.manager.waitFor(ctx, 60*time.Second, "controller start", func() error {
 		data, _ := os.ReadFile(kc.manager.logPath)
-		if strings.Contains(string(data), "Starting workers") {
+		if int64(len(data)) > logStart && strings.Contains(string(data[logStart:]), "Starting workers") {
 			return nil
 		}
-		return fmt.Errorf("workers not started yet")
+		return errNotYet
 	})
+}
+
+func (kc *KappController) binary() string { return filepath.Join(kc.tools.bin, "kapp-controller") }
+
+func logSize(path string) int64 {
+	if info, err := os.Stat(path); err == nil {
+		return info.Size()
+	}
+	return 0
 }
 
 // Stop ends both processes.
@@ -141,8 +160,8 @@ func (kc *KappController) Stop() {
 	kc.sidecar.Stop(5 * time.Second)
 }
 
-// Kill ends the controller at once, as a crash would; the sidecar stays.
-func (kc *KappController) Kill() { kc.manager.Kill() }
+// KillController ends the controller at once, as a crash would; the sidecar stays.
+func (kc *KappController) KillController() { kc.manager.Kill() }
 
 func withPath(env []string, dir string) []string {
 	out := make([]string, 0, len(env)+1)
