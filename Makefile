@@ -14,8 +14,7 @@ run: tools build
 test: tools verify unit fuzz api-test e2e-test
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
-# kwok and kube-scheduler are pinned too, for suites that need fake nodes.
-TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kapp-controller vendir ytt kbld helm kapp
+TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp
 tools:
 	bash test/tools/build.sh $(TOOLS)
 

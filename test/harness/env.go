@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,9 @@ const SystemNamespace = "rukpak-system"
 type Options struct {
 	// ControllerManager runs kube-controller-manager (namespace deletion, GC).
 	ControllerManager bool
+	// FakeNodes runs kube-scheduler and kwok with one Ready fake node, so
+	// workloads become Available (needs ControllerManager).
+	FakeNodes bool
 	KappController    bool
 	Adapter           bool
 	Registries        bool
@@ -52,7 +56,8 @@ type Env struct {
 	// TLSRegistry serves TLS with a certificate from its own test CA.
 	TLSRegistry *Registry
 
-	tools *toolEnv
+	tools           *toolEnv
+	scheduler, kwok *process
 }
 
 // Start brings up the parts named in opts. Logs of every process are kept
@@ -106,6 +111,11 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 	}
 	if err := e.installAPI(ctx); err != nil {
 		return err
+	}
+	if opts.FakeNodes {
+		if err := e.startFakeNodes(ctx); err != nil {
+			return err
+		}
 	}
 	if opts.Registries {
 		if e.Registry, err = StartRegistry("", ""); err != nil {
@@ -191,6 +201,8 @@ func (e *Env) Stop() {
 	if e.TLSRegistry != nil {
 		e.TLSRegistry.Stop()
 	}
+	e.kwok.Stop(5 * time.Second)
+	e.scheduler.Stop(5 * time.Second)
 	if e.ControlPlane != nil {
 		e.ControlPlane.Stop()
 	}
