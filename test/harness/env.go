@@ -32,10 +32,10 @@ type Options struct {
 	ControllerManager bool
 	// FakeNodes runs kube-scheduler and kwok with one Ready fake node, so
 	// workloads become Available (needs ControllerManager).
-	FakeNodes bool
-	KappController    bool
-	Adapter           bool
-	Registries        bool
+	FakeNodes      bool
+	KappController bool
+	Adapter        bool
+	Registries     bool
 	// AdapterArgs are extra flags for `rukpak-kapp run`.
 	AdapterArgs []string
 }
