@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
+	eventsv1 "k8s.io/api/events/v1"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -70,5 +71,18 @@ var _ = Describe("the adapter's metrics", func() {
 			return scrape(ctx, "rukpak_kapp_bundledeployments", map[string]string{"status": "True", "reason": "InstallationSucceeded"})
 		}).Should(Equal(installedBefore + 1))
 		Expect(scrape(ctx, "controller_runtime_reconcile_time_seconds", reconciles)).To(BeNumerically(">", 0))
+
+		By("recording an Event for each transition, reason = condition reason")
+		Eventually(func() ([]string, error) {
+			list := &eventsv1.EventList{}
+			err := env.Client.List(ctx, list)
+			var reasons []string
+			for _, e := range list.Items {
+				if e.Regarding.Name == "metrics-valid" && e.Regarding.Kind == "BundleDeployment" {
+					reasons = append(reasons, e.Reason)
+				}
+			}
+			return reasons, err
+		}).Should(ContainElements("UnpackSuccessful", "InstallationSucceeded", "Healthy"))
 	})
 })

@@ -90,9 +90,16 @@ var _ = JustAfterEach(func(ctx context.Context) {
 	}
 	if err := env.Client.List(ctx, apps); err == nil {
 		for _, app := range apps.Items {
+			deployOut := ""
+			if d := app.Status.Deploy; d != nil {
+				deployOut = d.Stdout + d.Stderr
+				if len(deployOut) > 2000 {
+					deployOut = deployOut[len(deployOut)-2000:]
+				}
+			}
 			app.Status.Deploy, app.Status.Inspect = nil, nil
 			out, _ := yaml.Marshal(app.Status)
-			GinkgoWriter.Printf("--- App %s status (deploy output omitted):\n%s\n", app.Name, out)
+			GinkgoWriter.Printf("--- App %s status:\n%s\n--- its kapp output (tail):\n%s\n", app.Name, out, deployOut)
 		}
 	}
 	GinkgoWriter.Printf("process logs are under %s (set KEEP_HARNESS_DIR=1 to keep them)\n", env.LogDir())

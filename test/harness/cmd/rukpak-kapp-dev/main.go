@@ -50,8 +50,8 @@ func runAgainstCluster(ctx context.Context) error {
 
 func runLocal(ctx context.Context) error {
 	start := time.Now()
-	fmt.Println("starting etcd, kube-apiserver, kube-controller-manager, kapp-controller, a registry and rukpak-kapp on loopback...")
-	env, err := harness.Start(ctx, harness.Options{ControllerManager: true, KappController: true, Adapter: true, Registries: true})
+	fmt.Println("starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (one fake node), kapp-controller, registries and rukpak-kapp on loopback...")
+	env, err := harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Registries: true})
 	if err != nil {
 		return err
 	}
