@@ -89,6 +89,11 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, etcdURL string) erro
 		"--service-account-key-file", filepath.Join(cp.Dir, "sa.pub"),
 		"--service-account-signing-key-file", filepath.Join(cp.Dir, "sa.key"),
 		"--enable-aggregator-routing=true",
+		// Tests create CRDs and delete them seconds later. With the watch
+		// cache on, the CRD finalizer then fails with "storage is
+		// (re)initializing" and backs off for minutes; without it, deletion
+		// is immediate, as on a cluster where CRDs live longer than that.
+		"--watch-cache=false",
 	)
 	if err != nil {
 		return err
