@@ -9,9 +9,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
-	eventsv1 "k8s.io/api/events/v1"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	eventsv1 "k8s.io/api/events/v1"
 )
 
 // scrape reads the adapter's metrics endpoint and returns the samples of
