@@ -4,6 +4,7 @@ package status
 
 import (
 	"fmt"
+	"strings"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -242,6 +243,12 @@ func describeSource(bd *rukpakv1alpha2.BundleDeployment) string {
 	switch {
 	case src.Image != nil:
 		return "image " + src.Image.Ref
+	case len(src.ConfigMaps) > 0:
+		names := make([]string, 0, len(src.ConfigMaps))
+		for _, cm := range src.ConfigMaps {
+			names = append(names, cm.ConfigMap.Name)
+		}
+		return "configMaps " + strings.Join(names, ", ")
 	default:
 		return src.Type + " source"
 	}

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"path"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
@@ -54,6 +55,23 @@ func fetchFor(bd *rukpakv1alpha2.BundleDeployment, content *Content) (kappctrlv1
 			img.SecretRef = &kappctrlv1alpha1.AppFetchLocalRef{Name: src.Image.ImagePullSecretName}
 		}
 		return kappctrlv1alpha1.AppFetch{Image: img}, nil
+	case rukpakv1alpha2.SourceTypeConfigMaps:
+		if len(src.ConfigMaps) == 0 {
+			return kappctrlv1alpha1.AppFetch{}, &UnsupportedError{Reason: `spec.source.configMaps must be set for source type "configMaps"`}
+		}
+		// kapp-controller reads the ConfigMaps from the App's namespace (the
+		// system namespace) and re-runs the App when one changes or appears.
+		inline := &kappctrlv1alpha1.AppFetchInline{}
+		for _, cm := range src.ConfigMaps {
+			dir := path.Clean("./" + cm.Path)
+			if dir == "." {
+				dir = ""
+			}
+			inline.PathsFrom = append(inline.PathsFrom, kappctrlv1alpha1.AppFetchInlineSource{
+				ConfigMapRef: &kappctrlv1alpha1.AppFetchInlineSourceRef{Name: cm.ConfigMap.Name, DirectoryPath: dir},
+			})
+		}
+		return kappctrlv1alpha1.AppFetch{Inline: inline}, nil
 	default:
 		return kappctrlv1alpha1.AppFetch{}, &UnsupportedError{Reason: fmt.Sprintf("source type %q is not supported yet", src.Type)}
 	}

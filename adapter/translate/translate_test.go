@@ -67,6 +67,19 @@ func TestApp_Plain(t *testing.T) {
 			want: wantApp(kappctrlv1alpha1.AppFetch{Image: &kappctrlv1alpha1.AppFetchImage{URL: "reg.example/b:v1"}}),
 		},
 		{
+			name: "configMaps become inline configMap references under their paths",
+			bd: bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "configMaps", ConfigMaps: []rukpakv1alpha2.ConfigMapSource{
+				{ConfigMap: rukpakv1alpha2.LocalObjectReference{Name: "part-1"}, Path: "manifests"},
+				{ConfigMap: rukpakv1alpha2.LocalObjectReference{Name: "part-2"}, Path: "./manifests/"},
+				{ConfigMap: rukpakv1alpha2.LocalObjectReference{Name: "root"}},
+			}}),
+			want: wantApp(kappctrlv1alpha1.AppFetch{Inline: &kappctrlv1alpha1.AppFetchInline{PathsFrom: []kappctrlv1alpha1.AppFetchInlineSource{
+				{ConfigMapRef: &kappctrlv1alpha1.AppFetchInlineSourceRef{Name: "part-1", DirectoryPath: "manifests"}},
+				{ConfigMapRef: &kappctrlv1alpha1.AppFetchInlineSourceRef{Name: "part-2", DirectoryPath: "manifests"}},
+				{ConfigMapRef: &kappctrlv1alpha1.AppFetchInlineSourceRef{Name: "root"}},
+			}}}),
+		},
+		{
 			name: "private image keeps its pull secret",
 			bd:   bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "reg.example/b@sha256:abc", ImagePullSecretName: "pull"})),
 			want: wantApp(kappctrlv1alpha1.AppFetch{Image: &kappctrlv1alpha1.AppFetchImage{
@@ -96,6 +109,7 @@ func TestApp_Unsupported(t *testing.T) {
 		wantMsg string
 	}{
 		{"unknown class", bd("other-class", imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"})), `provisioner class "other-class" is not supported yet`},
+		{"configMaps type without configMaps", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "configMaps"}), `spec.source.configMaps must be set`},
 		{"git not yet", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "git", Git: &rukpakv1alpha2.GitSource{Repository: "https://x"}}), `source type "git" is not supported yet`},
 		{"image type without image", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "image"}), `spec.source.image must be set`},
 	}
