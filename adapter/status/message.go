@@ -12,7 +12,7 @@ const maxMessage = 2048
 var (
 	// Temporary directories and kapp's clock prefixes differ between runs of
 	// the same failure; dropping them keeps the status bytes stable.
-	tempDir   = regexp.MustCompile(`/tmp/[A-Za-z0-9._-]*(kapp-controller|vendir|ytt|helm)[A-Za-z0-9._-]*(/[^\s:'"]*)?`)
+	tempDir   = regexp.MustCompile(`(/[^\s:'"]*)?/(kapp-controller|vendir|ytt|helm)[A-Za-z0-9._-]*?\d+(/[^\s:'"]*)?`)
 	clockTime = regexp.MustCompile(`(?m)^\d{1,2}:\d{2}:\d{2}(AM|PM): `)
 	blankRuns = regexp.MustCompile(`\n{2,}`)
 )

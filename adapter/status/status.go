@@ -243,6 +243,8 @@ func describeSource(bd *rukpakv1alpha2.BundleDeployment) string {
 	switch {
 	case src.Image != nil:
 		return "image " + src.Image.Ref
+	case src.HTTP != nil:
+		return "http " + src.HTTP.URL
 	case len(src.ConfigMaps) > 0:
 		names := make([]string, 0, len(src.ConfigMaps))
 		for _, cm := range src.ConfigMaps {

@@ -240,10 +240,16 @@ func TestFromApp(t *testing.T) {
 
 func TestMessage_StableAndBounded(t *testing.T) {
 	t.Parallel()
-	a := Message("10:01:02AM: kapp failed in /tmp/kapp-controller-fetch-template-deploy111/0")
-	b := Message("11:21:32PM: kapp failed in /tmp/kapp-controller-fetch-template-deploy999/0")
-	if a != b {
-		t.Errorf("same cause gave different messages: %q vs %q", a, b)
+	for _, pair := range [][2]string{
+		{"10:01:02AM: kapp failed in /tmp/kapp-controller-fetch-template-deploy111/0", "11:21:32PM: kapp failed in /tmp/kapp-controller-fetch-template-deploy999/0"},
+		{"ytt: Error: Checking file '/etc/kappctrl-mem-tmp/kapp-controller-fetch-template-deploy1734742617/0/manifests': lstat x",
+			"ytt: Error: Checking file '/etc/kappctrl-mem-tmp/kapp-controller-fetch-template-deploy42/0/manifests': lstat x"},
+		{"vendir: Error: open /tmp/vendir-123/x: denied", "vendir: Error: open /tmp/vendir-987/x: denied"},
+	} {
+		a, b := Message(pair[0]), Message(pair[1])
+		if a != b || strings.Contains(a, "deploy") {
+			t.Errorf("same cause gave different or unstripped messages: %q vs %q", a, b)
+		}
 	}
 	long := Message(strings.Repeat("x", 10000) + "THE END")
 	if len(long) > maxMessage+10 || !strings.HasSuffix(long, "THE END") {

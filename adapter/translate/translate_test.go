@@ -80,6 +80,15 @@ func TestApp_Plain(t *testing.T) {
 			}}}),
 		},
 		{
+			name: "http with basic auth references the user's Secret",
+			bd: bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "http", HTTP: &rukpakv1alpha2.HTTPSource{
+				URL: "https://files.example/b.tgz", Auth: rukpakv1alpha2.Authorization{Secret: rukpakv1alpha2.LocalObjectReference{Name: "basic"}},
+			}}),
+			want: wantApp(kappctrlv1alpha1.AppFetch{HTTP: &kappctrlv1alpha1.AppFetchHTTP{
+				URL: "https://files.example/b.tgz", SecretRef: &kappctrlv1alpha1.AppFetchLocalRef{Name: "basic"},
+			}}),
+		},
+		{
 			name: "private image keeps its pull secret",
 			bd:   bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "reg.example/b@sha256:abc", ImagePullSecretName: "pull"})),
 			want: wantApp(kappctrlv1alpha1.AppFetch{Image: &kappctrlv1alpha1.AppFetchImage{
@@ -110,6 +119,7 @@ func TestApp_Unsupported(t *testing.T) {
 	}{
 		{"unknown class", bd("other-class", imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"})), `provisioner class "other-class" is not supported yet`},
 		{"configMaps type without configMaps", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "configMaps"}), `spec.source.configMaps must be set`},
+		{"http skip-verify not yet", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "http", HTTP: &rukpakv1alpha2.HTTPSource{URL: "https://x", Auth: rukpakv1alpha2.Authorization{InsecureSkipVerify: true}}}), "insecureSkipVerify are not supported yet"},
 		{"git not yet", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "git", Git: &rukpakv1alpha2.GitSource{Repository: "https://x"}}), `source type "git" is not supported yet`},
 		{"image type without image", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "image"}), `spec.source.image must be set`},
 	}

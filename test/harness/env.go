@@ -55,6 +55,8 @@ type Env struct {
 	PrivateRegistry *Registry
 	// TLSRegistry serves TLS with a certificate from its own test CA.
 	TLSRegistry *Registry
+	// Files and PrivateFiles serve tarballs over HTTP, the latter behind basic auth.
+	Files, PrivateFiles *FileServer
 
 	tools           *toolEnv
 	scheduler, kwok *process
@@ -125,6 +127,12 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 			return err
 		}
 		if e.TLSRegistry, err = StartTLSRegistry(); err != nil {
+			return err
+		}
+		if e.Files, err = StartFileServer("", ""); err != nil {
+			return err
+		}
+		if e.PrivateFiles, err = StartFileServer("rukpak-user", "rukpak-password"); err != nil {
 			return err
 		}
 	}
@@ -200,6 +208,11 @@ func (e *Env) Stop() {
 	}
 	if e.TLSRegistry != nil {
 		e.TLSRegistry.Stop()
+	}
+	for _, fs := range []*FileServer{e.Files, e.PrivateFiles} {
+		if fs != nil {
+			fs.Stop()
+		}
 	}
 	e.kwok.Stop(5 * time.Second)
 	e.scheduler.Stop(5 * time.Second)

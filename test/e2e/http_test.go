@@ -1,0 +1,72 @@
+package e2e_test
+
+import (
+	"context"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
+)
+
+func httpBD(ctx context.Context, name, url, secret string) {
+	plainBD(ctx, name, "", func(bd *rukpakv1alpha2.BundleDeployment) {
+		h := &rukpakv1alpha2.HTTPSource{URL: url}
+		h.Auth.Secret.Name = secret
+		bd.Spec.Source = rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeHTTP, HTTP: h}
+	})
+}
+
+var _ = Describe("plain bundles over HTTP", func() {
+	var tgz []byte
+	BeforeEach(func() {
+		var err error
+		tgz, err = harness.TarGz(filepath.Join(bundlesDir, "plain-v0", "valid"))
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("installs a .tgz and reports the source as resolved", func(ctx context.Context) {
+		url := env.Files.Put("/bundles/valid.tgz", tgz)
+		httpBD(ctx, "http-valid", url, "")
+		Eventually(getBD(ctx, "http-valid")).Should(And(
+			haveCondition("Installed", "True", "InstallationSucceeded", ""),
+			HaveField("Status.ResolvedSource.HTTP.URL", Equal(url)),
+		))
+		Expect(ownedCRDs(ctx, "http-valid")()).To(HaveLen(8))
+	})
+
+	It("names the HTTP status of a missing file", func(ctx context.Context) {
+		httpBD(ctx, "http-404", env.Files.URL("/bundles/xxx.tgz"), "")
+		Eventually(getBD(ctx, "http-404")).Should(haveCondition("Unpacked", "False", "UnpackFailed", "404"))
+	})
+
+	It("says so when the file is not an archive", func(ctx context.Context) {
+		// vendir keeps a download that is not an archive as a plain file, so
+		// the failure is that the bundle has no manifests/ directory.
+		url := env.Files.Put("/LICENSE.tgz", []byte("Apache License\nVersion 2.0, January 2004\n"))
+		httpBD(ctx, "http-not-archive", url, "")
+		Eventually(getBD(ctx, "http-not-archive")).Should(haveCondition("Installed", "False", "InstallFailed", "the bundle has no manifests/ directory"))
+	})
+
+	It("uses basic auth from a Secret in the system namespace, and fails clearly without it", func(ctx context.Context) {
+		url := env.PrivateFiles.Put("/bundles/private.tgz", tgz)
+		secret := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "http-basic-auth", Namespace: harness.SystemNamespace},
+			Data:       map[string][]byte{"username": []byte(env.PrivateFiles.Username), "password": []byte(env.PrivateFiles.Password)},
+		}
+		Expect(env.Client.Create(ctx, secret)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, secret) })
+
+		httpBD(ctx, "http-noauth", url, "")
+		Eventually(getBD(ctx, "http-noauth")).Should(haveCondition("Unpacked", "False", "UnpackFailed", "401"))
+		deleteAndWait(ctx, "http-noauth")
+
+		httpBD(ctx, "http-auth", url, "http-basic-auth")
+		Eventually(getBD(ctx, "http-auth")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+	})
+})
+
