@@ -69,4 +69,3 @@ var _ = Describe("plain bundles over HTTP", func() {
 		Eventually(getBD(ctx, "http-auth")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 	})
 })
-
