@@ -243,6 +243,8 @@ func describeSource(bd *rukpakv1alpha2.BundleDeployment) string {
 	switch {
 	case src.Image != nil:
 		return "image " + src.Image.Ref
+	case src.Git != nil:
+		return "git " + src.Git.Repository
 	case src.HTTP != nil:
 		return "http " + src.HTTP.URL
 	case len(src.ConfigMaps) > 0:

@@ -69,6 +69,8 @@ func fetchFor(bd *rukpakv1alpha2.BundleDeployment, content *Content) (kappctrlv1
 			h.SecretRef = &kappctrlv1alpha1.AppFetchLocalRef{Name: name}
 		}
 		return kappctrlv1alpha1.AppFetch{HTTP: h}, nil
+	case rukpakv1alpha2.SourceTypeGit:
+		return gitFetch(src.Git)
 	case rukpakv1alpha2.SourceTypeConfigMaps:
 		if len(src.ConfigMaps) == 0 {
 			return kappctrlv1alpha1.AppFetch{}, &UnsupportedError{Reason: `spec.source.configMaps must be set for source type "configMaps"`}
@@ -89,4 +91,34 @@ func fetchFor(bd *rukpakv1alpha2.BundleDeployment, content *Content) (kappctrlv1
 	default:
 		return kappctrlv1alpha1.AppFetch{}, &UnsupportedError{Reason: fmt.Sprintf("source type %q is not supported yet", src.Type)}
 	}
+}
+
+// gitFetch maps a git source onto vendir's git fetch. rukpak's Secret keys
+// (username/password, ssh-privatekey/ssh-knownhosts) are vendir's too.
+func gitFetch(g *rukpakv1alpha2.GitSource) (kappctrlv1alpha1.AppFetch, error) {
+	if g == nil {
+		return kappctrlv1alpha1.AppFetch{}, &UnsupportedError{Reason: `spec.source.git must be set for source type "git"`}
+	}
+	if g.Auth.InsecureSkipVerify {
+		return kappctrlv1alpha1.AppFetch{}, &UnsupportedError{Reason: "git sources with auth.insecureSkipVerify are not supported yet: kapp-controller can only skip verification for the whole cluster"}
+	}
+	f := &kappctrlv1alpha1.AppFetchGit{URL: g.Repository}
+	switch {
+	case g.Ref.Commit != "":
+		f.Ref = g.Ref.Commit
+	case g.Ref.Tag != "":
+		f.Ref = g.Ref.Tag
+	case g.Ref.Branch != "":
+		// vendir fetches only this branch and checks out its head.
+		f.Ref = "origin/" + g.Ref.Branch
+	default:
+		return kappctrlv1alpha1.AppFetch{}, &UnsupportedError{Reason: "spec.source.git.ref must name a branch, a tag or a commit"}
+	}
+	if dir := path.Clean("./" + g.Directory); dir != "." {
+		f.SubPath = dir
+	}
+	if name := g.Auth.Secret.Name; name != "" {
+		f.SecretRef = &kappctrlv1alpha1.AppFetchLocalRef{Name: name}
+	}
+	return kappctrlv1alpha1.AppFetch{Git: f}, nil
 }

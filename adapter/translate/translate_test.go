@@ -89,6 +89,23 @@ func TestApp_Plain(t *testing.T) {
 			}}),
 		},
 		{
+			name: "git branch, directory and auth",
+			bd: bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "git", Git: &rukpakv1alpha2.GitSource{
+				Repository: "https://git.example/r.git", Directory: "./dev/deploy/", Ref: rukpakv1alpha2.GitRef{Branch: "main"},
+				Auth: rukpakv1alpha2.Authorization{Secret: rukpakv1alpha2.LocalObjectReference{Name: "git-auth"}},
+			}}),
+			want: wantApp(kappctrlv1alpha1.AppFetch{Git: &kappctrlv1alpha1.AppFetchGit{
+				URL: "https://git.example/r.git", Ref: "origin/main", SubPath: "dev/deploy", SecretRef: &kappctrlv1alpha1.AppFetchLocalRef{Name: "git-auth"},
+			}}),
+		},
+		{
+			name: "git tag at the repository root",
+			bd: bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "git", Git: &rukpakv1alpha2.GitSource{
+				Repository: "https://git.example/r.git", Ref: rukpakv1alpha2.GitRef{Tag: "v0.0.1"},
+			}}),
+			want: wantApp(kappctrlv1alpha1.AppFetch{Git: &kappctrlv1alpha1.AppFetchGit{URL: "https://git.example/r.git", Ref: "v0.0.1"}}),
+		},
+		{
 			name: "private image keeps its pull secret",
 			bd:   bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "reg.example/b@sha256:abc", ImagePullSecretName: "pull"})),
 			want: wantApp(kappctrlv1alpha1.AppFetch{Image: &kappctrlv1alpha1.AppFetchImage{
@@ -120,7 +137,7 @@ func TestApp_Unsupported(t *testing.T) {
 		{"unknown class", bd("other-class", imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"})), `provisioner class "other-class" is not supported yet`},
 		{"configMaps type without configMaps", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "configMaps"}), `spec.source.configMaps must be set`},
 		{"http skip-verify not yet", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "http", HTTP: &rukpakv1alpha2.HTTPSource{URL: "https://x", Auth: rukpakv1alpha2.Authorization{InsecureSkipVerify: true}}}), "insecureSkipVerify are not supported yet"},
-		{"git not yet", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "git", Git: &rukpakv1alpha2.GitSource{Repository: "https://x"}}), `source type "git" is not supported yet`},
+		{"git without a ref", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "git", Git: &rukpakv1alpha2.GitSource{Repository: "https://x"}}), `must name a branch, a tag or a commit`},
 		{"image type without image", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "image"}), `spec.source.image must be set`},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -91,3 +92,6 @@ func ownedCRDs(ctx context.Context, bd string) func() ([]string, error) {
 // metav1ObjectMeta is the metadata a user writes: a name and nothing the
 // server set.
 func metav1ObjectMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} }
+
+// randSuffix keeps names unique across specs that share a server.
+func randSuffix() string { return rand.String(5) }

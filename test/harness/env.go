@@ -57,6 +57,12 @@ type Env struct {
 	TLSRegistry *Registry
 	// Files and PrivateFiles serve tarballs over HTTP, the latter behind basic auth.
 	Files, PrivateFiles *FileServer
+	// Git serves repositories over smart HTTP; PrivateGit over HTTPS with a
+	// certificate from ClusterCA, behind basic auth.
+	Git, PrivateGit *GitServer
+	// ClusterCA stands for the CAs a cluster's kapp-controller is configured
+	// to trust; the harness hands it to kapp-controller's git.
+	ClusterCA *TestCA
 
 	tools           *toolEnv
 	scheduler, kwok *process
@@ -119,6 +125,9 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	if e.ClusterCA, err = NewTestCA("rukpak-kapp test cluster CA"); err != nil {
+		return err
+	}
 	if opts.Registries {
 		if e.Registry, err = StartRegistry("", ""); err != nil {
 			return err
@@ -135,13 +144,19 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		if e.PrivateFiles, err = StartFileServer("rukpak-user", "rukpak-password"); err != nil {
 			return err
 		}
+		if e.Git, err = StartGitServer(filepath.Join(e.Dir, "git"), "", "", nil); err != nil {
+			return err
+		}
+		if e.PrivateGit, err = StartGitServer(filepath.Join(e.Dir, "private-git"), "rukpak-user", "rukpak-password", e.ClusterCA); err != nil {
+			return err
+		}
 	}
 	if opts.KappController {
 		kcDir := filepath.Join(e.Dir, "kc")
 		if err := os.MkdirAll(kcDir, 0o755); err != nil {
 			return err
 		}
-		if e.KappController, err = startKappController(ctx, e.tools, e.Client, e.ControlPlane, kcDir); err != nil {
+		if e.KappController, err = startKappController(ctx, e.tools, e.Client, e.ControlPlane, kcDir, e.ClusterCA); err != nil {
 			return err
 		}
 	}
@@ -212,6 +227,11 @@ func (e *Env) Stop() {
 	for _, fs := range []*FileServer{e.Files, e.PrivateFiles} {
 		if fs != nil {
 			fs.Stop()
+		}
+	}
+	for _, gs := range []*GitServer{e.Git, e.PrivateGit} {
+		if gs != nil {
+			gs.Stop()
 		}
 	}
 	e.kwok.Stop(5 * time.Second)

@@ -63,7 +63,7 @@ type KappController struct {
 	tools            *toolEnv
 }
 
-func startKappController(ctx context.Context, t *toolEnv, c client.Client, cp *ControlPlane, dir string) (*KappController, error) {
+func startKappController(ctx context.Context, t *toolEnv, c client.Client, cp *ControlPlane, dir string, trusted *TestCA) (*KappController, error) {
 	crds, err := os.ReadFile(filepath.Join(t.bin, "kapp-controller-crds.yaml"))
 	if err != nil {
 		return nil, fmt.Errorf("read kapp-controller CRDs (run make tools): %w", err)
@@ -80,6 +80,10 @@ func startKappController(ctx context.Context, t *toolEnv, c client.Client, cp *C
 			return nil, err
 		}
 	}
+	caFile := filepath.Join(dir, "trusted-ca.pem")
+	if err := os.WriteFile(caFile, trusted.PEM, 0o644); err != nil {
+		return nil, err
+	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := cp.WriteKubeconfig(kubeconfig, KappControllerNamespace); err != nil {
 		return nil, err
@@ -94,6 +98,9 @@ func startKappController(ctx context.Context, t *toolEnv, c client.Client, cp *C
 		"KAPPCTRL_KUBERNETES_CA_DATA="+string(cp.CAData),
 		"KUBERNETES_SERVICE_HOST=127.0.0.1",
 		"KUBERNETES_SERVICE_PORT="+itoa(cp.Port),
+		// What a cluster would put in kapp-controller's caCerts: git
+		// servers signed by this CA are trusted.
+		"GIT_SSL_CAINFO="+caFile,
 	)
 	kc := &KappController{dir: dir, env: env, tools: t}
 	if err := kc.Start(ctx); err != nil {

@@ -1,0 +1,76 @@
+package e2e_test
+
+import (
+	"context"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
+)
+
+func gitBD(ctx context.Context, name string, g rukpakv1alpha2.GitSource) {
+	plainBD(ctx, name, "", func(bd *rukpakv1alpha2.BundleDeployment) {
+		bd.Spec.Source = rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeGit, Git: &g}
+	})
+}
+
+var _ = Describe("plain bundles from git", func() {
+	var (
+		repo   *harness.Repo
+		commit string
+	)
+	BeforeEach(func() {
+		var err error
+		repo, err = env.Git.NewRepo("combo-"+randSuffix(), filepath.Join(bundlesDir, "plain-v0", "valid", "manifests"), "manifests")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(repo.Tag("v0.0.1")).To(Succeed())
+		commit, err = repo.Head()
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	DescribeTable("installs by ref and pins the commit",
+		func(ctx context.Context, name string, ref func() rukpakv1alpha2.GitRef) {
+			gitBD(ctx, name, rukpakv1alpha2.GitSource{Repository: repo.URL, Ref: ref()})
+			Eventually(getBD(ctx, name)).Should(And(
+				haveCondition("Installed", "True", "InstallationSucceeded", ""),
+				HaveField("Status.ResolvedSource.Git.Ref", Equal(rukpakv1alpha2.GitRef{Commit: commit})),
+			))
+			Expect(ownedCRDs(ctx, name)()).To(HaveLen(8))
+		},
+		Entry("a commit", "git-commit", func() rukpakv1alpha2.GitRef { return rukpakv1alpha2.GitRef{Commit: commit} }),
+		Entry("a tag", "git-tag", func() rukpakv1alpha2.GitRef { return rukpakv1alpha2.GitRef{Tag: "v0.0.1"} }),
+		Entry("a branch", "git-branch", func() rukpakv1alpha2.GitRef { return rukpakv1alpha2.GitRef{Branch: "main"} }),
+	)
+
+	It("installs from a custom directory", func(ctx context.Context) {
+		dirRepo, err := env.Git.NewRepo("dir-"+randSuffix(), filepath.Join("testdata", "namespaced", "manifests"), "dev/deploy/manifests")
+		Expect(err).NotTo(HaveOccurred())
+		gitBD(ctx, "git-directory", rukpakv1alpha2.GitSource{Repository: dirRepo.URL, Directory: "./dev/deploy", Ref: rukpakv1alpha2.GitRef{Branch: "main"}})
+		Eventually(getBD(ctx, "git-directory")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+	})
+
+	It("clones over HTTP with basic auth from a Secret, and fails clearly without it", func(ctx context.Context) {
+		private, err := env.PrivateGit.NewRepo("private-"+randSuffix(), filepath.Join("testdata", "namespaced", "manifests"), "manifests")
+		Expect(err).NotTo(HaveOccurred())
+		secret := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "git-basic-auth", Namespace: harness.SystemNamespace},
+			Data:       map[string][]byte{"username": []byte(env.PrivateGit.Username), "password": []byte(env.PrivateGit.Password)},
+		}
+		Expect(env.Client.Create(ctx, secret)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, secret) })
+
+		gitBD(ctx, "git-noauth", rukpakv1alpha2.GitSource{Repository: private.URL, Ref: rukpakv1alpha2.GitRef{Branch: "main"}})
+		Eventually(getBD(ctx, "git-noauth")).Should(haveCondition("Unpacked", "False", "UnpackFailed", "git "+private.URL))
+		deleteAndWait(ctx, "git-noauth")
+
+		g := rukpakv1alpha2.GitSource{Repository: private.URL, Ref: rukpakv1alpha2.GitRef{Branch: "main"}}
+		g.Auth.Secret.Name = "git-basic-auth"
+		gitBD(ctx, "git-auth", g)
+		Eventually(getBD(ctx, "git-auth")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+	})
+})
