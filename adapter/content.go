@@ -30,11 +30,26 @@ const fetchTimeout = 2 * time.Minute
 // status change) fetch once.
 type fetched struct {
 	generation int64
-	content    *translate.Content
 	pinned     string
-	// chunks are kept so a content Secret deleted by hand can be recreated
-	// without fetching again.
+	// chunks are kept whole so a content Secret deleted by hand can be
+	// recreated without fetching again.
 	chunks []content.Chunk
+}
+
+// refs names the content Secrets for the App; nil when nothing was fetched.
+func (f fetched) refs() *translate.Content {
+	if f.chunks == nil {
+		return nil
+	}
+	return contentRefs(f.chunks)
+}
+
+func contentRefs(chunks []content.Chunk) *translate.Content {
+	c := &translate.Content{}
+	for _, ch := range chunks {
+		c.Secrets = append(c.Secrets, translate.ContentSecret{Name: ch.Name, Dir: ch.Dir})
+	}
+	return c
 }
 
 type contentCache struct {
@@ -86,10 +101,7 @@ func (r *Reconciler) fetchContent(ctx context.Context, bd *rukpakv1alpha2.Bundle
 	if err != nil {
 		return fetched{}, err
 	}
-	f := fetched{generation: bd.Generation, pinned: pinned, content: &translate.Content{}, chunks: chunks}
-	for _, c := range chunks {
-		f.content.Secrets = append(f.content.Secrets, translate.ContentSecret{Name: c.Name, Dir: c.Dir})
-	}
+	f := fetched{generation: bd.Generation, pinned: pinned, chunks: chunks}
 	if err := r.ensureContentSecrets(ctx, bd, chunks); err != nil {
 		return fetched{}, err
 	}
@@ -109,19 +121,12 @@ func (r *Reconciler) ensureContentSecrets(ctx context.Context, bd *rukpakv1alpha
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("get content secret %s: %w", c.Name, err)
 		}
-		if err := r.ensureContentSecret(ctx, bd, c); err != nil {
-			return err
+		// The name is the content's hash: one that exists already holds
+		// the same files, so AlreadyExists (a racing reconcile) is fine.
+		err = r.client.Create(ctx, contentSecret(bd, r.cfg.SystemNamespace, c), client.FieldOwner(FieldOwner))
+		if client.IgnoreAlreadyExists(err) != nil {
+			return fmt.Errorf("create content secret %s: %w", c.Name, err)
 		}
-	}
-	return nil
-}
-
-// ensureContentSecret creates an immutable content Secret. Its name is its
-// content's hash, so an existing one already holds the same files.
-func (r *Reconciler) ensureContentSecret(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, c content.Chunk) error {
-	secret := contentSecret(bd, r.cfg.SystemNamespace, c)
-	if err := r.client.Create(ctx, secret, client.FieldOwner(FieldOwner)); client.IgnoreAlreadyExists(err) != nil {
-		return fmt.Errorf("create content secret %s: %w", c.Name, err)
 	}
 	return nil
 }

@@ -75,10 +75,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
-	desired, err := translate.App(bd, r.cfg, f.content)
+	desired, err := translate.App(bd, r.cfg, f.refs())
 	var unsupported *translate.UnsupportedError
 	if errors.As(err, &unsupported) {
-		if serr := r.writeStatus(ctx, bd, status.FromError(bd, rukpakv1alpha2.ReasonUnpackFailed, err)); serr != nil {
+		if serr := r.writeStatus(ctx, bd, status.FromUnsupported(bd, err)); serr != nil {
 			return ctrl.Result{}, serr
 		}
 		// Only a new generation can fix this; retrying would not help.
@@ -93,7 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if deployedCurrent(app) {
-		if err := r.pruneContent(ctx, bd, f.content); err != nil {
+		if err := r.pruneContent(ctx, bd, f.refs()); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

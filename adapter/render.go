@@ -26,11 +26,10 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 		if err != nil {
 			return nil, err
 		}
-		c = &translate.Content{}
 		for _, ch := range chunks {
 			objs = append(objs, contentSecret(bd, cfg.SystemNamespace, ch))
-			c.Secrets = append(c.Secrets, translate.ContentSecret{Name: ch.Name, Dir: ch.Dir})
 		}
+		c = contentRefs(chunks)
 	}
 	app, err := translate.App(bd, cfg, c)
 	if err != nil {

@@ -48,7 +48,10 @@ func explainTemplate(detail string) string {
 	if strings.Contains(detail, "to match at least one file") {
 		return zeroObjects
 	}
-	if strings.Contains(detail, "Checking path") || strings.Contains(detail, "no such file or directory") {
+	// The only path ytt is given is manifests/ (the temp path around it is
+	// already stripped from detail).
+	if (strings.Contains(detail, "Checking file") || strings.Contains(detail, "Checking path")) &&
+		strings.Contains(detail, "no such file or directory") {
 		return "readdir manifests: file does not exist: the bundle has no manifests/ directory (" + detail + ")"
 	}
 	return detail

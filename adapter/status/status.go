@@ -61,11 +61,11 @@ func fromApp(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Res
 	}
 }
 
-// FromError is the status for a BundleDeployment whose App cannot be made,
-// for example because its source is not supported.
-func FromError(bd *rukpakv1alpha2.BundleDeployment, reason string, err error) Result {
+// FromUnsupported is the status for a BundleDeployment whose App cannot be
+// made, for example because its source is not supported.
+func FromUnsupported(bd *rukpakv1alpha2.BundleDeployment, err error) Result {
 	r := pending(bd, "")
-	r.Unpacked = cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, reason, Message(err.Error()))
+	r.Unpacked = cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed, Message(err.Error()))
 	r.Installed = cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, rukpakv1alpha2.ReasonInstallFailed,
 		"The bundle cannot be installed: "+Message(err.Error()))
 	r.Healthy = notInstalled()

@@ -22,10 +22,13 @@ type ContentSecret struct {
 
 // AdapterFetches reports whether the adapter must fetch bd's content itself.
 // kapp-controller can only widen TLS trust for the whole cluster, so a
-// per-BundleDeployment CA or skip-verify stays with the adapter.
+// per-BundleDeployment CA or skip-verify stays with the adapter. What it
+// fetches is packed as a plain bundle, so other classes never get here and
+// fail on their class before anything is downloaded.
 func AdapterFetches(bd *rukpakv1alpha2.BundleDeployment) bool {
 	img := bd.Spec.Source.Image
-	return bd.Spec.Source.Type == rukpakv1alpha2.SourceTypeImage && img != nil && (img.CertificateData != "" || img.InsecureSkipTLSVerify)
+	return bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassPlain &&
+		bd.Spec.Source.Type == rukpakv1alpha2.SourceTypeImage && img != nil && (img.CertificateData != "" || img.InsecureSkipTLSVerify)
 }
 
 // fetchFor maps the BD's source onto a kapp-controller fetch step, or onto

@@ -180,6 +180,9 @@ func TestApp_AdapterFetchedContent(t *testing.T) {
 	if !AdapterFetches(bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", InsecureSkipTLSVerify: true}))) {
 		t.Error("skip-verify must stay with the adapter")
 	}
+	if AdapterFetches(bd("other-class", imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", CertificateData: "PEM"}))) {
+		t.Error("only plain content is packed; another class must fail before any download")
+	}
 }
 
 func TestPlainFiles(t *testing.T) {

@@ -6,8 +6,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -57,15 +55,10 @@ var _ = Describe("plain bundles from git", func() {
 	It("clones over HTTP with basic auth from a Secret, and fails clearly without it", func(ctx context.Context) {
 		private, err := env.PrivateGit.NewRepo("private-"+randSuffix(), filepath.Join("testdata", "namespaced", "manifests"), "manifests")
 		Expect(err).NotTo(HaveOccurred())
-		secret := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: "git-basic-auth", Namespace: harness.SystemNamespace},
-			Data:       map[string][]byte{"username": []byte(env.PrivateGit.Username), "password": []byte(env.PrivateGit.Password)},
-		}
-		Expect(env.Client.Create(ctx, secret)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, secret) })
+		basicAuthSecret(ctx, "git-basic-auth", env.PrivateGit.Username, env.PrivateGit.Password)
 
 		gitBD(ctx, "git-noauth", rukpakv1alpha2.GitSource{Repository: private.URL, Ref: rukpakv1alpha2.GitRef{Branch: "main"}})
-		Eventually(getBD(ctx, "git-noauth")).Should(haveCondition("Unpacked", "False", "UnpackFailed", "git "+private.URL))
+		Eventually(getBD(ctx, "git-noauth")).Should(haveCondition("Unpacked", "False", "UnpackFailed", "could not read Username for 'https://"+env.PrivateGit.Host))
 		deleteAndWait(ctx, "git-noauth")
 
 		g := rukpakv1alpha2.GitSource{Repository: private.URL, Ref: rukpakv1alpha2.GitRef{Branch: "main"}}

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/types"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -95,3 +96,14 @@ func metav1ObjectMeta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{
 
 // randSuffix keeps names unique across specs that share a server.
 func randSuffix() string { return rand.String(5) }
+
+// basicAuthSecret creates a Secret in the system namespace in rukpak's
+// basic-auth layout (username, password), deleted when the spec ends.
+func basicAuthSecret(ctx context.Context, name, username, password string) {
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: harness.SystemNamespace},
+		Data:       map[string][]byte{"username": []byte(username), "password": []byte(password)},
+	}
+	ExpectWithOffset(1, env.Client.Create(ctx, secret)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, secret) })
+}

@@ -6,8 +6,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -54,12 +52,7 @@ var _ = Describe("plain bundles over HTTP", func() {
 
 	It("uses basic auth from a Secret in the system namespace, and fails clearly without it", func(ctx context.Context) {
 		url := env.PrivateFiles.Put("/bundles/private.tgz", tgz)
-		secret := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: "http-basic-auth", Namespace: harness.SystemNamespace},
-			Data:       map[string][]byte{"username": []byte(env.PrivateFiles.Username), "password": []byte(env.PrivateFiles.Password)},
-		}
-		Expect(env.Client.Create(ctx, secret)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, secret) })
+		basicAuthSecret(ctx, "http-basic-auth", env.PrivateFiles.Username, env.PrivateFiles.Password)
 
 		httpBD(ctx, "http-noauth", url, "")
 		Eventually(getBD(ctx, "http-noauth")).Should(haveCondition("Unpacked", "False", "UnpackFailed", "401"))

@@ -38,7 +38,7 @@ func TestE2E(t *testing.T) {
 
 var _ = BeforeSuite(func(ctx context.Context) {
 	var err error
-	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Registries: true})
+	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Servers: true})
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("harness logs: %s\n", env.LogDir())
 

@@ -20,7 +20,7 @@ type Adapter struct {
 }
 
 // startAdapter builds cmd/rukpak-kapp once per harness and runs it.
-func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error) {
+func startAdapter(ctx context.Context, e *Env) (*Adapter, error) {
 	bin := filepath.Join(e.Dir, "rukpak-kapp")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/rukpak-kapp")
 	build.Dir = e.Root
@@ -35,11 +35,11 @@ func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error)
 		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", port),
 		env:        e,
 		bin:        bin,
-		args: append([]string{"run",
+		args: []string{"run",
 			"--system-namespace", SystemNamespace,
 			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port),
 			"--health-probe-bind-address", "0",
-		}, extra...),
+		},
 	}
 	return a, a.Start(ctx)
 }

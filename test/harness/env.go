@@ -35,9 +35,9 @@ type Options struct {
 	FakeNodes      bool
 	KappController bool
 	Adapter        bool
-	Registries     bool
-	// AdapterArgs are extra flags for `rukpak-kapp run`.
-	AdapterArgs []string
+	// Servers runs the content servers on loopback: OCI registries (plain,
+	// basic auth, TLS), HTTP file servers and git servers.
+	Servers bool
 }
 
 // Env is a running local control plane and what was asked for on top.
@@ -128,7 +128,7 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 	if e.ClusterCA, err = NewTestCA("rukpak-kapp test cluster CA"); err != nil {
 		return err
 	}
-	if opts.Registries {
+	if opts.Servers {
 		if e.Registry, err = StartRegistry("", ""); err != nil {
 			return err
 		}
@@ -161,7 +161,7 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		}
 	}
 	if opts.Adapter {
-		if e.Adapter, err = startAdapter(ctx, e, opts.AdapterArgs); err != nil {
+		if e.Adapter, err = startAdapter(ctx, e); err != nil {
 			return err
 		}
 	}

@@ -132,20 +132,19 @@ func (r *Registry) DockerConfigJSON() []byte {
 	return fmt.Appendf(nil, `{"auths":{%q:{"username":%q,"password":%q}}}`, r.Host, r.Username, r.Password)
 }
 
-// TarGz is dir as a gzipped tarball, the layout rukpak's http source takes.
-func TarGz(dir string) ([]byte, error) { return tarGz(dir) }
-
-// layerFromDir tars dir (files and directories, sorted, no times) into a
-// gzipped layer, so the same directory always gives the same digest.
+// layerFromDir tars dir into a gzipped layer, so the same directory always
+// gives the same digest.
 func layerFromDir(dir string) (v1.Layer, error) {
-	data, err := tarGz(dir)
+	data, err := TarGz(dir)
 	if err != nil {
 		return nil, err
 	}
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
 }
 
-func tarGz(dir string) ([]byte, error) {
+// TarGz is dir as a gzipped tarball (sorted entries, no times), the layout
+// rukpak's http source takes and the single layer of a bundle image.
+func TarGz(dir string) ([]byte, error) {
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

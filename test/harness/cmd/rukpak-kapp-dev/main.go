@@ -51,7 +51,7 @@ func runAgainstCluster(ctx context.Context) error {
 func runLocal(ctx context.Context) error {
 	start := time.Now()
 	fmt.Println("starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (one fake node), kapp-controller, registries and rukpak-kapp on loopback...")
-	env, err := harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Registries: true})
+	env, err := harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Servers: true})
 	if err != nil {
 		return err
 	}
