@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/content"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
@@ -30,10 +31,13 @@ const fetchTimeout = 2 * time.Minute
 // status change) fetch once.
 type fetched struct {
 	generation int64
-	pinned     string
+	// resolved is the source pinned to what was fetched.
+	resolved *rukpakv1alpha2.BundleSource
 	// chunks are kept whole so a content Secret deleted by hand can be
 	// recreated without fetching again.
 	chunks []content.Chunk
+	// checked is when a tracked branch was last compared with its remote.
+	checked time.Time
 }
 
 // refs names the content Secrets for the App; nil when nothing was fetched.
@@ -41,12 +45,8 @@ func (f fetched) refs() *translate.Content {
 	if f.chunks == nil {
 		return nil
 	}
-	return contentRefs(f.chunks)
-}
-
-func contentRefs(chunks []content.Chunk) *translate.Content {
 	c := &translate.Content{}
-	for _, ch := range chunks {
+	for _, ch := range f.chunks {
 		c.Secrets = append(c.Secrets, translate.ContentSecret{Name: ch.Name, Dir: ch.Dir})
 	}
 	return c
@@ -79,34 +79,49 @@ func (c *contentCache) forget(uid types.UID) {
 	delete(c.entries, uid)
 }
 
-// fetchContent fetches bd's image, keeps the plain bundle's files and stores
-// them in immutable Secrets named by their content.
+// fetchContent fetches bd's source, keeps what its format installs and
+// stores it in immutable Secrets named by their content.
 func (r *Reconciler) fetchContent(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) (fetched, error) {
-	if f, ok := r.cache.get(bd); ok {
+	// ConfigMaps come from the informer cache: reading them again is cheap
+	// and sees every change.
+	if f, ok := r.cache.get(bd); ok && bd.Spec.Source.Type != rukpakv1alpha2.SourceTypeConfigMaps && !r.branchMoved(ctx, bd, f) {
 		return f, r.ensureContentSecrets(ctx, bd, f.chunks)
-	}
-	img := bd.Spec.Source.Image
-	opts := fetch.ImageOptions{CAData: img.CertificateData, InsecureSkipTLSVerify: img.InsecureSkipTLSVerify}
-	if img.ImagePullSecretName != "" {
-		secret := &corev1.Secret{}
-		key := client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: img.ImagePullSecretName}
-		if err := r.client.Get(ctx, key, secret); err != nil {
-			return fetched{}, fmt.Errorf("get pull secret %s: %w", key, err)
-		}
-		opts.DockerConfigJSON = secret.Data[corev1.DockerConfigJsonKey]
 	}
 	fctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	chunks, pinned, err := fetchAndPack(fctx, bd, opts)
+	f, err := r.sources().fetchBundle(fctx, bd)
 	if err != nil {
 		return fetched{}, err
 	}
-	f := fetched{generation: bd.Generation, pinned: pinned, chunks: chunks}
-	if err := r.ensureContentSecrets(ctx, bd, chunks); err != nil {
+	if err := r.ensureContentSecrets(ctx, bd, f.chunks); err != nil {
 		return fetched{}, err
 	}
 	r.cache.put(bd, f)
 	return f, nil
+}
+
+// branchMoved asks the remote, at most once per branch sync period, whether
+// a tracked branch has a commit other than the one fetched. An unreachable
+// remote keeps what was deployed; the next check tries again.
+func (r *Reconciler) branchMoved(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f fetched) bool {
+	g := bd.Spec.Source.Git
+	if g == nil || g.Ref.Branch == "" || f.resolved == nil || f.resolved.Git == nil || time.Since(f.checked) < r.cfg.BranchSyncPeriod {
+		return false
+	}
+	f.checked = time.Now()
+	r.cache.put(bd, f)
+	opts, err := r.sources().gitOptions(ctx, g)
+	if err != nil {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	head, err := fetch.RemoteHead(cctx, opts)
+	if err != nil {
+		log.FromContext(ctx).Info("checking the tracked branch failed; keeping the deployed commit", "error", err.Error())
+		return false
+	}
+	return head != f.resolved.Git.Ref.Commit
 }
 
 // ensureContentSecrets creates the content Secrets that are missing. The
@@ -129,23 +144,6 @@ func (r *Reconciler) ensureContentSecrets(ctx context.Context, bd *rukpakv1alpha
 		}
 	}
 	return nil
-}
-
-// fetchAndPack fetches bd's image and packs the plain bundle's files.
-func fetchAndPack(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opts fetch.ImageOptions) ([]content.Chunk, string, error) {
-	image, err := fetch.FetchImage(ctx, bd.Spec.Source.Image.Ref, opts, fetch.DefaultLimits)
-	if err != nil {
-		return nil, "", err
-	}
-	files, err := translate.PlainFiles(image.Files)
-	if err != nil {
-		return nil, "", err
-	}
-	chunks, err := content.Pack(bd.Name, files)
-	if err != nil {
-		return nil, "", &translate.InvalidBundleError{Reason: err.Error()}
-	}
-	return chunks, image.Pinned, nil
 }
 
 // contentSecret is the immutable Secret holding one chunk, owned by bd.
@@ -189,4 +187,8 @@ func (r *Reconciler) pruneContent(ctx context.Context, bd *rukpakv1alpha2.Bundle
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func (r *Reconciler) sources() sourceFetcher {
+	return sourceFetcher{reader: r.client, namespace: r.cfg.SystemNamespace}
 }

@@ -97,7 +97,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	return ctrl.Result{}, r.writeStatus(ctx, bd, status.FromApp(bd, app, f.pinned))
+	if err := r.writeStatus(ctx, bd, status.FromApp(bd, app, f.resolved)); err != nil {
+		return ctrl.Result{}, err
+	}
+	if f.chunks != nil && translate.TracksBranch(bd) {
+		// No event says a remote branch moved: look again after the period.
+		return ctrl.Result{RequeueAfter: r.cfg.BranchSyncPeriod}, nil
+	}
+	return ctrl.Result{}, nil
 }
 
 // fetchFailed reports a failed adapter-side fetch. Content that can never
@@ -182,5 +189,5 @@ func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 			return fmt.Errorf("delete app %s/%s: %w", app.Namespace, app.Name, err)
 		}
 	}
-	return r.writeStatus(ctx, bd, status.FromApp(bd, app, ""))
+	return r.writeStatus(ctx, bd, status.FromApp(bd, app, nil))
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -18,22 +18,30 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 	var objs []runtime.Object
 	var c *translate.Content
 	if translate.AdapterFetches(bd) {
-		img := bd.Spec.Source.Image
-		if img.ImagePullSecretName != "" {
-			return nil, fmt.Errorf("image %s needs pull secret %q, which render cannot read without a cluster", img.Ref, img.ImagePullSecretName)
-		}
-		chunks, _, err := fetchAndPack(ctx, bd, fetch.ImageOptions{CAData: img.CertificateData, InsecureSkipTLSVerify: img.InsecureSkipTLSVerify})
+		f, err := sourceFetcher{reader: noCluster{}, namespace: cfg.SystemNamespace}.fetchBundle(ctx, bd)
 		if err != nil {
 			return nil, err
 		}
-		for _, ch := range chunks {
+		for _, ch := range f.chunks {
 			objs = append(objs, contentSecret(bd, cfg.SystemNamespace, ch))
 		}
-		c = contentRefs(chunks)
+		c = f.refs()
 	}
 	app, err := translate.App(bd, cfg, c)
 	if err != nil {
 		return nil, err
 	}
 	return append(objs, app), nil
+}
+
+// noCluster stands in for the API when rendering offline: a BD that names a
+// Secret or ConfigMap cannot be rendered without one.
+type noCluster struct{}
+
+func (noCluster) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	return fmt.Errorf("%T %s cannot be read without a cluster", obj, key)
+}
+
+func (noCluster) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+	return fmt.Errorf("%T cannot be listed without a cluster", list)
 }

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"context"
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -10,9 +11,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -36,8 +40,38 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&kappctrlv1alpha1.App{}).
 		// Content Secrets: one deleted by hand is recreated at once.
 		Owns(&corev1.Secret{}).
+		// ConfigMaps the adapter packs itself: a change or a late arrival
+		// is picked up at once. kapp-controller watches the ones it reads.
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.bundlesReading)).
 		WithOptions(controller.Options{
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](backoffBase, backoffMax),
 		}).
 		Complete(r)
+}
+
+// bundlesReading maps a ConfigMap in the system namespace to the
+// BundleDeployments whose adapter-fetched source reads it.
+func (r *Reconciler) bundlesReading(ctx context.Context, o client.Object) []reconcile.Request {
+	if o.GetNamespace() != r.cfg.SystemNamespace {
+		return nil
+	}
+	list := &rukpakv1alpha2.BundleDeploymentList{}
+	if err := r.client.List(ctx, list); err != nil {
+		log.FromContext(ctx).Error(err, "list bundle deployments for a configmap change", "configmap", o.GetName())
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		bd := &list.Items[i]
+		if !r.classes.Has(bd.Spec.ProvisionerClassName) || !translate.AdapterFetches(bd) {
+			continue
+		}
+		for _, cm := range bd.Spec.Source.ConfigMaps {
+			if cm.ConfigMap.Name == o.GetName() {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(bd)})
+				break
+			}
+		}
+	}
+	return out
 }

@@ -23,6 +23,21 @@ type Limits struct {
 // few MiB, and an App's content must fit in Secrets anyway.
 var DefaultLimits = Limits{MaxFileBytes: 8 << 20, MaxTotalBytes: 64 << 20, MaxFiles: 10000}
 
+// admit checks one more file of size bytes against the limits, given the
+// bytes and entries taken so far; total grows by size.
+func (limits Limits) admit(name string, size int64, total *int64, entries int) error {
+	if size > limits.MaxFileBytes {
+		return fmt.Errorf("%w: file %q is %d bytes, over the limit of %d", ErrInvalidContent, name, size, limits.MaxFileBytes)
+	}
+	if *total += size; *total > limits.MaxTotalBytes {
+		return fmt.Errorf("%w: bundle is over the limit of %d bytes", ErrInvalidContent, limits.MaxTotalBytes)
+	}
+	if entries >= limits.MaxFiles {
+		return fmt.Errorf("%w: bundle has more than %d files", ErrInvalidContent, limits.MaxFiles)
+	}
+	return nil
+}
+
 // ErrInvalidContent marks content that can never be unpacked: retrying
 // cannot help until the source changes.
 var ErrInvalidContent = errors.New("invalid bundle content")
@@ -71,14 +86,8 @@ func ExtractTar(r io.Reader, limits Limits) (Files, error) {
 		default:
 			continue
 		}
-		if hdr.Size > limits.MaxFileBytes {
-			return nil, fmt.Errorf("%w: file %q is %d bytes, over the limit of %d", ErrInvalidContent, name, hdr.Size, limits.MaxFileBytes)
-		}
-		if total += hdr.Size; total > limits.MaxTotalBytes {
-			return nil, fmt.Errorf("%w: bundle is over the limit of %d bytes", ErrInvalidContent, limits.MaxTotalBytes)
-		}
-		if len(files) >= limits.MaxFiles {
-			return nil, fmt.Errorf("%w: bundle has more than %d files", ErrInvalidContent, limits.MaxFiles)
+		if err := limits.admit(name, hdr.Size, &total, len(files)); err != nil {
+			return nil, err
 		}
 		data, err := io.ReadAll(io.LimitReader(tr, hdr.Size))
 		if err != nil {

@@ -21,7 +21,7 @@ func FuzzFromApp(f *testing.F) {
 		if err := json.Unmarshal([]byte(appStatus), &app.Status); err != nil {
 			t.Skip()
 		}
-		r := FromApp(newBD(nil), app, "")
+		r := FromApp(newBD(nil), app, nil)
 		for _, c := range []metav1.Condition{r.Unpacked, r.Installed, r.Healthy} {
 			if c.Reason == "" || strings.TrimSpace(c.Message) == "" || strings.Contains(c.Message, "<nil>") {
 				t.Fatalf("unusable condition %+v", c)

@@ -31,13 +31,12 @@ const (
 
 // FromApp derives the status of bd from app, which may be nil when the App
 // does not exist yet. The BD's current conditions decide between an install
-// and an upgrade failure. pinned is the digest reference of an image the
-// adapter fetched itself, empty when kapp-controller fetched.
-func FromApp(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App, pinned string) Result {
+// and an upgrade failure. resolved is the source the adapter fetched itself
+// (image digest, git commit), nil when kapp-controller fetched.
+func FromApp(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App, resolved *rukpakv1alpha2.BundleSource) Result {
 	r := fromApp(bd, app)
-	if pinned != "" && r.Unpacked.Status == metav1.ConditionTrue && bd.Spec.Source.Image != nil {
-		r.ResolvedSource = bd.Spec.Source.DeepCopy()
-		r.ResolvedSource.Image.Ref = pinned
+	if resolved != nil && r.Unpacked.Status == metav1.ConditionTrue {
+		r.ResolvedSource = resolved.DeepCopy()
 	}
 	return r
 }

@@ -225,7 +225,7 @@ func TestFromApp(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := FromApp(newBD(tt.installed), tt.app, "")
+			got := FromApp(newBD(tt.installed), tt.app, nil)
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("FromApp mismatch (-want +got):\n%s", d)
 			}

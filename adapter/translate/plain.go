@@ -17,6 +17,8 @@ func templateFor(bd *rukpakv1alpha2.BundleDeployment, kappConfig string) ([]kapp
 	switch bd.Spec.ProvisionerClassName {
 	case rukpakv1alpha2.ClassPlain:
 		return plainTemplate(kappConfig), nil
+	case rukpakv1alpha2.ClassHelm:
+		return helmTemplate(bd, kappConfig), nil
 	default:
 		return nil, &UnsupportedError{Reason: fmt.Sprintf("provisioner class %q is not supported yet", bd.Spec.ProvisionerClassName)}
 	}

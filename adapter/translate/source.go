@@ -22,13 +22,35 @@ type ContentSecret struct {
 
 // AdapterFetches reports whether the adapter must fetch bd's content itself.
 // kapp-controller can only widen TLS trust for the whole cluster, so a
-// per-BundleDeployment CA or skip-verify stays with the adapter. What it
-// fetches is packed as a plain bundle, so other classes never get here and
-// fail on their class before anything is downloaded.
+// per-BundleDeployment CA or skip-verify stays with the adapter. Helm
+// bundles are fetched by the adapter too: rukpak finds the chart at the
+// root or in a single top-level directory, and kapp-controller's
+// helmTemplate needs that path before it fetches. Other classes never get
+// here and fail on their class before anything is downloaded.
 func AdapterFetches(bd *rukpakv1alpha2.BundleDeployment) bool {
-	img := bd.Spec.Source.Image
-	return bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassPlain &&
-		bd.Spec.Source.Type == rukpakv1alpha2.SourceTypeImage && img != nil && (img.CertificateData != "" || img.InsecureSkipTLSVerify)
+	src := bd.Spec.Source
+	switch bd.Spec.ProvisionerClassName {
+	case rukpakv1alpha2.ClassHelm:
+		return true
+	case rukpakv1alpha2.ClassPlain:
+		switch {
+		case src.Type == rukpakv1alpha2.SourceTypeImage && src.Image != nil:
+			return src.Image.CertificateData != "" || src.Image.InsecureSkipTLSVerify
+		case src.Type == rukpakv1alpha2.SourceTypeHTTP && src.HTTP != nil:
+			return src.HTTP.Auth.InsecureSkipVerify
+		case src.Type == rukpakv1alpha2.SourceTypeGit && src.Git != nil:
+			return src.Git.Auth.InsecureSkipVerify
+		}
+	}
+	return false
+}
+
+// BundleFiles keeps what the App needs of a bundle the adapter fetched.
+func BundleFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte) (map[string][]byte, error) {
+	if bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassHelm {
+		return HelmFiles(bd, files)
+	}
+	return PlainFiles(files)
 }
 
 // fetchFor maps the BD's source onto a kapp-controller fetch step, or onto
@@ -61,9 +83,6 @@ func fetchFor(bd *rukpakv1alpha2.BundleDeployment, content *Content) (kappctrlv1
 	case rukpakv1alpha2.SourceTypeHTTP:
 		if src.HTTP == nil {
 			return kappctrlv1alpha1.AppFetch{}, &UnsupportedError{Reason: `spec.source.http must be set for source type "http"`}
-		}
-		if src.HTTP.Auth.InsecureSkipVerify {
-			return kappctrlv1alpha1.AppFetch{}, &UnsupportedError{Reason: "http sources with auth.insecureSkipVerify are not supported yet: kapp-controller can only skip verification for the whole cluster"}
 		}
 		// rukpak's basic-auth Secret keys (username, password) are the ones
 		// vendir reads, so the user's Secret is referenced as it is.
@@ -101,9 +120,6 @@ func fetchFor(bd *rukpakv1alpha2.BundleDeployment, content *Content) (kappctrlv1
 func gitFetch(g *rukpakv1alpha2.GitSource) (kappctrlv1alpha1.AppFetch, error) {
 	if g == nil {
 		return kappctrlv1alpha1.AppFetch{}, &UnsupportedError{Reason: `spec.source.git must be set for source type "git"`}
-	}
-	if g.Auth.InsecureSkipVerify {
-		return kappctrlv1alpha1.AppFetch{}, &UnsupportedError{Reason: "git sources with auth.insecureSkipVerify are not supported yet: kapp-controller can only skip verification for the whole cluster"}
 	}
 	f := &kappctrlv1alpha1.AppFetchGit{URL: g.Repository}
 	switch {

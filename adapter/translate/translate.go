@@ -22,6 +22,10 @@ type Config struct {
 	ServiceAccountName string
 	// SyncPeriod is how often kapp-controller re-applies an unchanged App.
 	SyncPeriod time.Duration
+	// BranchSyncPeriod is how often a BD that tracks a git branch looks for
+	// new commits: the App's sync period when kapp-controller fetches, the
+	// adapter's own check when it fetches.
+	BranchSyncPeriod time.Duration
 }
 
 // UnsupportedError says that a BundleDeployment asks for something this
@@ -34,6 +38,10 @@ func (e *UnsupportedError) Error() string { return e.Reason }
 // fetched the bundle itself (see AdapterFetches).
 func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*kappctrlv1alpha1.App, error) {
 	fetch, err := fetchFor(bd, content)
+	if err != nil {
+		return nil, err
+	}
+	syncPeriod, err := syncPeriodFor(bd, cfg, content)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +63,7 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 		},
 		Spec: kappctrlv1alpha1.AppSpec{
 			ServiceAccountName: sa,
-			SyncPeriod:         &metav1.Duration{Duration: cfg.SyncPeriod},
+			SyncPeriod:         &metav1.Duration{Duration: syncPeriod},
 			DefaultNamespace:   bd.Spec.InstallNamespace,
 			Fetch:              []kappctrlv1alpha1.AppFetch{fetch},
 			Template:           template,
@@ -63,6 +71,29 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 		},
 	}
 	return app, nil
+}
+
+// syncPeriodFor is the BD's own period when it asks for one; otherwise it
+// is shortened only for Apps whose own fetch follows a branch, as
+// everything else changes through events.
+func syncPeriodFor(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (time.Duration, error) {
+	if v, ok := bd.Annotations[rukpakv1alpha2.AnnotationSyncPeriod]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, &UnsupportedError{Reason: fmt.Sprintf("annotation %s: %q is not a positive duration such as 30s or 5m", rukpakv1alpha2.AnnotationSyncPeriod, v)}
+		}
+		return d, nil
+	}
+	if TracksBranch(bd) && content == nil && cfg.BranchSyncPeriod > 0 && cfg.BranchSyncPeriod < cfg.SyncPeriod {
+		return cfg.BranchSyncPeriod, nil
+	}
+	return cfg.SyncPeriod, nil
+}
+
+// TracksBranch reports whether bd follows a moving git branch.
+func TracksBranch(bd *rukpakv1alpha2.BundleDeployment) bool {
+	g := bd.Spec.Source.Git
+	return bd.Spec.Source.Type == rukpakv1alpha2.SourceTypeGit && g != nil && g.Ref.Branch != ""
 }
 
 // serviceAccountFor is the installer account unless the BD names its own.

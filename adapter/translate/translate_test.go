@@ -136,7 +136,6 @@ func TestApp_Unsupported(t *testing.T) {
 	}{
 		{"unknown class", bd("other-class", imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"})), `provisioner class "other-class" is not supported yet`},
 		{"configMaps type without configMaps", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "configMaps"}), `spec.source.configMaps must be set`},
-		{"http skip-verify not yet", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "http", HTTP: &rukpakv1alpha2.HTTPSource{URL: "https://x", Auth: rukpakv1alpha2.Authorization{InsecureSkipVerify: true}}}), "insecureSkipVerify are not supported yet"},
 		{"git without a ref", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "git", Git: &rukpakv1alpha2.GitSource{Repository: "https://x"}}), `must name a branch, a tag or a commit`},
 		{"image type without image", bd(rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: "image"}), `spec.source.image must be set`},
 	}
@@ -172,16 +171,40 @@ func TestApp_AdapterFetchedContent(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("App mismatch (-want +got):\n%s", d)
 	}
-	for _, img := range []rukpakv1alpha2.ImageSource{{Ref: "r/b:v1"}, {Ref: "r/b:v1", ImagePullSecretName: "s"}} {
-		if AdapterFetches(bd(rukpakv1alpha2.ClassPlain, imageSource(img))) {
-			t.Errorf("%+v: kapp-controller can fetch this itself", img)
-		}
+}
+
+func TestAdapterFetches(t *testing.T) {
+	t.Parallel()
+	skip := rukpakv1alpha2.Authorization{InsecureSkipVerify: true}
+	httpSrc := func(a rukpakv1alpha2.Authorization) rukpakv1alpha2.BundleSource {
+		return rukpakv1alpha2.BundleSource{Type: "http", HTTP: &rukpakv1alpha2.HTTPSource{URL: "https://x/b.tgz", Auth: a}}
 	}
-	if !AdapterFetches(bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", InsecureSkipTLSVerify: true}))) {
-		t.Error("skip-verify must stay with the adapter")
+	gitSrc := func(a rukpakv1alpha2.Authorization) rukpakv1alpha2.BundleSource {
+		return rukpakv1alpha2.BundleSource{Type: "git", Git: &rukpakv1alpha2.GitSource{Repository: "https://x", Ref: rukpakv1alpha2.GitRef{Branch: "main"}, Auth: a}}
 	}
-	if AdapterFetches(bd("other-class", imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", CertificateData: "PEM"}))) {
-		t.Error("only plain content is packed; another class must fail before any download")
+	tests := []struct {
+		name string
+		bd   *rukpakv1alpha2.BundleDeployment
+		want bool
+	}{
+		{"plain image", bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"})), false},
+		{"plain image with pull secret", bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", ImagePullSecretName: "s"})), false},
+		{"plain image with its own CA", bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", CertificateData: "PEM"})), true},
+		{"plain image skipping verification", bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", InsecureSkipTLSVerify: true})), true},
+		{"plain http", bd(rukpakv1alpha2.ClassPlain, httpSrc(rukpakv1alpha2.Authorization{})), false},
+		{"plain http skipping verification", bd(rukpakv1alpha2.ClassPlain, httpSrc(skip)), true},
+		{"plain git", bd(rukpakv1alpha2.ClassPlain, gitSrc(rukpakv1alpha2.Authorization{})), false},
+		{"plain git skipping verification", bd(rukpakv1alpha2.ClassPlain, gitSrc(skip)), true},
+		{"helm from any source", bd(rukpakv1alpha2.ClassHelm, httpSrc(rukpakv1alpha2.Authorization{})), true},
+		{"another class never downloads", bd("other-class", imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", CertificateData: "PEM"})), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := AdapterFetches(tt.bd); got != tt.want {
+				t.Errorf("AdapterFetches = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -233,5 +256,50 @@ func TestApp_ServiceAccountAnnotation(t *testing.T) {
 	var unsupported *UnsupportedError
 	if _, err := App(b, cfg, nil); !errors.As(err, &unsupported) || !strings.Contains(err.Error(), "is not a ServiceAccount name") {
 		t.Errorf("want a clear error for a bad name, got %v", err)
+	}
+}
+
+func TestApp_SyncPeriod(t *testing.T) {
+	t.Parallel()
+	withBranch := Config{SystemNamespace: "rukpak-system", ServiceAccountName: "installer", SyncPeriod: 10 * time.Minute, BranchSyncPeriod: time.Minute}
+	branch := rukpakv1alpha2.BundleSource{Type: "git", Git: &rukpakv1alpha2.GitSource{Repository: "https://x", Ref: rukpakv1alpha2.GitRef{Branch: "main"}}}
+	tag := rukpakv1alpha2.BundleSource{Type: "git", Git: &rukpakv1alpha2.GitSource{Repository: "https://x", Ref: rukpakv1alpha2.GitRef{Tag: "v1"}}}
+	annotated := func(b *rukpakv1alpha2.BundleDeployment, v string) *rukpakv1alpha2.BundleDeployment {
+		b.Annotations = map[string]string{rukpakv1alpha2.AnnotationSyncPeriod: v}
+		return b
+	}
+	tests := []struct {
+		name    string
+		bd      *rukpakv1alpha2.BundleDeployment
+		content *Content
+		want    time.Duration
+		wantErr string
+	}{
+		{"default", bd(rukpakv1alpha2.ClassPlain, tag), nil, 10 * time.Minute, ""},
+		{"kapp-controller follows a branch", bd(rukpakv1alpha2.ClassPlain, branch), nil, time.Minute, ""},
+		{"the adapter follows the branch itself", bd(rukpakv1alpha2.ClassPlain, branch), &Content{}, 10 * time.Minute, ""},
+		{"asked for by annotation", annotated(bd(rukpakv1alpha2.ClassPlain, tag), "45s"), nil, 45 * time.Second, ""},
+		{"annotation wins over the branch period", annotated(bd(rukpakv1alpha2.ClassPlain, branch), "1h"), nil, time.Hour, ""},
+		{"annotation not a duration", annotated(bd(rukpakv1alpha2.ClassPlain, tag), "often"), nil, 0, `"often" is not a positive duration`},
+		{"annotation negative", annotated(bd(rukpakv1alpha2.ClassPlain, tag), "-1m"), nil, 0, "not a positive duration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := App(tt.bd, withBranch, tt.content)
+			if tt.wantErr != "" {
+				var unsupported *UnsupportedError
+				if !errors.As(err, &unsupported) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want UnsupportedError containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("App: %v", err)
+			}
+			if got.Spec.SyncPeriod.Duration != tt.want {
+				t.Errorf("sync period = %v, want %v", got.Spec.SyncPeriod.Duration, tt.want)
+			}
+		})
 	}
 }

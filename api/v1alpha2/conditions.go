@@ -19,6 +19,11 @@ const (
 // account: platform teams grant it only what the bundle needs.
 const AnnotationServiceAccount = "core.rukpak.io/install-service-account"
 
+// AnnotationSyncPeriod asks kapp-controller to re-apply this
+// BundleDeployment more often than the adapter's default (a Go duration;
+// kapp-controller's floor is 30s), for faster repair of drift.
+const AnnotationSyncPeriod = "core.rukpak.io/sync-period"
+
 // Condition types.
 const (
 	// TypeUnpacked is True once the bundle's content was fetched.

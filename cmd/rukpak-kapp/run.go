@@ -27,7 +27,8 @@ func run(args []string) error {
 	systemNamespace := fs.String("system-namespace", "rukpak-system", "namespace of the Apps and of every Secret or ConfigMap a BundleDeployment may reference")
 	installer := fs.String("installer-service-account", "rukpak-kapp-installer", "ServiceAccount in the system namespace that kapp deploys with")
 	syncPeriod := fs.Duration("app-sync-period", 10*time.Minute, "how often kapp-controller re-applies an unchanged App")
-	classes := fs.String("classes", rukpakv1alpha2.ClassPlain, "comma-separated provisioner classes this controller claims")
+	branchSync := fs.Duration("branch-sync-period", time.Minute, "how often a BundleDeployment that tracks a git branch looks for new commits")
+	classes := fs.String("classes", rukpakv1alpha2.ClassPlain+","+rukpakv1alpha2.ClassHelm, "comma-separated provisioner classes this controller claims")
 	metricsAddr := fs.String("metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	probeAddr := fs.String("health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so only one replica reconciles")
@@ -61,6 +62,8 @@ func run(args []string) error {
 				&kappctrlv1alpha1.App{}: {Namespaces: map[string]cache.Config{*systemNamespace: {}}},
 				// Secrets are read from the system namespace only, never elsewhere.
 				&corev1.Secret{}: {Namespaces: map[string]cache.Config{*systemNamespace: {}}},
+				// configMaps sources, likewise.
+				&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{*systemNamespace: {}}},
 			},
 		},
 	})
@@ -71,6 +74,7 @@ func run(args []string) error {
 		SystemNamespace:    *systemNamespace,
 		ServiceAccountName: *installer,
 		SyncPeriod:         *syncPeriod,
+		BranchSyncPeriod:   *branchSync,
 	}, splitList(*classes), mgr.GetEventRecorder(adapter.FieldOwner))
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up controller: %w", err)

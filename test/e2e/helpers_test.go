@@ -2,7 +2,10 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
+	"strings"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
@@ -106,4 +109,33 @@ func basicAuthSecret(ctx context.Context, name, username, password string) {
 	}
 	ExpectWithOffset(1, env.Client.Create(ctx, secret)).To(Succeed())
 	DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, secret) })
+}
+
+func objKey(namespace, name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: namespace, Name: name}
+}
+
+func mustBD(ctx context.Context, name string) *rukpakv1alpha2.BundleDeployment {
+	bd, err := getBD(ctx, name)()
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return bd
+}
+
+// portOf is the port of a host:port address.
+func portOf(hostPort string) string {
+	_, port, err := net.SplitHostPort(hostPort)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return port
+}
+
+// fieldsAfterHost drops the host pattern of a known_hosts line.
+func fieldsAfterHost(line []byte) string {
+	_, rest, _ := strings.Cut(strings.TrimSpace(string(line)), " ")
+	return rest
+}
+
+func quoteJSON(s string) string {
+	b, err := json.Marshal(s)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return string(b)
 }

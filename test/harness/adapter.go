@@ -39,6 +39,8 @@ func startAdapter(ctx context.Context, e *Env) (*Adapter, error) {
 			"--system-namespace", SystemNamespace,
 			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port),
 			"--health-probe-bind-address", "0",
+			// kapp-controller re-fetches no more often than every 30 s.
+			"--branch-sync-period", "30s",
 		},
 	}
 	return a, a.Start(ctx)

@@ -60,6 +60,13 @@ type Env struct {
 	// Git serves repositories over smart HTTP; PrivateGit over HTTPS with a
 	// certificate from ClusterCA, behind basic auth.
 	Git, PrivateGit *GitServer
+	// SSHGit serves Git's repositories over ssh with a generated client key.
+	SSHGit *SSHGitServer
+	// UntrustedFiles and UntrustedGit serve HTTPS with a certificate from
+	// UntrustedCA, which nothing trusts: reaching them needs skip-verify.
+	UntrustedFiles *FileServer
+	UntrustedGit   *GitServer
+	UntrustedCA    *TestCA
 	// ClusterCA stands for the CAs a cluster's kapp-controller is configured
 	// to trust; the harness hands it to kapp-controller's git.
 	ClusterCA *TestCA
@@ -138,16 +145,28 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		if e.TLSRegistry, err = StartTLSRegistry(); err != nil {
 			return err
 		}
-		if e.Files, err = StartFileServer("", ""); err != nil {
+		if e.Files, err = StartFileServer("", "", nil); err != nil {
 			return err
 		}
-		if e.PrivateFiles, err = StartFileServer("rukpak-user", "rukpak-password"); err != nil {
+		if e.PrivateFiles, err = StartFileServer("rukpak-user", "rukpak-password", nil); err != nil {
 			return err
 		}
 		if e.Git, err = StartGitServer(filepath.Join(e.Dir, "git"), "", "", nil); err != nil {
 			return err
 		}
 		if e.PrivateGit, err = StartGitServer(filepath.Join(e.Dir, "private-git"), "rukpak-user", "rukpak-password", e.ClusterCA); err != nil {
+			return err
+		}
+		if e.SSHGit, err = StartSSHGitServer(e.Git); err != nil {
+			return err
+		}
+		if e.UntrustedCA, err = NewTestCA("rukpak-kapp untrusted test CA"); err != nil {
+			return err
+		}
+		if e.UntrustedFiles, err = StartFileServer("rukpak-user", "rukpak-password", e.UntrustedCA); err != nil {
+			return err
+		}
+		if e.UntrustedGit, err = StartGitServer(filepath.Join(e.Dir, "untrusted-git"), "", "", e.UntrustedCA); err != nil {
 			return err
 		}
 	}
@@ -224,12 +243,15 @@ func (e *Env) Stop() {
 	if e.TLSRegistry != nil {
 		e.TLSRegistry.Stop()
 	}
-	for _, fs := range []*FileServer{e.Files, e.PrivateFiles} {
+	if e.SSHGit != nil {
+		e.SSHGit.Stop()
+	}
+	for _, fs := range []*FileServer{e.Files, e.PrivateFiles, e.UntrustedFiles} {
 		if fs != nil {
 			fs.Stop()
 		}
 	}
-	for _, gs := range []*GitServer{e.Git, e.PrivateGit} {
+	for _, gs := range []*GitServer{e.Git, e.PrivateGit, e.UntrustedGit} {
 		if gs != nil {
 			gs.Stop()
 		}

@@ -15,19 +15,21 @@ type FileServer struct {
 	mu                 sync.Mutex
 	files              map[string][]byte
 	server             *http.Server
+	scheme             string
 }
 
 // StartFileServer serves on a free loopback port; with a username every
-// request needs basic auth.
-func StartFileServer(username, password string) (*FileServer, error) {
+// request needs basic auth, with a CA it serves HTTPS with a certificate
+// from that CA.
+func StartFileServer(username, password string, ca *TestCA) (*FileServer, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen for file server: %w", err)
 	}
 	fs := &FileServer{Host: l.Addr().String(), Username: username, Password: password, files: map[string][]byte{}}
 	fs.server = &http.Server{Handler: http.HandlerFunc(fs.serve)}
-	go func() { _ = fs.server.Serve(l) }()
-	return fs, nil
+	fs.scheme, err = serve(fs.server, l, ca)
+	return fs, err
 }
 
 func (fs *FileServer) serve(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +60,23 @@ func (fs *FileServer) Put(path string, data []byte) string {
 }
 
 // URL of path on this server, whether or not something is there.
-func (fs *FileServer) URL(path string) string { return "http://" + fs.Host + path }
+func (fs *FileServer) URL(path string) string { return fs.scheme + "://" + fs.Host + path }
 
 // Stop closes the server.
 func (fs *FileServer) Stop() { _ = fs.server.Close() }
+
+// serve runs server on l in the background, over TLS with a certificate from
+// ca when ca is set, and returns the URL scheme.
+func serve(server *http.Server, l net.Listener, ca *TestCA) (string, error) {
+	if ca == nil {
+		go func() { _ = server.Serve(l) }()
+		return "http", nil
+	}
+	cfg, err := ca.ServerConfig()
+	if err != nil {
+		return "", err
+	}
+	server.TLSConfig = cfg
+	go func() { _ = server.ServeTLS(l, "", "") }()
+	return "https", nil
+}

@@ -41,7 +41,7 @@ func StartGitServer(dir, username, password string, ca *TestCA) (*GitServer, err
 		Args: []string{"http-backend"},
 		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
 	}
-	gs := &GitServer{Host: l.Addr().String(), Username: username, Password: password, root: root, scheme: "http"}
+	gs := &GitServer{Host: l.Addr().String(), Username: username, Password: password, root: root}
 	gs.server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if username != "" {
 			if u, p, ok := r.BasicAuth(); !ok || u != username || p != password {
@@ -52,17 +52,8 @@ func StartGitServer(dir, username, password string, ca *TestCA) (*GitServer, err
 		}
 		backend.ServeHTTP(w, r)
 	})}
-	if ca != nil {
-		cfg, err := ca.ServerConfig()
-		if err != nil {
-			return nil, err
-		}
-		gs.server.TLSConfig, gs.scheme = cfg, "https"
-		go func() { _ = gs.server.ServeTLS(l, "", "") }()
-		return gs, nil
-	}
-	go func() { _ = gs.server.Serve(l) }()
-	return gs, nil
+	gs.scheme, err = serve(gs.server, l, ca)
+	return gs, err
 }
 
 // Repo is a bare repository on the server and a work tree to change it.

@@ -63,30 +63,52 @@ func runLocal(ctx context.Context) error {
 		return err
 	}
 	fmt.Printf("pushed examples/bundles/plain-hello as %s\n", ref)
-	manifest, err := os.ReadFile(filepath.Join(env.Root, "examples", "plain-hello.yaml"))
-	if err != nil {
+	if err := applyExample(ctx, env, "plain-hello", "REGISTRY", env.Registry.Host); err != nil {
 		return err
 	}
-	manifest = bytes.ReplaceAll(manifest, []byte("REGISTRY"), []byte(env.Registry.Host))
-	if _, err := harness.ApplyYAML(ctx, env.Client, manifest); err != nil {
-		return err
-	}
-	fmt.Println("applied examples/plain-hello.yaml; status:")
-	if err := watchUntilInstalled(ctx, env.Client, "plain-hello"); err != nil {
+	if err := applyHelmExample(ctx, env); err != nil {
 		return err
 	}
 	fmt.Printf(`
-The BundleDeployment is installed. Try:
+The BundleDeployments are installed. Try:
   export KUBECONFIG=%s
   kubectl get bundledeployments
   kubectl get apps -n %s
   kubectl get configmap hello-settings -n default -o yaml
+  kubectl get deployment helm-hello-hello-world -n default
 
 Press Ctrl-C to stop everything.
 `, env.ControlPlane.Kubeconfig, harness.SystemNamespace)
 	<-ctx.Done()
 	fmt.Println("\nstopping...")
 	return nil
+}
+
+// applyHelmExample serves examples/charts as a chart archive and installs
+// examples/helm-hello.yaml from it.
+func applyHelmExample(ctx context.Context, env *harness.Env) error {
+	tgz, err := harness.TarGz(filepath.Join(env.Root, "examples", "charts"))
+	if err != nil {
+		return err
+	}
+	url := env.Files.Put("/charts/hello-world-0.1.0.tgz", tgz)
+	fmt.Printf("serving examples/charts as %s\n", url)
+	return applyExample(ctx, env, "helm-hello", "FILES", env.Files.Host)
+}
+
+// applyExample applies examples/<name>.yaml with placeholder replaced by
+// the address of a harness server, and prints its status until Installed.
+func applyExample(ctx context.Context, env *harness.Env, name, placeholder, host string) error {
+	manifest, err := os.ReadFile(filepath.Join(env.Root, "examples", name+".yaml"))
+	if err != nil {
+		return err
+	}
+	manifest = bytes.ReplaceAll(manifest, []byte(placeholder), []byte(host))
+	if _, err := harness.ApplyYAML(ctx, env.Client, manifest); err != nil {
+		return err
+	}
+	fmt.Printf("applied examples/%s.yaml; status:\n", name)
+	return watchUntilInstalled(ctx, env.Client, name)
 }
 
 // watchUntilInstalled prints each change of the conditions until Installed
