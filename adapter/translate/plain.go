@@ -15,7 +15,7 @@ const ManifestsDir = "manifests"
 // templateFor picks the template steps for the BD's format.
 func templateFor(bd *rukpakv1alpha2.BundleDeployment, kappConfig string) ([]kappctrlv1alpha1.AppTemplate, error) {
 	switch bd.Spec.ProvisionerClassName {
-	case rukpakv1alpha2.ClassPlain:
+	case rukpakv1alpha2.ClassPlain, rukpakv1alpha2.ClassRegistry:
 		return plainTemplate(kappConfig), nil
 	case rukpakv1alpha2.ClassHelm:
 		return helmTemplate(bd, kappConfig), nil

@@ -22,7 +22,8 @@ type ContentSecret struct {
 
 // AdapterFetches reports whether the adapter must fetch bd's content itself.
 // kapp-controller can only widen TLS trust for the whole cluster, so a
-// per-BundleDeployment CA or skip-verify stays with the adapter. Helm
+// per-BundleDeployment CA or skip-verify stays with the adapter.
+// registry+v1 bundles are converted by the adapter. Helm
 // bundles are fetched by the adapter too: rukpak finds the chart at the
 // root or in a single top-level directory, and kapp-controller's
 // helmTemplate needs that path before it fetches. Other classes never get
@@ -30,7 +31,7 @@ type ContentSecret struct {
 func AdapterFetches(bd *rukpakv1alpha2.BundleDeployment) bool {
 	src := bd.Spec.Source
 	switch bd.Spec.ProvisionerClassName {
-	case rukpakv1alpha2.ClassHelm:
+	case rukpakv1alpha2.ClassHelm, rukpakv1alpha2.ClassRegistry:
 		return true
 	case rukpakv1alpha2.ClassPlain:
 		switch {
@@ -47,10 +48,14 @@ func AdapterFetches(bd *rukpakv1alpha2.BundleDeployment) bool {
 
 // BundleFiles keeps what the App needs of a bundle the adapter fetched.
 func BundleFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte) (map[string][]byte, error) {
-	if bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassHelm {
+	switch bd.Spec.ProvisionerClassName {
+	case rukpakv1alpha2.ClassHelm:
 		return HelmFiles(bd, files)
+	case rukpakv1alpha2.ClassRegistry:
+		return RegistryFiles(bd, files)
+	default:
+		return PlainFiles(files)
 	}
-	return PlainFiles(files)
 }
 
 // fetchFor maps the BD's source onto a kapp-controller fetch step, or onto

@@ -67,10 +67,17 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 			DefaultNamespace:   bd.Spec.InstallNamespace,
 			Fetch:              []kappctrlv1alpha1.AppFetch{fetch},
 			Template:           template,
-			Deploy:             []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{}}},
+			Deploy:             deployFor(bd),
 		},
 	}
 	return app, nil
+}
+
+func deployFor(bd *rukpakv1alpha2.BundleDeployment) []kappctrlv1alpha1.AppDeploy {
+	if bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassRegistry {
+		return registryDeploy()
+	}
+	return []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{}}}
 }
 
 // syncPeriodFor is the BD's own period when it asks for one; otherwise it

@@ -18,6 +18,8 @@ func main() {
 		err = run(os.Args[2:])
 	case "render":
 		err = render(os.Args[2:], os.Stdout)
+	case "convert":
+		err = convertCmd(os.Args[2:], os.Stdout)
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -38,5 +40,7 @@ func usage() {
 commands:
   run      run the controller against the cluster of $KUBECONFIG (or in-cluster config)
   render   print the App (and content Secrets) the controller would apply: render -f bd.yaml [-f ...]
+  convert  print the plain manifests of a registry+v1 bundle directory, for kapp deploy -f -:
+           convert registry-v1 DIR --install-namespace NS [--watch-namespaces A,B]
 `)
 }

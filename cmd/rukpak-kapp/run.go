@@ -28,7 +28,7 @@ func run(args []string) error {
 	installer := fs.String("installer-service-account", "rukpak-kapp-installer", "ServiceAccount in the system namespace that kapp deploys with")
 	syncPeriod := fs.Duration("app-sync-period", 10*time.Minute, "how often kapp-controller re-applies an unchanged App")
 	branchSync := fs.Duration("branch-sync-period", time.Minute, "how often a BundleDeployment that tracks a git branch looks for new commits")
-	classes := fs.String("classes", rukpakv1alpha2.ClassPlain+","+rukpakv1alpha2.ClassHelm, "comma-separated provisioner classes this controller claims")
+	classes := fs.String("classes", rukpakv1alpha2.ClassPlain+","+rukpakv1alpha2.ClassHelm+","+rukpakv1alpha2.ClassRegistry, "comma-separated provisioner classes this controller claims")
 	metricsAddr := fs.String("metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	probeAddr := fs.String("health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so only one replica reconciles")
