@@ -31,6 +31,7 @@ fuzz:
 	go test ./adapter/translate -run '^$$' -fuzz '^FuzzApp$$' -fuzztime $(FUZZTIME)
 	go test ./adapter/status -run '^$$' -fuzz '^FuzzFromApp$$' -fuzztime $(FUZZTIME)
 	go test ./adapter/fetch -run '^$$' -fuzz '^FuzzExtractTar$$' -fuzztime $(FUZZTIME)
+	go test ./convert -run '^$$' -fuzz '^FuzzObjects$$' -fuzztime $(FUZZTIME)
 
 api-test:
 	go test -count=1 -timeout 20m ./test/api/... -ginkgo.v

@@ -38,6 +38,8 @@ type fetched struct {
 	chunks []content.Chunk
 	// checked is when a tracked branch was last compared with its remote.
 	checked time.Time
+	// renewAt is when a webhook certificate in the content is due.
+	renewAt time.Time
 }
 
 // refs names the content Secrets for the App; nil when nothing was fetched.
@@ -84,15 +86,25 @@ func (c *contentCache) forget(uid types.UID) {
 func (r *Reconciler) fetchContent(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) (fetched, error) {
 	// ConfigMaps come from the informer cache: reading them again is cheap
 	// and sees every change.
-	if f, ok := r.cache.get(bd); ok && bd.Spec.Source.Type != rukpakv1alpha2.SourceTypeConfigMaps && !r.branchMoved(ctx, bd, f) {
+	if f, ok := r.cache.get(bd); ok && bd.Spec.Source.Type != rukpakv1alpha2.SourceTypeConfigMaps && !r.branchMoved(ctx, bd, f) &&
+		(f.renewAt.IsZero() || time.Now().Before(f.renewAt)) {
 		return f, r.ensureContentSecrets(ctx, bd, f.chunks)
 	}
 	fctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	f, err := r.sources().fetchBundle(fctx, bd)
+	store, err := loadCertStore(ctx, r.client, r.cfg.SystemNamespace, bd, time.Now())
 	if err != nil {
 		return fetched{}, err
 	}
+	f, err := r.sources().fetchBundle(fctx, bd, store.source())
+	if err != nil {
+		return fetched{}, err
+	}
+	// The certificates are stored before any content refers to them.
+	if err := store.save(ctx, r.client); err != nil {
+		return fetched{}, err
+	}
+	f.renewAt = store.renewAt
 	if err := r.ensureContentSecrets(ctx, bd, f.chunks); err != nil {
 		return fetched{}, err
 	}

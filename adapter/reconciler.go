@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -100,11 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, bd, status.FromApp(bd, app, f.resolved)); err != nil {
 		return ctrl.Result{}, err
 	}
-	if f.chunks != nil && translate.TracksBranch(bd) {
-		// No event says a remote branch moved: look again after the period.
-		return ctrl.Result{RequeueAfter: r.cfg.BranchSyncPeriod}, nil
-	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: timerFor(bd, f, r.cfg.BranchSyncPeriod)}, nil
 }
 
 // fetchFailed reports a failed adapter-side fetch. Content that can never
@@ -190,4 +187,19 @@ func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 		}
 	}
 	return r.writeStatus(ctx, bd, status.FromApp(bd, app, nil))
+}
+
+// timerFor is when a BD needs looking at without any event: a tracked branch
+// may have moved, or a webhook certificate is due for renewal. Zero: never.
+func timerFor(bd *rukpakv1alpha2.BundleDeployment, f fetched, branchPeriod time.Duration) time.Duration {
+	var after time.Duration
+	if f.chunks != nil && translate.TracksBranch(bd) {
+		after = branchPeriod
+	}
+	if !f.renewAt.IsZero() {
+		if due := time.Until(f.renewAt) + time.Minute; after == 0 || due < after {
+			after = due
+		}
+	}
+	return after
 }

@@ -3,12 +3,14 @@ package adapter
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
 
 // Render returns the objects the controller would apply for bd, built by
@@ -18,7 +20,7 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 	var objs []runtime.Object
 	var c *translate.Content
 	if translate.AdapterFetches(bd) {
-		f, err := sourceFetcher{reader: noCluster{}, namespace: cfg.SystemNamespace}.fetchBundle(ctx, bd)
+		f, err := sourceFetcher{reader: noCluster{}, namespace: cfg.SystemNamespace}.fetchBundle(ctx, bd, convert.FreshCertificates(time.Now()))
 		if err != nil {
 			return nil, err
 		}

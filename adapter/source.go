@@ -13,6 +13,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
 
 // sourceFetcher downloads what the adapter fetches itself. It reads
@@ -24,12 +25,12 @@ type sourceFetcher struct {
 
 // fetchBundle fetches bd's source, keeps what its format installs and packs
 // it into content Secret chunks.
-func (r sourceFetcher) fetchBundle(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) (fetched, error) {
+func (r sourceFetcher) fetchBundle(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, certs convert.CertSource) (fetched, error) {
 	files, resolved, err := r.fetch(ctx, bd)
 	if err != nil {
 		return fetched{}, err
 	}
-	bundle, err := translate.BundleFiles(bd, files)
+	bundle, err := translate.BundleFiles(bd, files, certs)
 	if err != nil {
 		return fetched{}, err
 	}

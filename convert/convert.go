@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rukpak-kapp/rukpak-kapp/convert/certs"
 )
 
 // Options say where the operator runs and which namespaces it watches.
@@ -22,6 +25,29 @@ type Options struct {
 	// default (all namespaces when supported, else its own namespace).
 	// [""] means all namespaces.
 	WatchNamespaces []string
+	// Certificates supplies webhook serving certificates; nil makes fresh
+	// ones on every call (fine offline, not for a controller).
+	Certificates CertSource
+}
+
+// FreshCertificates makes one CA per conversion and a certificate per
+// Service, valid from now.
+func FreshCertificates(now time.Time) CertSource {
+	var ca *certs.Pair
+	return func(service, namespace string) (ServingCert, error) {
+		if ca == nil {
+			c, err := certs.NewCA("rukpak-kapp webhook CA", now)
+			if err != nil {
+				return ServingCert{}, err
+			}
+			ca = &c
+		}
+		serving, err := certs.Issue(*ca, service, namespace, now)
+		if err != nil {
+			return ServingCert{}, err
+		}
+		return ServingCert{Serving: serving, CABundle: ca.CertPEM}, nil
+	}
 }
 
 // Error lists every problem of a bundle at once, sorted, so a user fixes

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -209,7 +210,7 @@ func TestObjects_AllProblemsAtOnceSorted(t *testing.T) {
 	b := csvBundle(map[string]bool{"AllNamespaces": true}, `  webhookdefinitions:
   - type: ValidatingAdmissionWebhook
     generateName: vdemo.example.com
-    deploymentName: demo-operator
+    deploymentName: missing-operator
   apiservicedefinitions:
     owned:
     - group: metrics.example.com
@@ -235,7 +236,7 @@ func TestObjects_AllProblemsAtOnceSorted(t *testing.T) {
 		"owned APIService v1.metrics.example.com is not supported",
 		"subdirectories are not allowed in manifests/: found manifests/sub",
 		`unsupported resource "stray" with kind "Pod"`,
-		"webhook vdemo.example.com (ValidatingAdmissionWebhook) is not supported yet",
+		`webhook vdemo.example.com names deployment "missing-operator", which the ClusterServiceVersion does not define`,
 	}
 	if !sort.StringsAreSorted(cerr.Problems) || len(cerr.Problems) != len(want) {
 		t.Fatalf("problems not sorted or wrong count: %q", cerr.Problems)
@@ -282,13 +283,14 @@ func TestYAML_Deterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, err := YAML(files, Options{InstallNamespace: "op-ns"})
+		opts := Options{InstallNamespace: "op-ns", Certificates: fixedCerts()}
+		first, err := YAML(files, opts)
 		if err != nil {
 			continue
 		}
 		converted++
 		for i := 0; i < 3; i++ {
-			again, _ := YAML(files, Options{InstallNamespace: "op-ns"})
+			again, _ := YAML(files, opts)
 			if !bytes.Equal(first, again) {
 				t.Fatalf("%s: output differs between runs", dir)
 			}
@@ -306,4 +308,20 @@ func asError(err error, target **Error) bool {
 		*target = e
 	}
 	return ok
+}
+
+// fixedCerts hands out the same certificate for a Service every time, as
+// the adapter's stored certificates do.
+func fixedCerts() CertSource {
+	fresh := FreshCertificates(time.Now())
+	issued := map[string]ServingCert{}
+	return func(service, namespace string) (ServingCert, error) {
+		key := namespace + "/" + service
+		if c, ok := issued[key]; ok {
+			return c, nil
+		}
+		c, err := fresh(service, namespace)
+		issued[key] = c
+		return c, err
+	}
 }

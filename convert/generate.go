@@ -3,6 +3,7 @@ package convert
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -30,7 +31,7 @@ func (b *bundle) convert(opts Options) ([]*unstructured.Unstructured, error) {
 	targets := targetNamespaces(modes, opts.InstallNamespace, opts.WatchNamespaces, &p)
 	b.checkUnsupported(&p)
 
-	g := &generator{csv: csv, installNS: opts.InstallNamespace, targets: targets, shipped: map[string]bool{}}
+	g := &generator{csv: csv, installNS: opts.InstallNamespace, targets: targets, shipped: map[string]bool{}, certMounts: map[string]string{}}
 	ownAPI := map[schema.GroupKind]struct{}{}
 	for _, crd := range b.crds {
 		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
@@ -65,9 +66,16 @@ func (b *bundle) convert(opts Options) ([]*unstructured.Unstructured, error) {
 		}
 		g.add(o)
 	}
+	var crds []*unstructured.Unstructured
 	for _, crd := range b.crds {
-		g.add(crd.DeepCopy())
+		crds = append(crds, crd.DeepCopy())
+		g.add(crds[len(crds)-1])
 	}
+	source := opts.Certificates
+	if source == nil {
+		source = FreshCertificates(time.Now())
+	}
+	g.webhooks(&p, crds, source)
 	g.serviceAccounts(&p)
 	g.permissions(&p)
 	g.deployments(&p)
@@ -100,9 +108,6 @@ func (b *bundle) checkUnsupported(p *problems) {
 			p.addf("owned CustomResourceDefinition %s is not in the bundle", c.Name)
 		}
 	}
-	for _, w := range spec.WebhookDefinitions {
-		p.addf("webhook %s (%s) is not supported yet", w.GenerateName, w.Type)
-	}
 	declared := map[string]bool{}
 	for _, w := range spec.WebhookDefinitions {
 		for _, c := range w.ConversionCRDs {
@@ -126,7 +131,10 @@ type generator struct {
 	// shipped are ServiceAccounts the bundle brings itself; they are used
 	// as they are instead of generating a second one.
 	shipped map[string]bool
-	out     []*unstructured.Unstructured
+	// certMounts names the serving Secret of each Deployment that serves
+	// webhooks.
+	certMounts map[string]string
+	out        []*unstructured.Unstructured
 }
 
 func (g *generator) add(o *unstructured.Unstructured) { g.out = append(g.out, o) }
@@ -228,10 +236,14 @@ func (g *generator) deployments(p *problems) {
 		annotations["olm.targetNamespaces"] = strings.Join(g.targets, ",")
 		annotations["olm.operatorNamespace"] = g.installNS
 		spec.Template.Annotations = annotations
-		g.typed(p, &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: g.installNS, Labels: d.Label},
-			Spec:       spec,
-		}, "apps/v1", "Deployment")
+		meta := metav1.ObjectMeta{Name: d.Name, Namespace: g.installNS, Labels: d.Label}
+		if len(g.csv.Spec.WebhookDefinitions) > 0 {
+			meta.Annotations = map[string]string{changeGroup: operatorsUp}
+		}
+		if secret, ok := g.certMounts[d.Name]; ok {
+			mountCerts(&spec, secret)
+		}
+		g.typed(p, &appsv1.Deployment{ObjectMeta: meta, Spec: spec}, "apps/v1", "Deployment")
 	}
 }
 

@@ -4,18 +4,23 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 // ImageOptions say how to reach a registry.
@@ -57,7 +62,11 @@ func FetchImage(ctx context.Context, ref string, opts ImageOptions, limits Limit
 	if err != nil {
 		return nil, fmt.Errorf("read image digest: %w", err)
 	}
-	rc := mutate.Extract(img)
+	checked, err := checkedLayers(img, limits)
+	if err != nil {
+		return nil, fmt.Errorf("error unpacking image: %w", err)
+	}
+	rc := mutate.Extract(checked)
 	defer rc.Close()
 	files, err := ExtractTar(rc, limits)
 	if err != nil {
@@ -118,4 +127,48 @@ func keychainFrom(data []byte) (authn.Keychain, error) {
 		return nil, errors.New("pull secret names no registry")
 	}
 	return k, nil
+}
+
+// checkedLayers downloads every layer once, into memory and within limits,
+// and refuses a layer with an entry that leaves the root, a link that points
+// outside or an oversized file. The flattening that follows
+// (mutate.Extract, which applies whiteouts) silently drops such entries, so
+// without this check a hostile bundle would install minus its bad parts
+// instead of being refused with the reason.
+func checkedLayers(img v1.Image, limits Limits) (v1.Image, error) {
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, fmt.Errorf("list layers: %w", err)
+	}
+	var total int64
+	mem := make([]v1.Layer, 0, len(layers))
+	for i, l := range layers {
+		rc, err := l.Compressed()
+		if err != nil {
+			return nil, fmt.Errorf("download layer %d: %w", i, err)
+		}
+		data, err := io.ReadAll(io.LimitReader(rc, limits.MaxTotalBytes-total+1))
+		rc.Close()
+		if err != nil {
+			return nil, fmt.Errorf("download layer %d: %w", i, err)
+		}
+		if total += int64(len(data)); total > limits.MaxTotalBytes {
+			return nil, fmt.Errorf("%w: image layers are over the limit of %d bytes", ErrInvalidContent, limits.MaxTotalBytes)
+		}
+		ml, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+		if err != nil {
+			return nil, fmt.Errorf("read layer %d: %w", i, err)
+		}
+		un, err := ml.Uncompressed()
+		if err != nil {
+			return nil, fmt.Errorf("read layer %d: %w", i, err)
+		}
+		_, err = ExtractTar(un, limits)
+		un.Close()
+		if err != nil {
+			return nil, fmt.Errorf("layer %d: %w", i, err)
+		}
+		mem = append(mem, ml)
+	}
+	return mutate.AppendLayers(empty.Image, mem...)
 }

@@ -13,12 +13,12 @@ import (
 
 // RegistryFiles converts a fetched registry+v1 bundle into a plain bundle:
 // one file per object under manifests/, in apply order.
-func RegistryFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte) (map[string][]byte, error) {
+func RegistryFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte, certs convert.CertSource) (map[string][]byte, error) {
 	watch, err := WatchNamespaces(bd)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := convert.Objects(files, convert.Options{InstallNamespace: bd.Spec.InstallNamespace, WatchNamespaces: watch})
+	objs, err := convert.Objects(files, convert.Options{InstallNamespace: bd.Spec.InstallNamespace, WatchNamespaces: watch, Certificates: certs})
 	if err != nil {
 		return nil, &InvalidBundleError{Reason: err.Error()}
 	}

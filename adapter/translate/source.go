@@ -7,6 +7,7 @@ import (
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
 
 // Content names the Secrets holding a bundle the adapter fetched itself.
@@ -47,12 +48,13 @@ func AdapterFetches(bd *rukpakv1alpha2.BundleDeployment) bool {
 }
 
 // BundleFiles keeps what the App needs of a bundle the adapter fetched.
-func BundleFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte) (map[string][]byte, error) {
+// certs serves webhook certificates for registry+v1 bundles.
+func BundleFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte, certs convert.CertSource) (map[string][]byte, error) {
 	switch bd.Spec.ProvisionerClassName {
 	case rukpakv1alpha2.ClassHelm:
 		return HelmFiles(bd, files)
 	case rukpakv1alpha2.ClassRegistry:
-		return RegistryFiles(bd, files)
+		return RegistryFiles(bd, files, certs)
 	default:
 		return PlainFiles(files)
 	}

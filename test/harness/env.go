@@ -87,7 +87,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		return nil, err
 	}
 	e := &Env{Root: root, Dir: dir}
-	e.tools = &toolEnv{bin: filepath.Join(root, "bin"), logDir: filepath.Join(dir, "logs"), base: os.Environ()}
+	e.tools = &toolEnv{bin: filepath.Join(root, "bin"), logDir: filepath.Join(dir, "logs"), base: withoutProxy(os.Environ())}
 	if err := os.MkdirAll(e.tools.logDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -286,4 +286,21 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// withoutProxy drops proxy settings: everything the harness runs talks on
+// this machine only, and a proxy would intercept the API server's calls to
+// webhooks (their URLs name Service DNS names, which no proxy setting
+// exempts).
+func withoutProxy(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch strings.ToLower(name) {
+		case "http_proxy", "https_proxy", "all_proxy", "no_proxy":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

@@ -45,7 +45,13 @@ func (e *Env) startFakeNodes(ctx context.Context) error {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        FakeNodeName,
 			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-			Labels:      map[string]string{"kubernetes.io/hostname": FakeNodeName, "type": "kwok"},
+			// The labels a kubelet sets, including the deprecated beta ones
+			// that older operators still select on.
+			Labels: map[string]string{
+				"kubernetes.io/hostname": FakeNodeName, "type": "kwok",
+				"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+				"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
+			},
 		},
 		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("110"),
