@@ -4,7 +4,7 @@ export GONOSUMDB ?= carvel.dev
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 
-.PHONY: run test tools build generate manifests verify unit fuzz api-test e2e-test release
+.PHONY: run test tools build generate manifests verify unit fuzz api-test e2e-test release bench-convert
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 run: tools build
@@ -57,3 +57,7 @@ release:
 	bash test/tools/build.sh kustomize
 	$(BIN)/kustomize build config/default > $(BIN)/rukpak-kapp.yaml
 	@echo "wrote $(BIN)/rukpak-kapp.yaml"
+
+## bench-convert: registry+v1 conversion, rukpak-kapp beside rukpak v0.24.0 (docs/benchmarks.md)
+bench-convert:
+	cd test/bench/convert && go test -run '^$$' -bench . -benchtime 5x -count 3

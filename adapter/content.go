@@ -202,5 +202,5 @@ func (r *Reconciler) pruneContent(ctx context.Context, bd *rukpakv1alpha2.Bundle
 }
 
 func (r *Reconciler) sources() sourceFetcher {
-	return sourceFetcher{reader: r.client, namespace: r.cfg.SystemNamespace}
+	return sourceFetcher{reader: r.client, namespace: r.cfg.SystemNamespace, digests: r.digests}
 }

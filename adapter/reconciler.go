@@ -40,12 +40,16 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	cache    contentCache
 	states   stateTracker
+	digests  *fetch.DigestCache
 }
+
+// digestCacheBytes bounds the images kept unpacked in memory.
+const digestCacheBytes = 32 << 20
 
 // NewReconciler wires a Reconciler. classes are the provisioner classes it
 // claims; BundleDeployments of other classes are never touched.
 func NewReconciler(c client.Client, cfg translate.Config, classes []string, recorder events.EventRecorder) *Reconciler {
-	return &Reconciler{client: c, cfg: cfg, classes: sets.New(classes...), recorder: recorder}
+	return &Reconciler{client: c, cfg: cfg, classes: sets.New(classes...), recorder: recorder, digests: fetch.NewDigestCache(digestCacheBytes)}
 }
 
 // Reconcile brings one BundleDeployment's App and status up to date.

@@ -21,6 +21,8 @@ import (
 type sourceFetcher struct {
 	reader    client.Reader
 	namespace string
+	// digests may be nil.
+	digests *fetch.DigestCache
 }
 
 // fetchBundle fetches bd's source, keeps what its format installs and packs
@@ -56,7 +58,7 @@ func (r sourceFetcher) fetch(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 			}
 			opts.DockerConfigJSON = secret.Data[corev1.DockerConfigJsonKey]
 		}
-		image, err := fetch.FetchImage(ctx, src.Image.Ref, opts, fetch.DefaultLimits)
+		image, err := fetch.FetchImage(ctx, src.Image.Ref, opts, fetch.DefaultLimits, r.digests)
 		if err != nil {
 			return nil, nil, err
 		}

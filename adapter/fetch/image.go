@@ -41,7 +41,8 @@ type Image struct {
 
 // FetchImage pulls ref and unpacks its flattened file system (whiteouts
 // applied) within limits.
-func FetchImage(ctx context.Context, ref string, opts ImageOptions, limits Limits) (*Image, error) {
+// A non-nil cache skips the layer download for a digest already unpacked.
+func FetchImage(ctx context.Context, ref string, opts ImageOptions, limits Limits, cache *DigestCache) (*Image, error) {
 	parsed, err := name.ParseReference(ref)
 	if err != nil {
 		return nil, fmt.Errorf("%w: parse image reference %q: %v", ErrInvalidContent, ref, err)
@@ -62,6 +63,10 @@ func FetchImage(ctx context.Context, ref string, opts ImageOptions, limits Limit
 	if err != nil {
 		return nil, fmt.Errorf("read image digest: %w", err)
 	}
+	pinned := parsed.Context().Name() + "@" + digest.String()
+	if files, ok := cache.get(digest.String()); ok {
+		return &Image{Files: files, Pinned: pinned}, nil
+	}
 	checked, err := checkedLayers(img, limits)
 	if err != nil {
 		return nil, fmt.Errorf("error unpacking image: %w", err)
@@ -72,7 +77,8 @@ func FetchImage(ctx context.Context, ref string, opts ImageOptions, limits Limit
 	if err != nil {
 		return nil, fmt.Errorf("error unpacking image: %w", err)
 	}
-	return &Image{Files: files, Pinned: parsed.Context().Name() + "@" + digest.String()}, nil
+	cache.put(digest.String(), files)
+	return &Image{Files: files, Pinned: pinned}, nil
 }
 
 func transportFor(opts ImageOptions) (http.RoundTripper, error) {

@@ -90,6 +90,18 @@ var _ = Describe("registry+v1 bundles with webhooks", func() {
 		dep := onlyDeployment(ctx, ns)
 		Expect(dep.Spec.Template.Spec.Containers[0].VolumeMounts).To(ContainElement(HaveField("MountPath", "/tmp/k8s-webhook-server/serving-certs")))
 
+		By("restarting the adapter: the stored certificates give the same content, so the App is not rewritten")
+		before, err := getApp(ctx, "kube-green")
+		Expect(err).NotTo(HaveOccurred())
+		env.Adapter.Kill()
+		Expect(env.Adapter.Start(ctx)).To(Succeed())
+		Consistently(func(g Gomega) {
+			after, err := getApp(ctx, "kube-green")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(after.Generation).To(Equal(before.Generation))
+			g.Expect(after.Spec.Fetch).To(Equal(before.Spec.Fetch))
+		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+
 		By("routing the Service to a stand-in that serves with the generated certificate")
 		ip := hostIP()
 		port, stop := denyingWebhook(ip, pair)

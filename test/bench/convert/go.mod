@@ -160,3 +160,5 @@ require (
 )
 
 replace github.com/rukpak-kapp/rukpak-kapp => ../../..
+
+replace github.com/containerd/errdefs => github.com/containerd/errdefs v0.1.0
