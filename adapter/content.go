@@ -84,14 +84,19 @@ func (c *contentCache) forget(uid types.UID) {
 // fetchContent fetches bd's source, keeps what its format installs and
 // stores it in immutable Secrets named by their content.
 func (r *Reconciler) fetchContent(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) (fetched, error) {
-	// ConfigMaps come from the informer cache: reading them again is cheap
-	// and sees every change.
-	if f, ok := r.cache.get(bd); ok && bd.Spec.Source.Type != rukpakv1alpha2.SourceTypeConfigMaps && !r.branchMoved(ctx, bd, f) &&
-		(f.renewAt.IsZero() || time.Now().Before(f.renewAt)) {
+	if f, ok := r.cache.get(bd); ok && r.reusable(ctx, bd, f) {
 		return f, r.ensureContentSecrets(ctx, bd, f.chunks)
 	}
 	fctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
+	if bd.Spec.ProvisionerClassName != rukpakv1alpha2.ClassRegistry {
+		f, err := r.sources().fetchBundle(fctx, bd, nil)
+		if err != nil {
+			return fetched{}, err
+		}
+		return f, r.storeContent(ctx, bd, f)
+	}
+	// Only registry+v1 bundles have webhooks, and so certificates.
 	store, err := loadCertStore(ctx, r.client, r.cfg.SystemNamespace, bd, time.Now())
 	if err != nil {
 		return fetched{}, err
@@ -105,11 +110,26 @@ func (r *Reconciler) fetchContent(ctx context.Context, bd *rukpakv1alpha2.Bundle
 		return fetched{}, err
 	}
 	f.renewAt = store.renewAt
+	return f, r.storeContent(ctx, bd, f)
+}
+
+// reusable reports whether what was fetched for this generation still
+// stands. ConfigMaps come from the informer cache, so reading them again is
+// cheap and sees every change; a tracked branch may have moved; a webhook
+// certificate may be due.
+func (r *Reconciler) reusable(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f fetched) bool {
+	return bd.Spec.Source.Type != rukpakv1alpha2.SourceTypeConfigMaps &&
+		(f.renewAt.IsZero() || time.Now().Before(f.renewAt)) &&
+		!r.branchMoved(ctx, bd, f)
+}
+
+// storeContent creates the content Secrets and remembers the fetch.
+func (r *Reconciler) storeContent(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f fetched) error {
 	if err := r.ensureContentSecrets(ctx, bd, f.chunks); err != nil {
-		return fetched{}, err
+		return err
 	}
 	r.cache.put(bd, f)
-	return f, nil
+	return nil
 }
 
 // branchMoved asks the remote, at most once per branch sync period, whether
@@ -124,6 +144,7 @@ func (r *Reconciler) branchMoved(ctx context.Context, bd *rukpakv1alpha2.BundleD
 	r.cache.put(bd, f)
 	opts, err := r.sources().gitOptions(ctx, g)
 	if err != nil {
+		log.FromContext(ctx).Info("checking the tracked branch failed; keeping the deployed commit", "error", err.Error())
 		return false
 	}
 	cctx, cancel := context.WithTimeout(ctx, fetchTimeout)

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -30,6 +31,9 @@ const (
 // SetupWithManager registers the controller: BundleDeployments of the
 // claimed classes, and the Apps they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rukpakv1alpha2.BundleDeployment{}, configMapIndex, r.configMapsRead); err != nil {
+		return fmt.Errorf("index bundle deployments by configmap: %w", err)
+	}
 	claimed := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
 		return ok && r.classes.Has(bd.Spec.ProvisionerClassName)
@@ -49,6 +53,24 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
+// configMapIndex indexes BundleDeployments by the ConfigMaps their
+// adapter-fetched source reads, so a ConfigMap event (kapp writes its app
+// records as ConfigMaps in the same namespace on every deploy) costs one
+// index lookup instead of a pass over every BundleDeployment.
+const configMapIndex = "rukpak-kapp.configMapsRead"
+
+func (r *Reconciler) configMapsRead(o client.Object) []string {
+	bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
+	if !ok || !r.classes.Has(bd.Spec.ProvisionerClassName) || !translate.AdapterFetches(bd) {
+		return nil
+	}
+	var names []string
+	for _, cm := range bd.Spec.Source.ConfigMaps {
+		names = append(names, cm.ConfigMap.Name)
+	}
+	return names
+}
+
 // bundlesReading maps a ConfigMap in the system namespace to the
 // BundleDeployments whose adapter-fetched source reads it.
 func (r *Reconciler) bundlesReading(ctx context.Context, o client.Object) []reconcile.Request {
@@ -56,22 +78,13 @@ func (r *Reconciler) bundlesReading(ctx context.Context, o client.Object) []reco
 		return nil
 	}
 	list := &rukpakv1alpha2.BundleDeploymentList{}
-	if err := r.client.List(ctx, list); err != nil {
+	if err := r.client.List(ctx, list, client.MatchingFields{configMapIndex: o.GetName()}); err != nil {
 		log.FromContext(ctx).Error(err, "list bundle deployments for a configmap change", "configmap", o.GetName())
 		return nil
 	}
-	var out []reconcile.Request
+	out := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
-		bd := &list.Items[i]
-		if !r.classes.Has(bd.Spec.ProvisionerClassName) || !translate.AdapterFetches(bd) {
-			continue
-		}
-		for _, cm := range bd.Spec.Source.ConfigMaps {
-			if cm.ConfigMap.Name == o.GetName() {
-				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(bd)})
-				break
-			}
-		}
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return out
 }

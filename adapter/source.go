@@ -71,7 +71,7 @@ func (r sourceFetcher) fetch(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 			if err != nil {
 				return nil, nil, err
 			}
-			opts.Username, opts.Password = string(secret.Data["username"]), string(secret.Data["password"])
+			opts.Username, opts.Password = basicAuth(secret)
 		}
 		files, err := fetch.FetchHTTP(ctx, src.HTTP.URL, opts, fetch.DefaultLimits)
 		return files, src, err
@@ -105,7 +105,7 @@ func (r sourceFetcher) gitOptions(ctx context.Context, g *rukpakv1alpha2.GitSour
 		if err != nil {
 			return opts, err
 		}
-		opts.Username, opts.Password = string(secret.Data["username"]), string(secret.Data["password"])
+		opts.Username, opts.Password = basicAuth(secret)
 		opts.SSHPrivateKey, opts.SSHKnownHosts = secret.Data["ssh-privatekey"], secret.Data["ssh-knownhosts"]
 	}
 	return opts, nil
@@ -144,4 +144,9 @@ func (r sourceFetcher) configMapFiles(ctx context.Context, sources []rukpakv1alp
 		}
 	}
 	return files, nil
+}
+
+// basicAuth reads rukpak's basic-auth Secret layout.
+func basicAuth(secret *corev1.Secret) (username, password string) {
+	return string(secret.Data["username"]), string(secret.Data["password"])
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -171,7 +172,7 @@ func TestObjects_PlacementAndPassThrough(t *testing.T) {
 		"CustomResourceDefinition//demos.example.com", "ServiceAccount/op-ns/op", "ServiceAccount/op-ns/shipped",
 		"ClusterRole//demo-view", "Service/op-ns/metrics", "Deployment/op-ns/demo-operator",
 	} {
-		if !contains(got, want) {
+		if !slices.Contains(got, want) {
 			t.Errorf("missing %s in %v", want, got)
 		}
 	}

@@ -1,6 +1,8 @@
 package convert
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -158,7 +160,7 @@ func (g *generator) serviceAccounts(p *problems) {
 	for _, perm := range append(append([]v1alpha1.StrategyDeploymentPermissions{}, spec.Permissions...), spec.ClusterPermissions...) {
 		names[perm.ServiceAccountName] = true
 	}
-	for _, n := range sortedKeys(names) {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		if n == "" || n == "default" || g.shipped[n] {
 			continue
 		}
@@ -278,13 +280,4 @@ func less(a, b *unstructured.Unstructured) bool {
 		return a.GetNamespace() < b.GetNamespace()
 	}
 	return a.GetName() < b.GetName()
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,7 +2,7 @@ package convert
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -70,7 +70,7 @@ func targetNamespaces(modes map[v1alpha1.InstallModeType]bool, installNS string,
 	switch {
 	case len(targets) == 1 && targets[0] == "":
 		need(v1alpha1.InstallModeTypeAllNamespaces, "targeting all namespaces")
-	case contains(targets, ""):
+	case slices.Contains(targets, ""):
 		p.addf(`spec.config.watchNamespaces: "" (all namespaces) cannot be combined with other namespaces`)
 	case len(targets) == 1 && targets[0] == installNS:
 		need(v1alpha1.InstallModeTypeOwnNamespace, fmt.Sprintf("watching only the install namespace %q", installNS))
@@ -78,33 +78,18 @@ func targetNamespaces(modes map[v1alpha1.InstallModeType]bool, installNS string,
 		need(v1alpha1.InstallModeTypeSingleNamespace, fmt.Sprintf("watching the single namespace %q", targets[0]))
 	default:
 		need(v1alpha1.InstallModeTypeMultiNamespace, fmt.Sprintf("watching several namespaces %q", targets))
-		if contains(targets, installNS) {
+		if slices.Contains(targets, installNS) {
 			need(v1alpha1.InstallModeTypeOwnNamespace, fmt.Sprintf("watching the install namespace %q", installNS))
 		}
 	}
 	return targets
 }
 
+// dedupe returns the distinct values, sorted.
 func dedupe(in []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range in {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func allNamespaces(targets []string) bool { return len(targets) == 1 && targets[0] == "" }

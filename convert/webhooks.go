@@ -3,6 +3,8 @@ package convert
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -78,7 +80,7 @@ func (g *generator) webhooks(p *problems, crds []*unstructured.Unstructured, sou
 		names[key] = true
 		byDeployment[w.DeploymentName] = append(byDeployment[w.DeploymentName], w)
 	}
-	for _, dep := range sortedKeys(deployments) {
+	for _, dep := range slices.Sorted(maps.Keys(deployments)) {
 		ws := byDeployment[dep]
 		if len(ws) == 0 {
 			continue

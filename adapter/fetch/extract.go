@@ -50,6 +50,18 @@ type Files map[string][]byte
 // outside the root, links pointing outside it, and anything over the limits
 // are refused; nothing is ever written to disk.
 func ExtractTar(r io.Reader, limits Limits) (Files, error) {
+	return readTar(r, limits, true)
+}
+
+// checkTar applies ExtractTar's checks without keeping any file data.
+func checkTar(r io.Reader, limits Limits) error {
+	_, err := readTar(r, limits, false)
+	return err
+}
+
+// readTar walks a tar stream with the checks above; with keep it reads the
+// files' data, without it only their names (the reader skips the bodies).
+func readTar(r io.Reader, limits Limits, keep bool) (Files, error) {
 	files := Files{}
 	var total int64
 	tr := tar.NewReader(r)
@@ -88,6 +100,10 @@ func ExtractTar(r io.Reader, limits Limits) (Files, error) {
 		}
 		if err := limits.admit(name, hdr.Size, &total, len(files)); err != nil {
 			return nil, err
+		}
+		if !keep {
+			files[name] = nil
+			continue
 		}
 		data, err := io.ReadAll(io.LimitReader(tr, hdr.Size))
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path"
 	"strings"
@@ -222,5 +221,5 @@ func knownHostsCallback(data []byte) (ssh.HostKeyCallback, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: ssh-knownhosts: %v", ErrInvalidContent, err)
 	}
-	return func(host string, remote net.Addr, key ssh.PublicKey) error { return cb(host, remote, key) }, nil
+	return cb, nil
 }

@@ -169,7 +169,7 @@ func checkedLayers(img v1.Image, limits Limits) (v1.Image, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read layer %d: %w", i, err)
 		}
-		_, err = ExtractTar(un, limits)
+		err = checkTar(un, limits)
 		un.Close()
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i, err)
