@@ -102,7 +102,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.writeStatus(ctx, bd, status.FromApp(bd, app, f.resolved)); err != nil {
+	workloads, err := r.workloadsOf(ctx, bd)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.writeStatus(ctx, bd, status.WithWorkloads(status.FromApp(bd, app, f.resolved), workloads)); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: timerFor(bd, f, r.cfg.BranchSyncPeriod)}, nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -47,6 +48,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// ConfigMaps the adapter packs itself: a change or a late arrival
 		// is picked up at once. kapp-controller watches the ones it reads.
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.bundlesReading)).
+		// Installed workloads: kapp-controller judges readiness only while a
+		// deploy runs, so Healthy follows a lost node or a stuck rollout
+		// between syncs from these (label-selected, see InstalledSelector).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
+		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
+		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
 		WithOptions(controller.Options{
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](backoffBase, backoffMax),
 		}).

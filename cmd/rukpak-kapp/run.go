@@ -7,6 +7,7 @@ import (
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -64,6 +65,10 @@ func run(args []string) error {
 				&corev1.Secret{}: {Namespaces: map[string]cache.Config{*systemNamespace: {}}},
 				// configMaps sources, likewise.
 				&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{*systemNamespace: {}}},
+				// Installed workloads, for Healthy: only what a BundleDeployment installed.
+				&appsv1.Deployment{}:  {Label: adapter.InstalledSelector},
+				&appsv1.StatefulSet{}: {Label: adapter.InstalledSelector},
+				&appsv1.DaemonSet{}:   {Label: adapter.InstalledSelector},
 			},
 		},
 	})

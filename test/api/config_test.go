@@ -79,5 +79,9 @@ var _ = Describe("the install manifests in config/", func() {
 		Expect(canI(ctx, "create", "", "configmaps", "default")).To(BeFalse())
 		Expect(canI(ctx, "create", "apiextensions.k8s.io", "customresourcedefinitions", "")).To(BeFalse())
 		Expect(canI(ctx, "create", "kappctrl.k14s.io", "apps", "default")).To(BeFalse())
+		// Workloads are watched for Healthy, never written.
+		Expect(canI(ctx, "watch", "apps", "deployments", "")).To(BeTrue())
+		Expect(canI(ctx, "patch", "apps", "deployments", "default")).To(BeFalse())
+		Expect(canI(ctx, "delete", "apps", "statefulsets", "default")).To(BeFalse())
 	})
 })

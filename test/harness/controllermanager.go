@@ -28,6 +28,10 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context) (*process, e
 		"--controllers=*",
 		"--use-service-account-credentials=false",
 		"--concurrent-gc-syncs=5",
+		// kwok renews node leases every 2s (fakenodes.go); a node whose
+		// heartbeat stops is declared lost after 16s instead of 50s.
+		"--node-monitor-period=2s",
+		"--node-monitor-grace-period=16s",
 	)
 	if err != nil {
 		return nil, err

@@ -25,44 +25,85 @@ func (e *Env) startFakeNodes(ctx context.Context) error {
 	if err := cp.WriteKubeconfig(kubeconfig, "default"); err != nil {
 		return err
 	}
-	stages := filepath.Join(e.tools.bin, "kwok-stages.yaml")
-	if _, err := os.Stat(stages); err != nil {
-		return fmt.Errorf("kwok stages missing (run make tools): %w", err)
-	}
 	var err error
 	if e.scheduler, err = startProcess("kube-scheduler", cp.Dir, e.tools.base, e.tools.logDir, filepath.Join(e.tools.bin, "kube-scheduler"),
 		"--kubeconfig", kubeconfig, "--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
 		"--leader-elect=false", "--secure-port=0"); err != nil {
 		return err
 	}
-	if e.kwok, err = startProcess("kwok", cp.Dir, e.tools.base, e.tools.logDir, filepath.Join(e.tools.bin, "kwok"),
-		"--kubeconfig", kubeconfig, "--config", stages,
-		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-		"--cidr=10.244.0.1/24", "--node-ip=10.244.0.1"); err != nil {
+	if e.kwok, err = e.startKwok(); err != nil {
 		return err
 	}
+	return e.AddFakeNode(ctx, FakeNodeName)
+}
+
+// KwokAnnotation marks the nodes kwok manages.
+const KwokAnnotation = "kwok.x-k8s.io/node"
+
+func (e *Env) startKwok() (*process, error) {
+	cp := e.ControlPlane
+	stages := filepath.Join(e.tools.bin, "kwok-stages.yaml")
+	if _, err := os.Stat(stages); err != nil {
+		return nil, fmt.Errorf("kwok stages missing (run make tools): %w", err)
+	}
+	return startProcess("kwok", cp.Dir, e.tools.base, e.tools.logDir, filepath.Join(e.tools.bin, "kwok"),
+		"--kubeconfig", filepath.Join(cp.Dir, "fake-nodes.kubeconfig"), "--config", stages,
+		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector="+KwokAnnotation+"=fake",
+		"--cidr=10.244.0.1/24", "--node-ip=10.244.0.1",
+		// Leases renewed every 2s give the node controller a heartbeat it
+		// can time out quickly (see controllermanager.go).
+		"--node-lease-duration-seconds=8")
+}
+
+// LoseNodes makes every fake node dead, as when the machines or their
+// kubelets are lost: kwok stops, so no heartbeat, lease renewal or pod status
+// reaches the API server and the node controller declares the nodes
+// unreachable and their pods not ready.
+func (e *Env) LoseNodes() { e.kwok.Stop(5 * time.Second) }
+
+// RestoreNodes brings the fake nodes back: kwok starts again, reports them
+// Ready and their running pods Ready, as returning kubelets do.
+func (e *Env) RestoreNodes(ctx context.Context) error {
+	if exited, _ := e.kwok.Exited(); !exited {
+		return nil
+	}
+	var err error
+	if e.kwok, err = e.startKwok(); err != nil {
+		return err
+	}
+	return e.waitNodeReady(ctx, FakeNodeName)
+}
+
+// AddFakeNode registers a node kwok keeps Ready, with the given taints, and
+// waits until it is Ready.
+func (e *Env) AddFakeNode(ctx context.Context, name string, taints ...corev1.Taint) error {
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        FakeNodeName,
-			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
+			Name:        name,
+			Annotations: map[string]string{KwokAnnotation: "fake"},
 			// The labels a kubelet sets, including the deprecated beta ones
 			// that older operators still select on.
 			Labels: map[string]string{
-				"kubernetes.io/hostname": FakeNodeName, "type": "kwok",
+				"kubernetes.io/hostname": name, "type": "kwok",
 				"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
 				"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
 			},
 		},
+		Spec: corev1.NodeSpec{Taints: taints},
 		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("110"),
 		}},
 	}
 	if err := e.Client.Create(ctx, node); client.IgnoreAlreadyExists(err) != nil {
-		return fmt.Errorf("register fake node: %w", err)
+		return fmt.Errorf("register fake node %s: %w", name, err)
 	}
-	return e.kwok.waitFor(ctx, 60*time.Second, "fake node Ready", func() error {
+	return e.waitNodeReady(ctx, name)
+}
+
+func (e *Env) waitNodeReady(ctx context.Context, name string) error {
+	return e.kwok.waitFor(ctx, 60*time.Second, "fake node "+name+" Ready", func() error {
 		n := &corev1.Node{}
-		if err := e.Client.Get(ctx, client.ObjectKey{Name: FakeNodeName}, n); err != nil {
+		if err := e.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
 			return err
 		}
 		for _, c := range n.Status.Conditions {

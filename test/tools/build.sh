@@ -63,7 +63,7 @@ if [[ "$only" == "  " || "$only" == *" kwok "* ]]; then
   kwokdir=$(cd "$here/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
   stages="$bin/kwok-stages.yaml"
   : >"$stages.tmp"
-  for f in "$kwokdir"/kustomize/stage/node/fast/*.yaml "$kwokdir"/kustomize/stage/node/heartbeat/*.yaml "$kwokdir"/kustomize/stage/pod/fast/*.yaml; do
+  for f in "$kwokdir"/kustomize/stage/node/fast/*.yaml "$kwokdir"/kustomize/stage/node/heartbeat/*.yaml "$kwokdir"/kustomize/stage/pod/fast/*.yaml "$here"/kwok/stages/*.yaml; do
     case "$(basename "$f")" in kustomization.yaml) continue ;; esac
     printf -- '---\n' >>"$stages.tmp"
     cat "$f" >>"$stages.tmp"
