@@ -4,17 +4,17 @@ export GONOSUMDB ?= carvel.dev
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 
-.PHONY: run test tools build generate manifests verify unit fuzz api-test e2e-test release bench-convert
+.PHONY: run test tools build generate manifests verify unit fuzz api-test e2e-test release bench-convert bench-scale bench-smoke
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 run: tools build
 	$(BIN)/rukpak-kapp-dev
 
 ## test: unit tests, the API suite and the end-to-end suite
-test: tools verify unit fuzz api-test e2e-test
+test: tools verify unit fuzz api-test e2e-test bench-smoke
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
-TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp
+TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp rukpak-core
 tools:
 	bash test/tools/build.sh $(TOOLS)
 
@@ -61,3 +61,13 @@ release:
 ## bench-convert: registry+v1 conversion, rukpak-kapp beside rukpak v0.24.0 (docs/benchmarks.md)
 bench-convert:
 	cd test/bench/convert && go test -run '^$$' -bench . -benchtime 5x -count 3
+
+## bench-scale: N plain bundles with rukpak-kapp, rukpak v0.24.0 and bare Apps (N=100, IDLE=10m by default; docs/benchmarks.md)
+N ?= 100
+IDLE ?= 10m
+bench-scale:
+	go run ./test/bench/scale -n $(N) -idle $(IDLE)
+
+## bench-smoke: the scale benchmark at N=5 with a short idle window, so it cannot rot
+bench-smoke:
+	go run ./test/bench/scale -n 5 -idle 20s -check

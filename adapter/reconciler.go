@@ -40,6 +40,7 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	cache    contentCache
 	states   stateTracker
+	progress progressHold
 	digests  *fetch.DigestCache
 }
 
@@ -106,10 +107,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.writeStatus(ctx, bd, status.WithWorkloads(status.FromApp(bd, app, f.resolved), workloads)); err != nil {
+	res := status.WithWorkloads(status.FromApp(bd, app, f.resolved), workloads)
+	timer := timerFor(bd, f, r.cfg.BranchSyncPeriod)
+	if wait, after := r.progress.hold(bd, res, time.Now()); wait {
+		// The App's next status change wakes this up too; the timer only
+		// covers a spec that stays in progress.
+		return ctrl.Result{RequeueAfter: earliest(timer, after)}, nil
+	}
+	if err := r.writeStatus(ctx, bd, res); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: timerFor(bd, f, r.cfg.BranchSyncPeriod)}, nil
+	return ctrl.Result{RequeueAfter: timer}, nil
 }
 
 // fetchFailed reports a failed adapter-side fetch. Content that can never
@@ -178,6 +186,7 @@ func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 	if apierrors.IsNotFound(err) {
 		r.cache.forget(bd.UID)
 		r.states.forget(bd.Name)
+		r.progress.forget(bd.Name)
 		before := bd.DeepCopy()
 		controllerutil.RemoveFinalizer(bd, Finalizer)
 		// NotFound: a second reconcile from a stale cache raced the first.
@@ -199,6 +208,14 @@ func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 
 // timerFor is when a BD needs looking at without any event: a tracked branch
 // may have moved, or a webhook certificate is due for renewal. Zero: never.
+// earliest is the sooner of two RequeueAfter values, where 0 means never.
+func earliest(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
+}
+
 func timerFor(bd *rukpakv1alpha2.BundleDeployment, f fetched, branchPeriod time.Duration) time.Duration {
 	var after time.Duration
 	if f.chunks != nil && translate.TracksBranch(bd) {

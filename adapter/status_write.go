@@ -3,6 +3,8 @@ package adapter
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -36,24 +38,42 @@ func (r *Reconciler) writeStatus(ctx context.Context, bd *rukpakv1alpha2.BundleD
 	return nil
 }
 
-// recordTransitions emits one Event per condition whose reason changed, with
-// the condition's reason as the Event's reason.
+// recordTransitions logs each condition that changed and emits one Event
+// for the write: one API write per transition of the BundleDeployment, not
+// one per condition. Its reason is the most telling changed condition's (a
+// failure first, then Installed, Healthy, Unpacked) and its message lists
+// every change.
 func (r *Reconciler) recordTransitions(ctx context.Context, before, after *rukpakv1alpha2.BundleDeployment) {
 	// The reconcile logger already names the BundleDeployment on every line.
 	log := logf.FromContext(ctx)
-	for _, t := range []string{rukpakv1alpha2.TypeUnpacked, rukpakv1alpha2.TypeInstalled, rukpakv1alpha2.TypeHealthy} {
+	var lead *metav1.Condition
+	var parts []string
+	warning := false
+	for _, t := range []string{rukpakv1alpha2.TypeInstalled, rukpakv1alpha2.TypeHealthy, rukpakv1alpha2.TypeUnpacked} {
 		now := apimeta.FindStatusCondition(after.Status.Conditions, t)
 		old := apimeta.FindStatusCondition(before.Status.Conditions, t)
 		if now == nil || (old != nil && old.Reason == now.Reason && old.Status == now.Status) {
 			continue
 		}
-		kind := corev1.EventTypeNormal
-		if now.Status == "False" && now.Reason != rukpakv1alpha2.ReasonUnpackPending {
-			kind = corev1.EventTypeWarning
-		}
 		log.Info("condition changed", "type", t, "status", now.Status, "reason", now.Reason, "message", now.Message)
-		if r.recorder != nil {
-			r.recorder.Eventf(after, nil, kind, now.Reason, t, "%s", now.Message)
+		parts = append(parts, t+": "+now.Message)
+		failed := now.Status == metav1.ConditionFalse && !slices.Contains(quietReasons, now.Reason)
+		if lead == nil || (failed && !warning) {
+			lead = now
+			warning = warning || failed
 		}
 	}
+	if lead == nil || r.recorder == nil {
+		return
+	}
+	kind := corev1.EventTypeNormal
+	if warning {
+		kind = corev1.EventTypeWarning
+	}
+	r.recorder.Eventf(after, nil, kind, lead.Reason, lead.Type, "%s", strings.Join(parts, "; "))
+}
+
+// quietReasons are False conditions that report no failure of their own.
+var quietReasons = []string{
+	rukpakv1alpha2.ReasonUnpackPending, rukpakv1alpha2.ReasonInstallationStatusFalse, rukpakv1alpha2.ReasonDeleting,
 }

@@ -72,17 +72,21 @@ var _ = Describe("the adapter's metrics", func() {
 		}).Should(Equal(installedBefore + 1))
 		Expect(scrape(ctx, "controller_runtime_reconcile_time_seconds", reconciles)).To(BeNumerically(">", 0))
 
-		By("recording an Event for each transition, reason = condition reason")
+		By("recording one Event per transition, naming every condition that changed")
 		Eventually(func() ([]string, error) {
 			list := &eventsv1.EventList{}
 			err := env.Client.List(ctx, list)
-			var reasons []string
+			var notes []string
 			for _, e := range list.Items {
 				if e.Regarding.Name == "metrics-valid" && e.Regarding.Kind == "BundleDeployment" {
-					reasons = append(reasons, e.Reason)
+					notes = append(notes, e.Type+" "+e.Reason+" "+e.Note)
 				}
 			}
-			return reasons, err
-		}).Should(ContainElements("UnpackSuccessful", "InstallationSucceeded", "Healthy"))
+			return notes, err
+		}).Should(ContainElement(And(
+			HavePrefix("Normal InstallationSucceeded "),
+			ContainSubstring("Installed: Instantiated bundle metrics-valid"),
+			ContainSubstring("Unpacked: Successfully unpacked"),
+		)))
 	})
 })

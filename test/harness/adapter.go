@@ -65,6 +65,9 @@ func (a *Adapter) Start(ctx context.Context) error {
 	return a.proc.waitFor(ctx, 30*time.Second, "metrics endpoint", func() error { return httpOK(c, a.MetricsURL, "") })
 }
 
+// Pid is the adapter process's id.
+func (a *Adapter) Pid() int { return a.proc.Pid() }
+
 // Binary is the path of the rukpak-kapp binary the harness built.
 func (a *Adapter) Binary() string { return a.bin }
 

@@ -25,6 +25,8 @@ type ControlPlane struct {
 	CAData     []byte
 	Kubeconfig string
 	Config     *rest.Config
+	// AuditLog is the API server's audit log (JSON lines), when asked for.
+	AuditLog string
 
 	etcd, apiserver, kcm *process
 	token                string
@@ -38,7 +40,7 @@ type toolEnv struct {
 	base   []string
 }
 
-func startControlPlane(ctx context.Context, t *toolEnv, dir string) (*ControlPlane, error) {
+func startControlPlane(ctx context.Context, t *toolEnv, dir string, audit bool) (*ControlPlane, error) {
 	ports, err := freePorts(3)
 	if err != nil {
 		return nil, fmt.Errorf("pick ports: %w", err)
@@ -46,6 +48,11 @@ func startControlPlane(ctx context.Context, t *toolEnv, dir string) (*ControlPla
 	cp := &ControlPlane{Dir: dir, Port: ports[2], token: "rukpak-kapp-admin-token", env: t}
 	if err := cp.writeKeys(); err != nil {
 		return nil, err
+	}
+	if audit {
+		if err := cp.writeAuditPolicy(); err != nil {
+			return nil, err
+		}
 	}
 	etcdURL := "http://127.0.0.1:" + itoa(ports[0])
 	cp.etcdURL = etcdURL
@@ -75,7 +82,7 @@ func startControlPlane(ctx context.Context, t *toolEnv, dir string) (*ControlPla
 func (cp *ControlPlane) startAPIServer(ctx context.Context, etcdURL string) error {
 	certDir := filepath.Join(cp.Dir, "certs")
 	var err error
-	cp.apiserver, err = startProcess("kube-apiserver", cp.Dir, cp.env.base, cp.env.logDir, filepath.Join(cp.env.bin, "kube-apiserver"),
+	args := []string{
 		"--etcd-servers", etcdURL,
 		"--secure-port", itoa(cp.Port),
 		"--bind-address", "127.0.0.1",
@@ -94,7 +101,12 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, etcdURL string) erro
 		// (re)initializing" and backs off for minutes; without it, deletion
 		// is immediate, as on a cluster where CRDs live longer than that.
 		"--watch-cache=false",
-	)
+	}
+	if cp.AuditLog != "" {
+		args = append(args, "--audit-policy-file", filepath.Join(cp.Dir, "audit-policy.yaml"),
+			"--audit-log-path", cp.AuditLog, "--audit-log-format=json", "--audit-log-maxsize=0")
+	}
+	cp.apiserver, err = startProcess("kube-apiserver", cp.Dir, cp.env.base, cp.env.logDir, filepath.Join(cp.env.bin, "kube-apiserver"), args...)
 	if err != nil {
 		return err
 	}
@@ -118,6 +130,14 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, etcdURL string) erro
 	}
 	cp.Kubeconfig = filepath.Join(cp.Dir, "kubeconfig")
 	return cp.WriteKubeconfig(cp.Kubeconfig, "default")
+}
+
+// writeAuditPolicy logs one metadata line per request, when it completes:
+// enough to count requests and writes by user and user agent.
+func (cp *ControlPlane) writeAuditPolicy() error {
+	cp.AuditLog = filepath.Join(cp.Dir, "audit.log")
+	policy := "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived, ResponseStarted]\nrules:\n- level: Metadata\n"
+	return os.WriteFile(filepath.Join(cp.Dir, "audit-policy.yaml"), []byte(policy), 0o644)
 }
 
 // WriteKubeconfig writes an admin kubeconfig whose context uses namespace ns.

@@ -38,6 +38,9 @@ type Options struct {
 	// Servers runs the content servers on loopback: OCI registries (plain,
 	// basic auth, TLS), HTTP file servers and git servers.
 	Servers bool
+	// AuditLog makes the API server log every request's metadata (user,
+	// user agent, verb) to ControlPlane.AuditLog, for cost measurements.
+	AuditLog bool
 }
 
 // Env is a running local control plane and what was asked for on top.
@@ -107,7 +110,7 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	var err error
-	if e.ControlPlane, err = startControlPlane(ctx, e.tools, cpDir); err != nil {
+	if e.ControlPlane, err = startControlPlane(ctx, e.tools, cpDir, opts.AuditLog); err != nil {
 		return err
 	}
 	if opts.ControllerManager {

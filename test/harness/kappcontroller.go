@@ -161,6 +161,10 @@ func logSize(path string) int64 {
 	return 0
 }
 
+// Pids are the controller's and the sidecar's process ids; the sidecar is
+// the parent of the vendir, ytt, helm and kapp runs.
+func (kc *KappController) Pids() []int { return []int{kc.manager.Pid(), kc.sidecar.Pid()} }
+
 // Stop ends both processes.
 func (kc *KappController) Stop() {
 	kc.manager.Stop(10 * time.Second)

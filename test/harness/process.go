@@ -49,6 +49,14 @@ func startProcess(name, dir string, env []string, logDir, bin string, args ...st
 	return p, nil
 }
 
+// Pid is the process's id, 0 when it never started.
+func (p *process) Pid() int {
+	if p == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Stop ends the process group: SIGTERM, then SIGKILL after the grace period.
 func (p *process) Stop(grace time.Duration) {
 	if p == nil {
@@ -128,3 +136,10 @@ func freePorts(n int) ([]int, error) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 var errNotYet = errors.New("not yet")
+
+// FreePort is a free loopback port, for processes a caller starts itself.
+func FreePort() (int, error) { return freePort() }
+
+// ProcessEnv is the environment the harness runs processes with: this
+// process's, without proxy settings, so loopback traffic stays local.
+func ProcessEnv() []string { return withoutProxy(os.Environ()) }

@@ -1,0 +1,106 @@
+// Command scale installs N small plain bundles with rukpak-kapp (adapter and
+// kapp-controller), with rukpak v0.24.0's own provisioners, and as Apps
+// written directly (the floor), one system after the other on the same local
+// control plane, and prints what each cost. See docs/benchmarks.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
+)
+
+// benchAgent is the benchmark's own user agent, kept apart in the counts.
+const benchAgent = "rukpak-kapp-bench"
+
+func main() {
+	n := flag.Int("n", 100, "bundles per system")
+	idle := flag.Duration("idle", 10*time.Minute, "idle window measured after the install")
+	systems := flag.String("systems", "rukpak-kapp,floor,rukpak", "systems to run, in order")
+	check := flag.Bool("check", false, "exit non-zero unless every system installed everything (the smoke run in make test)")
+	flag.Parse()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	results, err := run(ctx, *n, *idle, strings.Split(*systems, ","))
+	for _, r := range results {
+		fmt.Println(r.summaryLine())
+	}
+	if len(results) > 0 {
+		fmt.Print(tables(results))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchmark:", err)
+		os.Exit(1)
+	}
+	if *check {
+		for _, r := range results {
+			if r.Missing > 0 || r.Change == 0 {
+				fmt.Fprintf(os.Stderr, "benchmark: %s left %d of %d not installed\n", r.System, r.Missing, r.N)
+				os.Exit(1)
+			}
+		}
+	}
+}
+
+func run(ctx context.Context, n int, idle time.Duration, names []string) ([]*result, error) {
+	started := time.Now()
+	env, err := harness.Start(ctx, harness.Options{
+		ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Servers: true, AuditLog: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start local control plane: %w", err)
+	}
+	defer env.Stop()
+	cfg := rest.CopyConfig(env.ControlPlane.Config)
+	cfg.UserAgent = benchAgent
+	// The default client-side limit would make the benchmark the bottleneck.
+	cfg.QPS, cfg.Burst = 500, 1000
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		return nil, err
+	}
+	// One Deployment per bundle: room for N pods beside the harness's node.
+	for i := range n/100 + 1 {
+		if err := env.AddFakeNode(ctx, fmt.Sprintf("bench-node-%d", i)); err != nil {
+			return nil, err
+		}
+	}
+	refs, v2, err := pushBundles(env.Registry, filepath.Join(env.Dir, "bundles"), n)
+	if err != nil {
+		return nil, err
+	}
+	all := map[string]system{"rukpak-kapp": rukpakKapp{env}, "floor": floor{env}, "rukpak": &rukpak{env: env}}
+	b := &bench{c: c, audit: env.ControlPlane.AuditLog, refs: refs, v2: v2, idle: idle, installT: time.Duration(n)*2*time.Second + 5*time.Minute}
+	var results []*result
+	for _, name := range names {
+		s, ok := all[name]
+		if !ok {
+			return results, fmt.Errorf("unknown system %q", name)
+		}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaceOf(s)}}
+		if err := c.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
+			return results, err
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s: installing %d bundles\n", time.Now().Format(time.TimeOnly), name, n)
+		r, err := b.run(ctx, s)
+		if err != nil {
+			return results, fmt.Errorf("%s: %w", name, err)
+		}
+		results = append(results, r)
+		fmt.Fprintln(os.Stderr, r.summaryLine())
+	}
+	fmt.Fprintf(os.Stderr, "benchmark finished in %s\n", time.Since(started).Round(time.Second))
+	return results, nil
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// clockTicks is USER_HZ, 100 on every Linux this runs on.
+const clockTicks = 100
+
+// cpuSeconds is a process's CPU time including the children it has waited
+// for: kapp-controller's sidecar runs vendir, ytt and kapp as children.
+func cpuSeconds(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read stat of %d: %w", pid, err)
+	}
+	// The command name may hold spaces; the fields after it do not.
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	// After the name: state(0) ... utime(11) stime(12) cutime(13) cstime(14).
+	var total int64
+	for _, i := range []int{11, 12, 13, 14} {
+		v, err := strconv.ParseInt(fields[i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parse stat of %d: %w", pid, err)
+		}
+		total += v
+	}
+	return float64(total) / clockTicks, nil
+}
+
+// peakRSSMiB is the process's high-water resident set size.
+func peakRSSMiB(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read status of %d: %w", pid, err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				return 0, fmt.Errorf("parse VmHWM of %d: %w", pid, err)
+			}
+			return kb / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM for %d", pid)
+}
+
+// procSet is the processes one system is made of, by role.
+type procSet map[string][]int
+
+func (p procSet) cpu() (map[string]float64, error) {
+	out := map[string]float64{}
+	for role, pids := range p {
+		for _, pid := range pids {
+			s, err := cpuSeconds(pid)
+			if err != nil {
+				return nil, err
+			}
+			out[role] += s
+		}
+	}
+	return out, nil
+}
+
+func (p procSet) rss() (map[string]float64, error) {
+	out := map[string]float64{}
+	for role, pids := range p {
+		for _, pid := range pids {
+			s, err := peakRSSMiB(pid)
+			if err != nil {
+				return nil, err
+			}
+			out[role] += s
+		}
+	}
+	return out, nil
+}
+
+func sub(after, before map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range after {
+		out[k] = v - before[k]
+	}
+	return out
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	i := int(p*float64(len(d))+0.5) - 1
+	return d[min(max(i, 0), len(d)-1)]
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+func (r *result) summaryLine() string {
+	return fmt.Sprintf("%s N=%d: all installed in %s (p50 %s, p95 %s, max %s, %d missing); one change in %s",
+		r.System, r.N, secs(r.Total), secs(percentile(r.Installed, .5)), secs(percentile(r.Installed, .95)),
+		secs(percentile(r.Installed, 1)), r.Missing, secs(r.Change))
+}
+
+func total(m map[string]float64) float64 {
+	t := 0.0
+	for _, v := range m {
+		t += v
+	}
+	return t
+}
+
+func perProcess(m map[string]float64, unit string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %.1f%s", k, m[k], unit))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// systemClients are the API clients that belong to a system.
+var systemClients = map[string][]string{
+	"rukpak-kapp": {"adapter", "kapp-controller", "kapp"},
+	"floor":       {"kapp-controller", "kapp"},
+	"rukpak":      {"rukpak"},
+}
+
+func apiOf(r *result, counts map[string]apiCount) string {
+	var parts []string
+	for _, c := range systemClients[r.System] {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", c, counts[c].Requests, counts[c].Writes))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func tables(results []*result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n| system | N | all Installed | p50 | p95 | max | one change | CPU s (install) | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %.1f (%s) | %s |\n", r.System, r.N, secs(r.Total),
+			secs(percentile(r.Installed, .5)), secs(percentile(r.Installed, .95)), secs(percentile(r.Installed, 1)),
+			secs(r.Change), total(r.InstallCPU), perProcess(r.InstallCPU, ""), perProcess(r.PeakRSS, ""))
+	}
+	fmt.Fprintf(&b, "\n| system | API requests/writes during install | adapter writes per BD, Events apart | idle window | CPU s idle | API requests/writes idle |\n|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		perBD := "-"
+		if r.System == "rukpak-kapp" {
+			a := r.InstallAPI["adapter"]
+			perBD = fmt.Sprintf("%.2f (+%.2f Events)", float64(a.Writes-a.EventWrites)/float64(r.N), float64(a.EventWrites)/float64(r.N))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f (%s) | %s |\n", r.System, apiOf(r, r.InstallAPI), perBD,
+			r.Idle.Round(time.Second), total(r.IdleCPU), perProcess(r.IdleCPU, ""), apiOf(r, r.IdleAPI))
+	}
+	return b.String()
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// result is one system's numbers.
+type result struct {
+	System              string
+	N                   int
+	Installed           []time.Duration // per object, from its create to first seen installed
+	Total               time.Duration   // first create to last installed
+	InstallCPU, IdleCPU map[string]float64
+	PeakRSS             map[string]float64
+	InstallAPI, IdleAPI map[string]apiCount
+	Idle                time.Duration
+	Change              time.Duration
+	Missing             int // objects not installed within the bound
+}
+
+type bench struct {
+	c        client.WithWatch
+	audit    string
+	refs     []string
+	v2       string
+	idle     time.Duration
+	installT time.Duration
+}
+
+func (b *bench) run(ctx context.Context, s system) (*result, error) {
+	res := &result{System: s.Name(), N: len(b.refs), Idle: b.idle}
+	procs, err := s.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Stop()
+	sel := client.MatchingLabels{systemLabel: s.Name()}
+	w := newDoneWatcher(s.Done)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go w.follow(watchCtx, b.c, s.List, sel)
+
+	cpu0, err := procs.cpu()
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	for i, ref := range b.refs {
+		obj, err := s.Object(i, ref)
+		if err != nil {
+			return nil, err
+		}
+		w.created(obj.GetName())
+		if err := b.c.Create(ctx, obj); err != nil {
+			return nil, fmt.Errorf("create %s: %w", obj.GetName(), err)
+		}
+	}
+	res.Installed, res.Missing = w.wait(ctx, len(b.refs), b.installT)
+	t1 := time.Now()
+	res.Total = w.last().Sub(t0)
+	cpu1, err := procs.cpu()
+	if err != nil {
+		return nil, err
+	}
+	res.InstallCPU = sub(cpu1, cpu0)
+	if res.InstallAPI, err = countRequests(b.audit, t0, t1); err != nil {
+		return nil, err
+	}
+
+	time.Sleep(b.idle)
+	t2 := time.Now()
+	cpu2, err := procs.cpu()
+	if err != nil {
+		return nil, err
+	}
+	res.IdleCPU = sub(cpu2, cpu1)
+	if res.IdleAPI, err = countRequests(b.audit, t1, t2); err != nil {
+		return nil, err
+	}
+
+	if res.Change, err = b.change(ctx, s); err != nil {
+		return nil, err
+	}
+	if res.PeakRSS, err = procs.rss(); err != nil {
+		return nil, err
+	}
+	return res, b.cleanup(ctx, s, sel)
+}
+
+// change points the first object at bundle 0's version 2 and times until
+// its new ConfigMap key is in the cluster.
+func (b *bench) change(ctx context.Context, s system) (time.Duration, error) {
+	first, err := s.Object(0, b.refs[0])
+	if err != nil {
+		return 0, err
+	}
+	if err := b.c.Get(ctx, client.ObjectKeyFromObject(first), first); err != nil {
+		return 0, err
+	}
+	before := first.DeepCopyObject().(client.Object)
+	s.Change(first, b.v2)
+	start := time.Now()
+	if err := b.c.Patch(ctx, first, client.MergeFrom(before)); err != nil {
+		return 0, fmt.Errorf("change %s: %w", first.GetName(), err)
+	}
+	key := client.ObjectKey{Namespace: namespaceOf(s), Name: "bench-0000"}
+	for time.Since(start) < b.installT {
+		cm := &corev1.ConfigMap{}
+		if err := b.c.Get(ctx, key, cm); err == nil && cm.Data["changed"] == "yes" {
+			return time.Since(start), nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("%s: the changed bundle was not installed within %s", s.Name(), b.installT)
+}
+
+// cleanup deletes what the system created and waits until it is gone, so
+// the next system starts from the same cluster.
+func (b *bench) cleanup(ctx context.Context, s system, sel client.MatchingLabels) error {
+	list := s.List()
+	if err := b.c.List(ctx, list, sel); err != nil {
+		return err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if err := b.c.Delete(ctx, it.(client.Object)); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(b.installT)
+	for time.Now().Before(deadline) {
+		list := s.List()
+		if err := b.c.List(ctx, list, sel); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		if meta.LenList(list) == 0 {
+			return nil
+		}
+		time.Sleep(time.Second)
+	}
+	return fmt.Errorf("%s: objects still present %s after deleting them", s.Name(), b.installT)
+}
+
+// doneWatcher records when each object is first seen done.
+type doneWatcher struct {
+	done      func(client.Object) bool
+	mu        sync.Mutex
+	createdAt map[string]time.Time
+	doneAt    map[string]time.Time
+}
+
+func newDoneWatcher(done func(client.Object) bool) *doneWatcher {
+	return &doneWatcher{done: done, createdAt: map[string]time.Time{}, doneAt: map[string]time.Time{}}
+}
+
+func (w *doneWatcher) created(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.createdAt[name] = time.Now()
+}
+
+// follow watches (and re-watches when the server ends the watch) until ctx ends.
+func (w *doneWatcher) follow(ctx context.Context, c client.WithWatch, list func() client.ObjectList, sel client.MatchingLabels) {
+	for ctx.Err() == nil {
+		wi, err := c.Watch(ctx, list(), sel)
+		if err != nil {
+			time.Sleep(time.Second)
+			continue
+		}
+		for ev := range wi.ResultChan() {
+			obj, ok := ev.Object.(client.Object)
+			if !ok || ev.Type == watch.Deleted || !w.done(obj) {
+				continue
+			}
+			w.mu.Lock()
+			if _, seen := w.doneAt[obj.GetName()]; !seen {
+				w.doneAt[obj.GetName()] = time.Now()
+			}
+			w.mu.Unlock()
+		}
+		wi.Stop()
+	}
+}
+
+func (w *doneWatcher) wait(ctx context.Context, n int, bound time.Duration) ([]time.Duration, int) {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		w.mu.Lock()
+		got := len(w.doneAt)
+		w.mu.Unlock()
+		if got >= n {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []time.Duration
+	for name, at := range w.doneAt {
+		out = append(out, at.Sub(w.createdAt[name]))
+	}
+	slices.Sort(out)
+	return out, n - len(out)
+}
+
+func (w *doneWatcher) last() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var last time.Time
+	for _, at := range w.doneAt {
+		if at.After(last) {
+			last = at
+		}
+	}
+	return last
+}
