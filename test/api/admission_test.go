@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -107,3 +108,24 @@ var _ = DescribeTable("admission of BundleDeployments",
 		bd.Spec.Config = &apiextensionsv1.JSON{Raw: []byte(`{"values":"a: 1","watchNamespaces":["x"]}`)}
 	}, ""),
 )
+
+var _ = Describe("the finalizer policy (config/admission)", func() {
+	It("adds the uninstall finalizer to claimed classes at creation, and leaves other classes alone", func(ctx context.Context) {
+		// Policies are loaded asynchronously after they are created.
+		Eventually(func() ([]string, error) {
+			bd := validBD("finalizer-policy-claimed")
+			err := env.Client.Create(ctx, bd, client.DryRunAll)
+			return bd.Finalizers, err
+		}).WithTimeout(30 * time.Second).Should(ConsistOf("core.rukpak.io/uninstall"))
+
+		bd := validBD("finalizer-policy-kept")
+		bd.Finalizers = []string{"example.com/other"}
+		Expect(env.Client.Create(ctx, bd, client.DryRunAll)).To(Succeed())
+		Expect(bd.Finalizers).To(ConsistOf("example.com/other", "core.rukpak.io/uninstall"))
+
+		foreign := validBD("finalizer-policy-foreign")
+		foreign.Spec.ProvisionerClassName = "example-com-other"
+		Expect(env.Client.Create(ctx, foreign, client.DryRunAll)).To(Succeed())
+		Expect(foreign.Finalizers).To(BeEmpty())
+	})
+})

@@ -191,7 +191,8 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 }
 
 // installAPI installs the BundleDeployment CRD from config/, the system
-// namespace, and the adapter's and installer's accounts from config/rbac.
+// namespace, the adapter's and installer's accounts from config/rbac and
+// the finalizer policy from config/admission.
 func (e *Env) installAPI(ctx context.Context) error {
 	crd, err := e.Kustomize(ctx, "config/crd")
 	if err != nil {
@@ -212,7 +213,19 @@ func (e *Env) installAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = ApplyYAML(ctx, e.Client, rbac)
+	if _, err = ApplyYAML(ctx, e.Client, rbac); err != nil {
+		return err
+	}
+	return e.InstallAdmission(ctx)
+}
+
+// InstallAdmission applies config/admission (the finalizer policy).
+func (e *Env) InstallAdmission(ctx context.Context) error {
+	policy, err := e.Kustomize(ctx, "config/admission")
+	if err != nil {
+		return err
+	}
+	_, err = ApplyYAML(ctx, e.Client, policy)
 	return err
 }
 

@@ -53,29 +53,21 @@ func peakRSSMiB(pid int) (float64, error) {
 // procSet is the processes one system is made of, by role.
 type procSet map[string][]int
 
-func (p procSet) cpu() (map[string]float64, error) {
-	out := map[string]float64{}
-	for role, pids := range p {
-		for _, pid := range pids {
-			s, err := cpuSeconds(pid)
-			if err != nil {
-				return nil, err
-			}
-			out[role] += s
-		}
-	}
-	return out, nil
-}
+func (p procSet) cpu() (map[string]float64, error) { return p.sum(cpuSeconds) }
 
-func (p procSet) rss() (map[string]float64, error) {
+// rss adds up peaks of processes of the same role (kapp-controller's two),
+// an upper bound of their joint peak.
+func (p procSet) rss() (map[string]float64, error) { return p.sum(peakRSSMiB) }
+
+func (p procSet) sum(read func(pid int) (float64, error)) (map[string]float64, error) {
 	out := map[string]float64{}
 	for role, pids := range p {
 		for _, pid := range pids {
-			s, err := peakRSSMiB(pid)
+			v, err := read(pid)
 			if err != nil {
 				return nil, err
 			}
-			out[role] += s
+			out[role] += v
 		}
 	}
 	return out, nil

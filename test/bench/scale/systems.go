@@ -9,6 +9,7 @@ import (
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -131,6 +132,10 @@ func (*rukpak) Name() string { return "rukpak" }
 
 func (s *rukpak) Start(ctx context.Context) (procSet, error) {
 	s.env.Adapter.Stop()
+	// rukpak would never remove the adapter's finalizer.
+	if err := s.withoutFinalizerPolicy(ctx); err != nil {
+		return nil, err
+	}
 	dir := filepath.Join(s.env.Dir, "rukpak")
 	for _, d := range []string{"storage", "unpack"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -174,6 +179,27 @@ func (s *rukpak) Stop() {
 		_ = s.proc.Process.Kill()
 		_ = s.proc.Wait()
 	}
+	_ = s.env.InstallAdmission(context.Background())
+}
+
+// withoutFinalizerPolicy unbinds config/admission's policy and waits until
+// the API server no longer applies it.
+func (s *rukpak) withoutFinalizerPolicy(ctx context.Context) error {
+	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "rukpak-kapp-uninstall-finalizer"}}
+	if err := s.env.Client.Delete(ctx, binding); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("unbind the finalizer policy: %w", err)
+	}
+	for range 120 {
+		probe := bundleDeployment("rp-probe", s.Name(), namespaceOf(s), "127.0.0.1/probe:v1")
+		if err := s.env.Client.Create(ctx, probe, client.DryRunAll); err != nil {
+			return err
+		}
+		if len(probe.Finalizers) == 0 {
+			return nil
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return fmt.Errorf("the finalizer policy still applies 30s after it was unbound")
 }
 
 func restartKappController(ctx context.Context, env *harness.Env) error {
