@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -94,6 +95,8 @@ func (b *bench) run(ctx context.Context, s system) (*result, error) {
 	if res.PeakRSS, err = procs.rss(); err != nil {
 		return nil, err
 	}
+	// Cleanup of a large N takes long; the numbers are complete already.
+	fmt.Fprint(os.Stderr, tables([]*result{res}))
 	return res, b.cleanup(ctx, s, sel)
 }
 
