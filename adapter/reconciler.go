@@ -12,6 +12,7 @@ import (
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -103,11 +104,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	workloads, err := r.workloadsOf(ctx, bd)
-	if err != nil {
-		return ctrl.Result{}, err
+	res := status.FromApp(bd, app, f.resolved)
+	if res.Healthy.Status == metav1.ConditionTrue {
+		// Only a healthy install can be made unhealthy by its workloads;
+		// other states skip the three cache lists.
+		workloads, err := r.workloadsOf(ctx, bd)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		res = status.WithWorkloads(res, workloads)
 	}
-	res := status.WithWorkloads(status.FromApp(bd, app, f.resolved), workloads)
 	timer := timerFor(bd, f, r.cfg.BranchSyncPeriod)
 	if wait, after := r.progress.hold(bd, res, time.Now()); wait {
 		// The App's next status change wakes this up too; the timer only

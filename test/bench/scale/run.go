@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -146,7 +145,7 @@ func (b *bench) cleanup(ctx context.Context, s system, sel client.MatchingLabels
 	deadline := time.Now().Add(b.installT)
 	for time.Now().Before(deadline) {
 		list := s.List()
-		if err := b.c.List(ctx, list, sel); err != nil && !apierrors.IsNotFound(err) {
+		if err := b.c.List(ctx, list, sel); err != nil {
 			return err
 		}
 		if meta.LenList(list) == 0 {
@@ -178,6 +177,7 @@ func (w *doneWatcher) created(name string) {
 // follow watches (and re-watches when the server ends the watch) until ctx ends.
 func (w *doneWatcher) follow(ctx context.Context, c client.WithWatch, list func() client.ObjectList, sel client.MatchingLabels) {
 	for ctx.Err() == nil {
+		started := time.Now()
 		wi, err := c.Watch(ctx, list(), sel)
 		if err != nil {
 			time.Sleep(time.Second)
@@ -195,6 +195,10 @@ func (w *doneWatcher) follow(ctx context.Context, c client.WithWatch, list func(
 			w.mu.Unlock()
 		}
 		wi.Stop()
+		// A watch the server ends at once is not retried in a tight loop.
+		if time.Since(started) < time.Second {
+			time.Sleep(time.Second)
+		}
 	}
 }
 

@@ -179,7 +179,9 @@ func (s *rukpak) Stop() {
 		_ = s.proc.Process.Kill()
 		_ = s.proc.Wait()
 	}
-	_ = s.env.InstallAdmission(context.Background())
+	if err := s.env.InstallAdmission(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "benchmark: re-binding the finalizer policy after rukpak:", err)
+	}
 }
 
 // withoutFinalizerPolicy unbinds config/admission's policy and waits until
