@@ -13,7 +13,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,7 +36,7 @@ const Finalizer = "core.rukpak.io/uninstall"
 type Reconciler struct {
 	client   client.Client
 	cfg      translate.Config
-	classes  sets.Set[string]
+	classes  Classes
 	recorder events.EventRecorder
 	cache    contentCache
 	states   stateTracker
@@ -50,8 +49,8 @@ const digestCacheBytes = 32 << 20
 
 // NewReconciler wires a Reconciler. classes are the provisioner classes it
 // claims; BundleDeployments of other classes are never touched.
-func NewReconciler(c client.Client, cfg translate.Config, classes []string, recorder events.EventRecorder) *Reconciler {
-	return &Reconciler{client: c, cfg: cfg, classes: sets.New(classes...), recorder: recorder, digests: fetch.NewDigestCache(digestCacheBytes)}
+func NewReconciler(c client.Client, cfg translate.Config, classes Classes, recorder events.EventRecorder) *Reconciler {
+	return &Reconciler{client: c, cfg: cfg, classes: classes, recorder: recorder, digests: fetch.NewDigestCache(digestCacheBytes)}
 }
 
 // Reconcile brings one BundleDeployment's App and status up to date.
@@ -60,7 +59,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, bd); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !r.classes.Has(bd.Spec.ProvisionerClassName) {
+	if !r.classes.claims(bd) {
 		return ctrl.Result{}, nil
 	}
 	if !bd.DeletionTimestamp.IsZero() {
@@ -73,6 +72,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
 		}
 	}
+	bd = r.classes.asBuiltin(bd)
 
 	var f fetched
 	if translate.AdapterFetches(bd) {
@@ -114,7 +114,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		res = status.WithWorkloads(res, workloads)
 	}
-	timer := timerFor(bd, f, r.cfg.BranchSyncPeriod)
+	res, deadline := status.WithTemplateDeadline(res, app, time.Now(), r.cfg.TemplateTimeout)
+	timer := earliest(timerFor(bd, f, r.cfg.BranchSyncPeriod), deadline)
 	if wait, after := r.progress.hold(bd, res, time.Now()); wait {
 		// The App's next status change wakes this up too; the timer only
 		// covers a spec that stays in progress.
@@ -212,8 +213,6 @@ func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 	return r.writeStatus(ctx, bd, status.FromApp(bd, app, nil))
 }
 
-// timerFor is when a BD needs looking at without any event: a tracked branch
-// may have moved, or a webhook certificate is due for renewal. Zero: never.
 // earliest is the sooner of two RequeueAfter values, where 0 means never.
 func earliest(a, b time.Duration) time.Duration {
 	if a == 0 || (b != 0 && b < a) {
@@ -222,6 +221,8 @@ func earliest(a, b time.Duration) time.Duration {
 	return a
 }
 
+// timerFor is when a BD needs looking at without any event: a tracked branch
+// may have moved, or a webhook certificate is due for renewal. Zero: never.
 func timerFor(bd *rukpakv1alpha2.BundleDeployment, f fetched, branchPeriod time.Duration) time.Duration {
 	var after time.Duration
 	if f.chunks != nil && translate.TracksBranch(bd) {

@@ -37,7 +37,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	claimed := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
-		return ok && r.classes.Has(bd.Spec.ProvisionerClassName)
+		return ok && r.classes.claims(bd)
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("bundledeployment").
@@ -68,7 +68,7 @@ const configMapIndex = "rukpak-kapp.configMapsRead"
 
 func (r *Reconciler) configMapsRead(o client.Object) []string {
 	bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
-	if !ok || !r.classes.Has(bd.Spec.ProvisionerClassName) || !translate.AdapterFetches(bd) {
+	if !ok || !r.classes.claims(bd) || !translate.AdapterFetches(r.classes.asBuiltin(bd)) {
 		return nil
 	}
 	var names []string

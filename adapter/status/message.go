@@ -48,6 +48,9 @@ func explainTemplate(detail string) string {
 	if strings.Contains(detail, "to match at least one file") {
 		return zeroObjects
 	}
+	if msg, ok := outOfMemory(detail); ok {
+		return msg
+	}
 	// The only path ytt is given is manifests/ (the temp path around it is
 	// already stripped from detail).
 	if (strings.Contains(detail, "Checking file") || strings.Contains(detail, "Checking path")) &&

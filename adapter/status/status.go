@@ -145,12 +145,9 @@ func failed(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Resu
 	}
 }
 
-// reconciling covers a run in progress: fetch is done once its UpdatedAt
-// passed the StartedAt that kapp-controller reset when the run began.
+// reconciling covers a run in progress, before or after its fetch.
 func reconciling(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Result {
-	f := app.Status.Fetch
-	fetched := f != nil && f.ExitCode == 0 && f.Error == "" && !f.UpdatedAt.Before(&f.StartedAt) && !f.UpdatedAt.IsZero()
-	if !fetched {
+	if !fetchDone(app.Status.Fetch) {
 		r := pending(bd, "")
 		r.Unpacked = cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpacking, fmt.Sprintf("Fetching %s", describeSource(bd)))
 		return r

@@ -26,6 +26,10 @@ type Config struct {
 	// new commits: the App's sync period when kapp-controller fetches, the
 	// adapter's own check when it fetches.
 	BranchSyncPeriod time.Duration
+	// TemplateTimeout is how long kapp-controller's template step may run
+	// before the adapter reports it as failed (0: never). kapp-controller
+	// itself never stops the step.
+	TemplateTimeout time.Duration
 }
 
 // UnsupportedError says that a BundleDeployment asks for something this

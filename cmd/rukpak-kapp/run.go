@@ -29,7 +29,8 @@ func run(args []string) error {
 	installer := fs.String("installer-service-account", "rukpak-kapp-installer", "ServiceAccount in the system namespace that kapp deploys with")
 	syncPeriod := fs.Duration("app-sync-period", 10*time.Minute, "how often kapp-controller re-applies an unchanged App")
 	branchSync := fs.Duration("branch-sync-period", time.Minute, "how often a BundleDeployment that tracks a git branch looks for new commits")
-	classes := fs.String("classes", rukpakv1alpha2.ClassPlain+","+rukpakv1alpha2.ClassHelm+","+rukpakv1alpha2.ClassRegistry, "comma-separated provisioner classes this controller claims")
+	templateTimeout := fs.Duration("template-timeout", 2*time.Minute, "how long kapp-controller's template step may run before the BundleDeployment reports it as failed (0 disables)")
+	classes := fs.String("classes", rukpakv1alpha2.ClassPlain+","+rukpakv1alpha2.ClassHelm+","+rukpakv1alpha2.ClassRegistry, "comma-separated provisioner classes this controller claims; NAME="+rukpakv1alpha2.ClassPlain+" claims NAME and installs it as that built-in class, to run beside rukpak")
 	metricsAddr := fs.String("metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	probeAddr := fs.String("health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so only one replica reconciles")
@@ -39,6 +40,10 @@ func run(args []string) error {
 		return err
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	claimed, err := adapter.ParseClasses(splitList(*classes))
+	if err != nil {
+		return fmt.Errorf("--classes: %w", err)
+	}
 
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme} {
@@ -80,7 +85,8 @@ func run(args []string) error {
 		ServiceAccountName: *installer,
 		SyncPeriod:         *syncPeriod,
 		BranchSyncPeriod:   *branchSync,
-	}, splitList(*classes), mgr.GetEventRecorder(adapter.FieldOwner))
+		TemplateTimeout:    *templateTimeout,
+	}, claimed, mgr.GetEventRecorder(adapter.FieldOwner))
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up controller: %w", err)
 	}

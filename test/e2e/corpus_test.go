@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"archive/tar"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,18 @@ func hostile(entry func(tw *tar.Writer)) func(ctx context.Context, name string) 
 	}
 }
 
+// billionLaughs is a YAML file of nine lists, each holding nine aliases of
+// the one before: levels deep, it expands to 9^levels strings.
+func billionLaughs(levels int) string {
+	var b strings.Builder
+	b.WriteString("l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for i := 1; i < levels; i++ {
+		alias := fmt.Sprintf("*l%d", i-1)
+		fmt.Fprintf(&b, "l%d: &l%d [%s]\n", i, i, strings.Repeat(alias+", ", 8)+alias)
+	}
+	return b.String()
+}
+
 func fails(condType, reason, msg string, within time.Duration) corpusRow {
 	return corpusRow{condType: condType, status: "False", reason: reason, msg: msg, within: within, maxReconciles: 30, maxRetries: 4}
 }
@@ -112,6 +125,9 @@ var _ = Describe("the bad and hostile input corpus", func() {
 		Entry("manifests is a file", fails("Installed", "InstallFailed", "Expected 'metadata.name' on resource 'configmap", time.Minute), plainFiles("manifests-file", map[string]string{"manifests": "kind: ConfigMap\n"})),
 		Entry("empty manifests dir", fails("Installed", "InstallFailed", "found zero objects", time.Minute), plainOf("plain-v0/no-manifests")),
 		Entry("non-yaml file", fails("Installed", "InstallFailed", "yaml", time.Minute), plainFiles("non-yaml", map[string]string{"manifests/a.yaml": "kind: ConfigMap\nmetadata: [unclosed\n"})),
+		// ytt expands aliases without a limit and kapp-controller never stops its template step:
+		// the adapter's deadline, or the sidecar's memory cap, whichever comes first, names the cause.
+		Entry("yaml bomb", fails("Installed", "InstallFailed", "billion laughs", 2*time.Minute), plainFiles("yaml-bomb", map[string]string{"manifests/bomb.yaml": billionLaughs(9)})),
 		Entry("object over the size limit", fails("Installed", "InstallFailed", "too-big", 2*time.Minute), plainFiles("too-big", map[string]string{"manifests/big.yaml": bigConfigMap})),
 		Entry("custom resource without crd", fails("Installed", "InstallFailed", "ensure CRDs are installed first", time.Minute), plainOf("plain-v0/invalid-missing-crds")),
 		Entry("unknown kind", fails("Installed", "InstallFailed", "ensure CRDs are installed first", time.Minute), plainFiles("unknown-kind", map[string]string{"manifests/w.yaml": "apiVersion: v1\nkind: Wibble\nmetadata:\n  name: w\n"})),

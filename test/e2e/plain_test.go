@@ -7,9 +7,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 var olmCRDs = []string{
@@ -39,6 +42,18 @@ var _ = Describe("plain bundles from an image", func() {
 		Expect(app.Labels).To(HaveKeyWithValue(rukpakv1alpha2.LabelOwnerName, "plain-valid"))
 		Expect(app.OwnerReferences).To(ContainElement(HaveField("UID", bd.UID)))
 		Expect(app.Spec.DefaultNamespace).To(Equal("default"))
+	})
+
+	It("installs a BundleDeployment of an alias class (--classes NAME=core-rukpak-io-plain) and keeps its class", func(ctx context.Context) {
+		ref := dirBundle("alias-class", map[string]string{"manifests/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: alias-class\n  namespace: default\n"})
+		plainBD(ctx, "alias-class", ref, func(bd *rukpakv1alpha2.BundleDeployment) {
+			bd.Spec.ProvisionerClassName = harness.AliasPlainClass
+		})
+		Eventually(getBD(ctx, "alias-class")).Should(haveCondition("Installed", "True", "InstallationSucceeded", "Instantiated bundle alias-class"))
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "alias-class"}, &corev1.ConfigMap{})).To(Succeed())
+		bd := mustBD(ctx, "alias-class")
+		Expect(bd.Spec.ProvisionerClassName).To(Equal(harness.AliasPlainClass), "the alias was written back as the built-in class")
+		Expect(bd.Finalizers).To(ContainElement("core.rukpak.io/uninstall"))
 	})
 
 	It("reports a tag that does not exist as an unpack failure naming the image", func(ctx context.Context) {

@@ -7,7 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // Adapter is the rukpak-kapp binary running against the harness.
@@ -20,7 +23,7 @@ type Adapter struct {
 }
 
 // startAdapter builds cmd/rukpak-kapp once per harness and runs it.
-func startAdapter(ctx context.Context, e *Env) (*Adapter, error) {
+func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error) {
 	bin := filepath.Join(e.Dir, "rukpak-kapp")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/rukpak-kapp")
 	build.Dir = e.Root
@@ -41,10 +44,22 @@ func startAdapter(ctx context.Context, e *Env) (*Adapter, error) {
 			"--health-probe-bind-address", "0",
 			// kapp-controller re-fetches no more often than every 30 s.
 			"--branch-sync-period", "30s",
+			// The sidecar's memory cap stops a runaway ytt in 15-40 s here;
+			// the adapter names the cause before that.
+			"--template-timeout", "20s",
+			// The built-in classes and one alias, as a cluster that runs
+			// rukpak-kapp beside rukpak would (the scale benchmark does).
+			"--classes", strings.Join([]string{rukpakv1alpha2.ClassPlain, rukpakv1alpha2.ClassHelm, rukpakv1alpha2.ClassRegistry,
+				AliasPlainClass + "=" + rukpakv1alpha2.ClassPlain}, ","),
 		},
 	}
+	a.args = append(a.args, extra...)
 	return a, a.Start(ctx)
 }
+
+// AliasPlainClass is a provisioner class the harness's adapter installs as
+// core-rukpak-io-plain.
+const AliasPlainClass = "kapp-plain"
 
 // AdapterServiceAccount is the adapter's own account from config/rbac; the
 // harness runs the adapter with its token so every test exercises that RBAC.

@@ -41,6 +41,8 @@ type Options struct {
 	// AuditLog makes the API server log every request's metadata (user,
 	// user agent, verb) to ControlPlane.AuditLog, for cost measurements.
 	AuditLog bool
+	// AdapterArgs go after the adapter's default flags, so they win.
+	AdapterArgs []string
 }
 
 // Env is a running local control plane and what was asked for on top.
@@ -178,12 +180,13 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		if err := os.MkdirAll(kcDir, 0o755); err != nil {
 			return err
 		}
-		if e.KappController, err = startKappController(ctx, e.tools, e.Client, e.ControlPlane, kcDir, e.ClusterCA); err != nil {
+		if e.KappController, err = startKappController(ctx, e.tools, e.Client, e.ControlPlane, kcDir, "kapp-controller", "",
+			func(path string) error { return e.ControlPlane.WriteKubeconfig(path, KappControllerNamespace) }, e.ClusterCA); err != nil {
 			return err
 		}
 	}
 	if opts.Adapter {
-		if e.Adapter, err = startAdapter(ctx, e); err != nil {
+		if e.Adapter, err = startAdapter(ctx, e, opts.AdapterArgs); err != nil {
 			return err
 		}
 	}

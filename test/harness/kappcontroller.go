@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -57,13 +58,21 @@ metadata:
 // KappController is kapp-controller's two processes: the controller and
 // the sidecar that runs vendir, ytt and helm for it.
 type KappController struct {
+	// Namespace limits the controller to the Apps of one namespace from
+	// its next start on; empty: every namespace.
+	Namespace        string
+	name             string
 	dir              string
 	env              []string
 	sidecar, manager *process
 	tools            *toolEnv
 }
 
-func startKappController(ctx context.Context, t *toolEnv, c client.Client, cp *ControlPlane, dir string, trusted *TestCA) (*KappController, error) {
+// kubeconfigWriter writes the kubeconfig kapp-controller runs with.
+type kubeconfigWriter func(path string) error
+
+func startKappController(ctx context.Context, t *toolEnv, c client.Client, cp *ControlPlane, dir, name, namespace string,
+	writeKubeconfig kubeconfigWriter, trusted *TestCA) (*KappController, error) {
 	crds, err := os.ReadFile(filepath.Join(t.bin, "kapp-controller-crds.yaml"))
 	if err != nil {
 		return nil, fmt.Errorf("read kapp-controller CRDs (run make tools): %w", err)
@@ -85,7 +94,7 @@ func startKappController(ctx context.Context, t *toolEnv, c client.Client, cp *C
 		return nil, err
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := cp.WriteKubeconfig(kubeconfig, KappControllerNamespace); err != nil {
+	if err := writeKubeconfig(kubeconfig); err != nil {
 		return nil, err
 	}
 	env := append(withPath(t.base, t.bin),
@@ -102,7 +111,7 @@ func startKappController(ctx context.Context, t *toolEnv, c client.Client, cp *C
 		// servers signed by this CA are trusted.
 		"GIT_SSL_CAINFO="+caFile,
 	)
-	kc := &KappController{dir: dir, env: env, tools: t}
+	kc := &KappController{Namespace: namespace, name: name, dir: dir, env: env, tools: t}
 	if err := kc.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -114,8 +123,12 @@ func (kc *KappController) Start(ctx context.Context) error {
 	sock := filepath.Join(kc.dir, "sidecarexec.sock")
 	_ = os.Remove(sock)
 	var err error
-	kc.sidecar, err = startProcess("kapp-controller-sidecarexec", kc.dir, kc.env, kc.tools.logDir, kc.binary(), "-sidecarexec")
+	kc.sidecar, err = startProcess(kc.name+"-sidecarexec", kc.dir, kc.env, kc.tools.logDir, kc.binary(), "-sidecarexec")
 	if err != nil {
+		return err
+	}
+	if err := capMemory(kc.sidecar.Pid(), sidecarMemory); err != nil {
+		kc.sidecar.Stop(5 * time.Second)
 		return err
 	}
 	if err := kc.sidecar.waitFor(ctx, 30*time.Second, "sidecar socket", func() error {
@@ -134,10 +147,13 @@ func (kc *KappController) Start(ctx context.Context) error {
 // StartController starts the controller process alone, as a restart of its
 // container would; the sidecar keeps running.
 func (kc *KappController) StartController(ctx context.Context) error {
-	logStart := logSize(filepath.Join(kc.tools.logDir, "kapp-controller.log"))
+	logStart := logSize(filepath.Join(kc.tools.logDir, kc.name+".log"))
+	args := []string{"-start-api-server=false", "-metrics-bind-address=0", "-concurrency=4"}
+	if kc.Namespace != "" {
+		args = append(args, "-namespace="+kc.Namespace)
+	}
 	var err error
-	kc.manager, err = startProcess("kapp-controller", kc.dir, kc.env, kc.tools.logDir, kc.binary(),
-		"-start-api-server=false", "-metrics-bind-address=0", "-concurrency=4")
+	kc.manager, err = startProcess(kc.name, kc.dir, kc.env, kc.tools.logDir, kc.binary(), args...)
 	if err != nil {
 		return err
 	}
@@ -150,6 +166,43 @@ func (kc *KappController) StartController(ctx context.Context) error {
 		}
 		return errNotYet
 	})
+}
+
+// sidecarMemory stands in for the memory limit of the sidecar's container:
+// without one, a YAML bomb in a bundle would have ytt take the machine's
+// memory. Each process the sidecar runs gets its own cap.
+const sidecarMemory = 4 << 30
+
+// capMemory limits the address space of pid and of the processes it starts
+// from then on; the sidecar starts none before the controller asks.
+func capMemory(pid int, bytes uint64) error {
+	limit := unix.Rlimit{Cur: bytes, Max: bytes}
+	if err := unix.Prlimit(pid, unix.RLIMIT_AS, &limit, nil); err != nil {
+		return fmt.Errorf("cap the memory of process %d: %w", pid, err)
+	}
+	return nil
+}
+
+// StartKappController runs another kapp-controller, named name in its logs,
+// for the Apps of namespace only. It authenticates as the ServiceAccount
+// kapp-controller/name (bound to cluster-admin), so the API server's audit
+// log tells its requests apart from the main instance's.
+func (e *Env) StartKappController(ctx context.Context, name, namespace string) (*KappController, error) {
+	if err := e.ClusterAdminAccount(ctx, KappControllerNamespace, name); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(e.Dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	write := func(path string) error {
+		kubeconfig, err := e.ServiceAccountKubeconfig(ctx, KappControllerNamespace, name)
+		if err != nil {
+			return err
+		}
+		return os.Rename(kubeconfig, path)
+	}
+	return startKappController(ctx, e.tools, e.Client, e.ControlPlane, dir, name, namespace, write, e.ClusterCA)
 }
 
 func (kc *KappController) binary() string { return filepath.Join(kc.tools.bin, "kapp-controller") }

@@ -7,9 +7,11 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // ServiceAccountKubeconfig writes a kubeconfig that authenticates as the
@@ -31,4 +33,22 @@ func (e *Env) ServiceAccountKubeconfig(ctx context.Context, ns, name string) (st
 		return "", fmt.Errorf("write kubeconfig: %w", err)
 	}
 	return path, nil
+}
+
+// ClusterAdminAccount makes the ServiceAccount ns/name and binds it to
+// cluster-admin: for stand-ins of components that run with broad rights.
+func (e *Env) ClusterAdminAccount(ctx context.Context, ns, name string) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := e.Client.Create(ctx, sa); client.IgnoreAlreadyExists(err) != nil {
+		return fmt.Errorf("create service account %s/%s: %w", ns, name, err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
+	}
+	if err := e.Client.Create(ctx, binding); client.IgnoreAlreadyExists(err) != nil {
+		return fmt.Errorf("bind %s/%s to cluster-admin: %w", ns, name, err)
+	}
+	return nil
 }

@@ -66,6 +66,10 @@ func clientOf(ev auditEvent) string {
 		return "adapter"
 	case u == "system:serviceaccount:rukpak-system:rukpak-kapp-installer":
 		return "kapp"
+	case u == "system:serviceaccount:"+floorApps+":"+installer:
+		return "kapp (floor)"
+	case u == "system:serviceaccount:kapp-controller:kapp-controller-floor":
+		return "kapp-controller (floor)"
 	case strings.HasPrefix(agent, "kapp-controller/"):
 		return "kapp-controller"
 	case strings.HasPrefix(agent, "rukpak-core/"):

@@ -1,7 +1,9 @@
 // Command scale installs N small plain bundles with rukpak-kapp (adapter and
 // kapp-controller), with rukpak v0.24.0's own provisioners, and as Apps
-// written directly (the floor), one system after the other on the same local
-// control plane, and prints what each cost. See docs/benchmarks.md.
+// written directly (the floor, with a kapp-controller of its own), side by
+// side on the same local control plane: the installs one after the other,
+// then one idle window for all, then one change each. It prints what each
+// cost. See docs/benchmarks.md.
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
@@ -58,11 +61,17 @@ func run(ctx context.Context, n int, idle time.Duration, names []string) ([]*res
 	started := time.Now()
 	env, err := harness.Start(ctx, harness.Options{
 		ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Servers: true, AuditLog: true,
+		// rukpak claims the built-in class; the adapter takes an alias, as
+		// on a cluster where both run while bundles move over.
+		AdapterArgs: []string{"--classes", harness.AliasPlainClass + "=" + rukpakv1alpha2.ClassPlain},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start local control plane: %w", err)
 	}
 	defer env.Stop()
+	if err := finalizerPolicyFor(ctx, env, harness.AliasPlainClass); err != nil {
+		return nil, err
+	}
 	cfg := rest.CopyConfig(env.ControlPlane.Config)
 	cfg.UserAgent = benchAgent
 	// The default client-side limit would make the benchmark the bottleneck.
@@ -81,26 +90,52 @@ func run(ctx context.Context, n int, idle time.Duration, names []string) ([]*res
 	if err != nil {
 		return nil, err
 	}
-	all := map[string]system{"rukpak-kapp": rukpakKapp{env}, "floor": floor{env}, "rukpak": &rukpak{env: env}}
+	all := map[string]system{"rukpak-kapp": rukpakKapp{env}, "floor": &floor{env: env}, "rukpak": &rukpak{env: env}}
 	b := &bench{c: c, audit: env.ControlPlane.AuditLog, refs: refs, v2: v2, idle: idle, installT: time.Duration(n)*2*time.Second + 5*time.Minute}
-	var results []*result
+	var runs []*running
+	results := func() []*result {
+		var out []*result
+		for _, r := range runs {
+			out = append(out, r.res)
+		}
+		return out
+	}
+	// The installs run one after the other, so each has the machine to
+	// itself apart from the idle systems before it.
 	for _, name := range names {
 		s, ok := all[name]
 		if !ok {
-			return results, fmt.Errorf("unknown system %q", name)
+			return results(), fmt.Errorf("unknown system %q", name)
 		}
+		defer s.Stop()
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaceOf(s)}}
 		if err := c.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
-			return results, err
+			return results(), err
 		}
 		fmt.Fprintf(os.Stderr, "%s: %s: installing %d bundles\n", time.Now().Format(time.TimeOnly), name, n)
-		r, err := b.run(ctx, s)
+		r, err := b.install(ctx, s)
 		if err != nil {
-			return results, fmt.Errorf("%s: %w", name, err)
+			return results(), fmt.Errorf("%s: %w", name, err)
 		}
-		results = append(results, r)
-		fmt.Fprintln(os.Stderr, r.summaryLine())
+		runs = append(runs, r)
+	}
+	fmt.Fprintf(os.Stderr, "%s: every system idle for %s\n", time.Now().Format(time.TimeOnly), idle)
+	if err := b.idleAll(runs); err != nil {
+		return results(), err
+	}
+	for _, r := range runs {
+		if err := b.finish(ctx, r); err != nil {
+			return results(), fmt.Errorf("%s: %w", r.s.Name(), err)
+		}
+		fmt.Fprintln(os.Stderr, r.res.summaryLine())
+	}
+	// Cleanup of a large N takes long; the numbers are complete already.
+	fmt.Fprint(os.Stderr, tables(results()))
+	for _, r := range runs {
+		if err := b.cleanup(ctx, r.s); err != nil {
+			return results(), err
+		}
 	}
 	fmt.Fprintf(os.Stderr, "benchmark finished in %s\n", time.Since(started).Round(time.Second))
-	return results, nil
+	return results(), nil
 }

@@ -43,7 +43,7 @@ func perProcess(m map[string]float64, unit string) string {
 // systemClients are the API clients that belong to a system.
 var systemClients = map[string][]string{
 	"rukpak-kapp": {"adapter", "kapp-controller", "kapp"},
-	"floor":       {"kapp-controller", "kapp"},
+	"floor":       {"kapp-controller (floor)", "kapp (floor)"},
 	"rukpak":      {"rukpak"},
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -37,18 +36,25 @@ type bench struct {
 	installT time.Duration
 }
 
-func (b *bench) run(ctx context.Context, s system) (*result, error) {
+// running is a system whose objects are installed and whose processes
+// run until the benchmark ends.
+type running struct {
+	s     system
+	res   *result
+	procs procSet
+}
+
+// install starts s and creates its N objects, timing each to done.
+func (b *bench) install(ctx context.Context, s system) (*running, error) {
 	res := &result{System: s.Name(), N: len(b.refs), Idle: b.idle}
 	procs, err := s.Start(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer s.Stop()
-	sel := client.MatchingLabels{systemLabel: s.Name()}
 	w := newDoneWatcher(s.Done)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go w.follow(watchCtx, b.c, s.List, sel)
+	go w.follow(watchCtx, b.c, s.List, client.MatchingLabels{systemLabel: s.Name()})
 
 	cpu0, err := procs.cpu()
 	if err != nil {
@@ -76,27 +82,46 @@ func (b *bench) run(ctx context.Context, s system) (*result, error) {
 	if res.InstallAPI, err = countRequests(b.audit, t0, t1); err != nil {
 		return nil, err
 	}
+	return &running{s: s, res: res, procs: procs}, nil
+}
 
+// idleAll measures one idle window shared by every installed system: each
+// system's processes and API clients are told apart, so the windows need
+// not follow one another.
+func (b *bench) idleAll(runs []*running) error {
+	before := make([]map[string]float64, len(runs))
+	for i, r := range runs {
+		var err error
+		if before[i], err = r.procs.cpu(); err != nil {
+			return err
+		}
+	}
+	t0 := time.Now()
 	time.Sleep(b.idle)
-	t2 := time.Now()
-	cpu2, err := procs.cpu()
+	t1 := time.Now()
+	counts, err := countRequests(b.audit, t0, t1)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res.IdleCPU = sub(cpu2, cpu1)
-	if res.IdleAPI, err = countRequests(b.audit, t1, t2); err != nil {
-		return nil, err
+	for i, r := range runs {
+		after, err := r.procs.cpu()
+		if err != nil {
+			return err
+		}
+		r.res.IdleCPU = sub(after, before[i])
+		r.res.IdleAPI = counts
 	}
+	return nil
+}
 
-	if res.Change, err = b.change(ctx, s); err != nil {
-		return nil, err
+// finish times one change and reads the peak RSS of the run.
+func (b *bench) finish(ctx context.Context, r *running) error {
+	var err error
+	if r.res.Change, err = b.change(ctx, r.s); err != nil {
+		return err
 	}
-	if res.PeakRSS, err = procs.rss(); err != nil {
-		return nil, err
-	}
-	// Cleanup of a large N takes long; the numbers are complete already.
-	fmt.Fprint(os.Stderr, tables([]*result{res}))
-	return res, b.cleanup(ctx, s, sel)
+	r.res.PeakRSS, err = r.procs.rss()
+	return err
 }
 
 // change points the first object at bundle 0's version 2 and times until
@@ -126,9 +151,10 @@ func (b *bench) change(ctx context.Context, s system) (time.Duration, error) {
 	return 0, fmt.Errorf("%s: the changed bundle was not installed within %s", s.Name(), b.installT)
 }
 
-// cleanup deletes what the system created and waits until it is gone, so
-// the next system starts from the same cluster.
-func (b *bench) cleanup(ctx context.Context, s system, sel client.MatchingLabels) error {
+// cleanup deletes what the system created and waits until it is gone:
+// deletion is part of what each system must do right.
+func (b *bench) cleanup(ctx context.Context, s system) error {
+	sel := client.MatchingLabels{systemLabel: s.Name()}
 	list := s.List()
 	if err := b.c.List(ctx, list, sel); err != nil {
 		return err

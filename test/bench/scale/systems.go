@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -9,9 +10,11 @@ import (
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -37,12 +40,12 @@ type system interface {
 
 func namespaceOf(s system) string { return "bench-" + s.Name() }
 
-func bundleDeployment(name, system, ns, ref string) *rukpakv1alpha2.BundleDeployment {
+func bundleDeployment(name, system, class, ns, ref string) *rukpakv1alpha2.BundleDeployment {
 	return &rukpakv1alpha2.BundleDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{systemLabel: system}},
 		Spec: rukpakv1alpha2.BundleDeploymentSpec{
 			InstallNamespace:     ns,
-			ProvisionerClassName: rukpakv1alpha2.ClassPlain,
+			ProvisionerClassName: class,
 			Source:               rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: ref}},
 		},
 	}
@@ -59,13 +62,17 @@ func bdInstalled(obj client.Object) bool {
 	return false
 }
 
-// rukpakKapp is the adapter with kapp-controller.
+// rukpakKapp is the adapter with kapp-controller. Its BundleDeployments use
+// the alias class the benchmark's adapter claims, so rukpak (which claims
+// the built-in class) runs beside it, and its kapp-controller reconciles
+// only the Apps of the system namespace, so the floor's are not its work.
 type rukpakKapp struct{ env *harness.Env }
 
 func (rukpakKapp) Name() string { return "rukpak-kapp" }
 
 func (s rukpakKapp) Start(ctx context.Context) (procSet, error) {
 	s.env.Adapter.Stop()
+	s.env.KappController.Namespace = harness.SystemNamespace
 	if err := restartKappController(ctx, s.env); err != nil {
 		return nil, err
 	}
@@ -76,7 +83,7 @@ func (s rukpakKapp) Start(ctx context.Context) (procSet, error) {
 }
 
 func (s rukpakKapp) Object(i int, ref string) (client.Object, error) {
-	return bundleDeployment(fmt.Sprintf("rk-%04d", i), s.Name(), namespaceOf(s), ref), nil
+	return bundleDeployment(fmt.Sprintf("rk-%04d", i), s.Name(), harness.AliasPlainClass, namespaceOf(s), ref), nil
 }
 func (rukpakKapp) List() client.ObjectList     { return &rukpakv1alpha2.BundleDeploymentList{} }
 func (rukpakKapp) Done(obj client.Object) bool { return bdInstalled(obj) }
@@ -85,23 +92,41 @@ func (rukpakKapp) Change(obj client.Object, ref string) {
 }
 func (s rukpakKapp) Stop() { s.env.Adapter.Stop() }
 
-// floor is the same Apps written directly: kapp-controller's own cost.
-type floor struct{ env *harness.Env }
+// floorApps is where the floor's Apps live, apart from the adapter's.
+const floorApps = "bench-floor-apps"
 
-func (floor) Name() string { return "floor" }
-
-func (s floor) Start(ctx context.Context) (procSet, error) {
-	if err := restartKappController(ctx, s.env); err != nil {
-		return nil, err
-	}
-	return procSet{"kapp-controller": s.env.KappController.Pids()}, nil
+// floor is the same Apps written directly, reconciled by a kapp-controller
+// of its own: kapp-controller's own cost.
+type floor struct {
+	env *harness.Env
+	kc  *harness.KappController
 }
 
+func (*floor) Name() string { return "floor" }
+
+func (s *floor) Start(ctx context.Context) (procSet, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: floorApps}}
+	if err := s.env.Client.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
+		return nil, err
+	}
+	// The same rights as config/rbac's installer account.
+	if err := s.env.ClusterAdminAccount(ctx, floorApps, installer); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.kc, err = s.env.StartKappController(ctx, "kapp-controller-floor", floorApps); err != nil {
+		return nil, err
+	}
+	return procSet{"kapp-controller": s.kc.Pids()}, nil
+}
+
+const installer = "rukpak-kapp-installer"
+
 // Object is exactly the App the adapter would write, minus its owner.
-func (s floor) Object(i int, ref string) (client.Object, error) {
-	bd := bundleDeployment(fmt.Sprintf("fl-%04d", i), s.Name(), namespaceOf(s), ref)
+func (s *floor) Object(i int, ref string) (client.Object, error) {
+	bd := bundleDeployment(fmt.Sprintf("fl-%04d", i), s.Name(), rukpakv1alpha2.ClassPlain, namespaceOf(s), ref)
 	app, err := translate.App(bd, translate.Config{
-		SystemNamespace: harness.SystemNamespace, ServiceAccountName: "rukpak-kapp-installer",
+		SystemNamespace: floorApps, ServiceAccountName: installer,
 		SyncPeriod: 10 * time.Minute, BranchSyncPeriod: time.Minute,
 	}, nil)
 	if err != nil {
@@ -111,16 +136,20 @@ func (s floor) Object(i int, ref string) (client.Object, error) {
 	app.Labels[systemLabel] = s.Name()
 	return app, nil
 }
-func (floor) List() client.ObjectList { return &kappctrlv1alpha1.AppList{} }
-func (floor) Done(obj client.Object) bool {
+func (*floor) List() client.ObjectList { return &kappctrlv1alpha1.AppList{} }
+func (*floor) Done(obj client.Object) bool {
 	app := obj.(*kappctrlv1alpha1.App)
 	return app.Status.ObservedGeneration == app.Generation && len(app.Status.Conditions) > 0 &&
 		app.Status.Conditions[0].Type == kappctrlv1alpha1.ReconcileSucceeded
 }
-func (floor) Change(obj client.Object, ref string) {
+func (*floor) Change(obj client.Object, ref string) {
 	obj.(*kappctrlv1alpha1.App).Spec.Fetch[0].Image.URL = ref
 }
-func (floor) Stop() {}
+func (s *floor) Stop() {
+	if s.kc != nil {
+		s.kc.Stop()
+	}
+}
 
 // rukpak is rukpak v0.24.0's cmd/core, run out of cluster.
 type rukpak struct {
@@ -131,11 +160,6 @@ type rukpak struct {
 func (*rukpak) Name() string { return "rukpak" }
 
 func (s *rukpak) Start(ctx context.Context) (procSet, error) {
-	s.env.Adapter.Stop()
-	// rukpak would never remove the adapter's finalizer.
-	if err := s.withoutFinalizerPolicy(ctx); err != nil {
-		return nil, err
-	}
 	dir := filepath.Join(s.env.Dir, "rukpak")
 	for _, d := range []string{"storage", "unpack"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -167,7 +191,7 @@ func (s *rukpak) Start(ctx context.Context) (procSet, error) {
 }
 
 func (s *rukpak) Object(i int, ref string) (client.Object, error) {
-	return bundleDeployment(fmt.Sprintf("rp-%04d", i), s.Name(), namespaceOf(s), ref), nil
+	return bundleDeployment(fmt.Sprintf("rp-%04d", i), s.Name(), rukpakv1alpha2.ClassPlain, namespaceOf(s), ref), nil
 }
 func (*rukpak) List() client.ObjectList     { return &rukpakv1alpha2.BundleDeploymentList{} }
 func (*rukpak) Done(obj client.Object) bool { return bdInstalled(obj) }
@@ -179,29 +203,57 @@ func (s *rukpak) Stop() {
 		_ = s.proc.Process.Kill()
 		_ = s.proc.Wait()
 	}
-	if err := s.env.InstallAdmission(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, "benchmark: re-binding the finalizer policy after rukpak:", err)
-	}
 }
 
-// withoutFinalizerPolicy unbinds config/admission's policy and waits until
-// the API server no longer applies it.
-func (s *rukpak) withoutFinalizerPolicy(ctx context.Context) error {
-	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "rukpak-kapp-uninstall-finalizer"}}
-	if err := s.env.Client.Delete(ctx, binding); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("unbind the finalizer policy: %w", err)
+// finalizerPolicyFor points config/admission's policy at the alias class,
+// as its comment tells an operator with another --classes list to do:
+// rukpak would never remove the adapter's finalizer from its own
+// BundleDeployments. It waits until the API server applies the change.
+func finalizerPolicyFor(ctx context.Context, env *harness.Env, class string) error {
+	rendered, err := env.Kustomize(ctx, "config/admission")
+	if err != nil {
+		return err
 	}
-	for range 120 {
-		probe := bundleDeployment("rp-probe", s.Name(), namespaceOf(s), "127.0.0.1/probe:v1")
-		if err := s.env.Client.Create(ctx, probe, client.DryRunAll); err != nil {
+	var docs [][]byte
+	for _, doc := range bytes.Split(rendered, []byte("\n---\n")) {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
+			return fmt.Errorf("read config/admission: %w", err)
+		}
+		if obj.GetKind() == "MutatingAdmissionPolicy" {
+			conds, _, _ := unstructured.NestedSlice(obj.Object, "spec", "matchConditions")
+			if len(conds) != 1 {
+				return fmt.Errorf("config/admission's policy has %d match conditions, the benchmark expects one; update it", len(conds))
+			}
+			conds[0].(map[string]any)["expression"] = "object.spec.provisionerClassName in ['" + class + "']"
+			if err := unstructured.SetNestedSlice(obj.Object, conds, "spec", "matchConditions"); err != nil {
+				return err
+			}
+		}
+		out, err := yaml.Marshal(obj.Object)
+		if err != nil {
 			return err
 		}
-		if len(probe.Finalizers) == 0 {
+		docs = append(docs, out)
+	}
+	if _, err := harness.ApplyYAML(ctx, env.Client, bytes.Join(docs, []byte("\n---\n"))); err != nil {
+		return fmt.Errorf("point the finalizer policy at %s: %w", class, err)
+	}
+	for range 120 {
+		ours := bundleDeployment("probe", "probe", class, "default", "127.0.0.1/probe:v1")
+		theirs := bundleDeployment("probe", "probe", rukpakv1alpha2.ClassPlain, "default", "127.0.0.1/probe:v1")
+		if err := env.Client.Create(ctx, ours, client.DryRunAll); err != nil {
+			return err
+		}
+		if err := env.Client.Create(ctx, theirs, client.DryRunAll); err != nil {
+			return err
+		}
+		if len(ours.Finalizers) == 1 && len(theirs.Finalizers) == 0 {
 			return nil
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return fmt.Errorf("the finalizer policy still applies 30s after it was unbound")
+	return fmt.Errorf("the finalizer policy does not apply to %s only 30 s after the change", class)
 }
 
 func restartKappController(ctx context.Context, env *harness.Env) error {

@@ -1,0 +1,73 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// aliasHint names the one input known to keep ytt busy without end. ytt
+// expands YAML aliases without a limit, and kapp-controller gives its
+// template step no timeout, so the App would say "Reconciling" for as long
+// as memory lasts.
+const aliasHint = `a YAML file whose aliases expand exponentially (a "billion laughs") does this: ` +
+	`look in the bundle's files for anchors and aliases nested inside each other`
+
+// WithTemplateDeadline turns a template step that has run longer than limit
+// into a failure the user can see. Otherwise r is returned unchanged, with
+// the time left until the deadline (0 when no template step is running or
+// limit is 0), so the caller can look again then.
+func WithTemplateDeadline(r Result, app *kappctrlv1alpha1.App, now time.Time, limit time.Duration) (Result, time.Duration) {
+	since, running := templateSince(app)
+	if !running || limit <= 0 {
+		return r, 0
+	}
+	if left := since.Add(limit).Sub(now); left > 0 {
+		return r, left
+	}
+	r.Installed = cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, rukpakv1alpha2.ReasonInstallFailed,
+		fmt.Sprintf("kapp-controller's template step has run for more than %s on this bundle without finishing; %s. "+
+			"This condition changes when the step ends", limit, aliasHint))
+	r.Healthy = notInstalled()
+	return r, 0
+}
+
+// templateSince says when the template step of the run under way began.
+// kapp-controller records the end of the fetch as the run goes, but the
+// template only once it ends, so a fetch newer than the last template
+// result marks a template step still running.
+func templateSince(app *kappctrlv1alpha1.App) (time.Time, bool) {
+	if app == nil || app.Status.ObservedGeneration != app.Generation || len(app.Status.Conditions) == 0 ||
+		app.Status.Conditions[0].Type != kappctrlv1alpha1.Reconciling || !fetchDone(app.Status.Fetch) {
+		return time.Time{}, false
+	}
+	f := app.Status.Fetch
+	if t := app.Status.Template; t != nil && !t.UpdatedAt.Before(&f.UpdatedAt) {
+		return time.Time{}, false
+	}
+	return f.UpdatedAt.Time, true
+}
+
+// fetchDone says that the run under way has fetched: kapp-controller resets
+// StartedAt when a run begins and sets UpdatedAt when the fetch ends.
+func fetchDone(f *kappctrlv1alpha1.AppStatusFetch) bool {
+	return f != nil && f.ExitCode == 0 && f.Error == "" && !f.UpdatedAt.IsZero() && !f.UpdatedAt.Before(&f.StartedAt)
+}
+
+// outOfMemory explains a template step that the runtime or the kernel
+// stopped for memory, keeping only the line that says so (the rest is a
+// goroutine dump).
+func outOfMemory(detail string) (string, bool) {
+	for _, line := range strings.Split(detail, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.Contains(line, "out of memory") || strings.Contains(line, "signal: killed") {
+			return fmt.Sprintf("ytt ran out of memory rendering the bundle (%s); %s", line, aliasHint), true
+		}
+	}
+	return "", false
+}
