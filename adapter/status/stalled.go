@@ -15,8 +15,8 @@ import (
 // expands YAML aliases without a limit, and kapp-controller gives its
 // template step no timeout, so the App would say "Reconciling" for as long
 // as memory lasts.
-const aliasHint = `a YAML file whose aliases expand exponentially (a "billion laughs") does this: ` +
-	`look in the bundle's files for anchors and aliases nested inside each other`
+const aliasHint = `a YAML file has aliases that expand exponentially (a "billion laughs": ` +
+	`look in the bundle's files for anchors and aliases nested inside each other)`
 
 // WithTemplateDeadline turns a template step that has run longer than limit
 // into a failure the user can see. Otherwise r is returned unchanged, with
@@ -31,8 +31,8 @@ func WithTemplateDeadline(r Result, app *kappctrlv1alpha1.App, now time.Time, li
 		return r, left
 	}
 	r.Installed = cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, rukpakv1alpha2.ReasonInstallFailed,
-		fmt.Sprintf("kapp-controller's template step has run for more than %s on this bundle without finishing; %s. "+
-			"This condition changes when the step ends", limit, aliasHint))
+		fmt.Sprintf("kapp-controller's template step has run for more than %s on this bundle without finishing. "+
+			"Either %s, or a chart template loops for long. This condition changes when the step ends", limit, aliasHint))
 	r.Healthy = notInstalled()
 	return r, 0
 }
@@ -66,7 +66,7 @@ func outOfMemory(detail string) (string, bool) {
 	for _, line := range strings.Split(detail, "\n") {
 		line = strings.TrimSpace(line)
 		if strings.Contains(line, "out of memory") || strings.Contains(line, "signal: killed") {
-			return fmt.Sprintf("ytt ran out of memory rendering the bundle (%s); %s", line, aliasHint), true
+			return fmt.Sprintf("ytt ran out of memory rendering the bundle (%s); the usual cause: %s", line, aliasHint), true
 		}
 	}
 	return "", false

@@ -44,9 +44,9 @@ func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error)
 			"--health-probe-bind-address", "0",
 			// kapp-controller re-fetches no more often than every 30 s.
 			"--branch-sync-period", "30s",
-			// The sidecar's memory cap stops a runaway ytt in 15-40 s here;
-			// the adapter names the cause before that.
-			"--template-timeout", "20s",
+			// Well above any honest template step here, below the 15-40 s the
+			// sidecar's memory cap takes to stop a runaway ytt.
+			"--template-timeout", "10s",
 			// The built-in classes and one alias, as a cluster that runs
 			// rukpak-kapp beside rukpak would (the scale benchmark does).
 			"--classes", strings.Join([]string{rukpakv1alpha2.ClassPlain, rukpakv1alpha2.ClassHelm, rukpakv1alpha2.ClassRegistry,

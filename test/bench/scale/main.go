@@ -63,7 +63,8 @@ func run(ctx context.Context, n int, idle time.Duration, names []string) ([]*res
 		ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Servers: true, AuditLog: true,
 		// rukpak claims the built-in class; the adapter takes an alias, as
 		// on a cluster where both run while bundles move over.
-		AdapterArgs: []string{"--classes", harness.AliasPlainClass + "=" + rukpakv1alpha2.ClassPlain},
+		// The product's own template deadline, not the tests' short one.
+		AdapterArgs: []string{"--classes", harness.AliasPlainClass + "=" + rukpakv1alpha2.ClassPlain, "--template-timeout", "2m"},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start local control plane: %w", err)
@@ -113,7 +114,7 @@ func run(ctx context.Context, n int, idle time.Duration, names []string) ([]*res
 			return results(), err
 		}
 		fmt.Fprintf(os.Stderr, "%s: %s: installing %d bundles\n", time.Now().Format(time.TimeOnly), name, n)
-		r, err := b.install(ctx, s)
+		r, err := b.install(ctx, s, runs)
 		if err != nil {
 			return results(), fmt.Errorf("%s: %w", name, err)
 		}

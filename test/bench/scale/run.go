@@ -25,6 +25,9 @@ type result struct {
 	Idle                time.Duration
 	Change              time.Duration
 	Missing             int // objects not installed within the bound
+	// Background is the CPU seconds the systems installed earlier used
+	// during this one's install: they share the machine.
+	Background float64
 }
 
 type bench struct {
@@ -44,8 +47,9 @@ type running struct {
 	procs procSet
 }
 
-// install starts s and creates its N objects, timing each to done.
-func (b *bench) install(ctx context.Context, s system) (*running, error) {
+// install starts s and creates its N objects, timing each to done, while
+// the systems in earlier keep running.
+func (b *bench) install(ctx context.Context, s system, earlier []*running) (*running, error) {
 	res := &result{System: s.Name(), N: len(b.refs), Idle: b.idle}
 	procs, err := s.Start(ctx)
 	if err != nil {
@@ -57,6 +61,10 @@ func (b *bench) install(ctx context.Context, s system) (*running, error) {
 	go w.follow(watchCtx, b.c, s.List, client.MatchingLabels{systemLabel: s.Name()})
 
 	cpu0, err := procs.cpu()
+	if err != nil {
+		return nil, err
+	}
+	bg0, err := cpuOf(earlier)
 	if err != nil {
 		return nil, err
 	}
@@ -79,10 +87,28 @@ func (b *bench) install(ctx context.Context, s system) (*running, error) {
 		return nil, err
 	}
 	res.InstallCPU = sub(cpu1, cpu0)
+	bg1, err := cpuOf(earlier)
+	if err != nil {
+		return nil, err
+	}
+	res.Background = bg1 - bg0
 	if res.InstallAPI, err = countRequests(b.audit, t0, t1); err != nil {
 		return nil, err
 	}
 	return &running{s: s, res: res, procs: procs}, nil
+}
+
+// cpuOf is the CPU seconds used so far by the processes of runs.
+func cpuOf(runs []*running) (float64, error) {
+	sum := 0.0
+	for _, r := range runs {
+		m, err := r.procs.cpu()
+		if err != nil {
+			return 0, err
+		}
+		sum += total(m)
+	}
+	return sum, nil
 }
 
 // idleAll measures one idle window shared by every installed system: each
