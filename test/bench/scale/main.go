@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -132,10 +133,17 @@ func run(ctx context.Context, n int, idle time.Duration, names []string) ([]*res
 	}
 	// Cleanup of a large N takes long; the numbers are complete already.
 	fmt.Fprint(os.Stderr, tables(results()))
+	// The systems delete side by side too: each waits only for its own.
+	errs := make(chan error, len(runs))
 	for _, r := range runs {
-		if err := b.cleanup(ctx, r.s); err != nil {
-			return results(), err
-		}
+		go func() { errs <- b.cleanup(ctx, r.s) }()
+	}
+	var cleanupErr error
+	for range runs {
+		cleanupErr = errors.Join(cleanupErr, <-errs)
+	}
+	if cleanupErr != nil {
+		return results(), cleanupErr
 	}
 	fmt.Fprintf(os.Stderr, "benchmark finished in %s\n", time.Since(started).Round(time.Second))
 	return results(), nil
