@@ -82,8 +82,9 @@ func run(ctx context.Context, n int, idle time.Duration, names []string) ([]*res
 	if err != nil {
 		return nil, err
 	}
-	// One Deployment per bundle: room for N pods beside the harness's node.
-	for i := range n/100 + 1 {
+	// One Deployment per bundle and system, all installed at once: room for
+	// N pods per system (a fake node takes 110) beside the harness's node.
+	for i := range len(names)*n/100 + 1 {
 		if err := env.AddFakeNode(ctx, fmt.Sprintf("bench-node-%d", i)); err != nil {
 			return nil, err
 		}
