@@ -121,6 +121,8 @@ func run(ctx context.Context, n int, idle time.Duration, names []string) ([]*res
 			return results(), fmt.Errorf("%s: %w", name, err)
 		}
 		runs = append(runs, r)
+		// Printed now, so a long run stopped later still leaves its installs.
+		fmt.Fprintln(os.Stderr, r.res.installLine())
 	}
 	fmt.Fprintf(os.Stderr, "%s: every system idle for %s\n", time.Now().Format(time.TimeOnly), idle)
 	if err := b.idleAll(runs); err != nil {

@@ -24,6 +24,12 @@ func (r *result) summaryLine() string {
 		secs(percentile(r.Installed, 1)), r.Missing, secs(r.Change))
 }
 
+func (r *result) installLine() string {
+	return fmt.Sprintf("%s N=%d: all installed in %s (p50 %s, p95 %s, max %s, %d missing); install CPU s %.1f (%s), earlier systems meanwhile %.1f",
+		r.System, r.N, secs(r.Total), secs(percentile(r.Installed, .5)), secs(percentile(r.Installed, .95)),
+		secs(percentile(r.Installed, 1)), r.Missing, total(r.InstallCPU), perProcess(r.InstallCPU, ""), r.Background)
+}
+
 func total(m map[string]float64) float64 {
 	t := 0.0
 	for _, v := range m {
