@@ -114,9 +114,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		res = status.WithWorkloads(res, workloads)
 	}
-	res, deadline := status.WithTemplateDeadline(res, app, time.Now(), r.cfg.TemplateTimeout)
+	now := time.Now()
+	res, deadline := status.WithTemplateDeadline(res, app, now, r.cfg.TemplateTimeout)
 	timer := earliest(timerFor(bd, f, r.cfg.BranchSyncPeriod), deadline)
-	if wait, after := r.progress.hold(bd, res, time.Now()); wait {
+	if wait, after := r.progress.hold(bd, res, now); wait {
 		// The App's next status change wakes this up too; the timer only
 		// covers a spec that stays in progress.
 		return ctrl.Result{RequeueAfter: earliest(timer, after)}, nil

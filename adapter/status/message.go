@@ -1,6 +1,7 @@
 package status
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -75,4 +76,24 @@ func explainDeploy(detail string) string {
 		return "required resource not found, ensure CRDs are installed first: " + detail
 	}
 	return detail
+}
+
+// aliasHint names the one input known to keep ytt busy without end. ytt
+// expands YAML aliases without a limit, and kapp-controller gives its
+// template step no timeout, so the App would say "Reconciling" for as long
+// as memory lasts.
+const aliasHint = `a YAML file has aliases that expand exponentially (a "billion laughs": ` +
+	`look in the bundle's files for anchors and aliases nested inside each other)`
+
+// outOfMemory explains a template step that the runtime or the kernel
+// stopped for memory, keeping only the line that says so (the rest is a
+// goroutine dump).
+func outOfMemory(detail string) (string, bool) {
+	for _, line := range strings.Split(detail, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.Contains(line, "out of memory") || strings.Contains(line, "signal: killed") {
+			return fmt.Sprintf("ytt ran out of memory rendering the bundle (%s); the usual cause: %s", line, aliasHint), true
+		}
+	}
+	return "", false
 }

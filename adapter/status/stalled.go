@@ -2,7 +2,6 @@ package status
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -10,13 +9,6 @@ import (
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
-
-// aliasHint names the one input known to keep ytt busy without end. ytt
-// expands YAML aliases without a limit, and kapp-controller gives its
-// template step no timeout, so the App would say "Reconciling" for as long
-// as memory lasts.
-const aliasHint = `a YAML file has aliases that expand exponentially (a "billion laughs": ` +
-	`look in the bundle's files for anchors and aliases nested inside each other)`
 
 // WithTemplateDeadline turns a template step that has run longer than limit
 // into a failure the user can see. Otherwise r is returned unchanged, with
@@ -57,17 +49,4 @@ func templateSince(app *kappctrlv1alpha1.App) (time.Time, bool) {
 // StartedAt when a run begins and sets UpdatedAt when the fetch ends.
 func fetchDone(f *kappctrlv1alpha1.AppStatusFetch) bool {
 	return f != nil && f.ExitCode == 0 && f.Error == "" && !f.UpdatedAt.IsZero() && !f.UpdatedAt.Before(&f.StartedAt)
-}
-
-// outOfMemory explains a template step that the runtime or the kernel
-// stopped for memory, keeping only the line that says so (the rest is a
-// goroutine dump).
-func outOfMemory(detail string) (string, bool) {
-	for _, line := range strings.Split(detail, "\n") {
-		line = strings.TrimSpace(line)
-		if strings.Contains(line, "out of memory") || strings.Contains(line, "signal: killed") {
-			return fmt.Sprintf("ytt ran out of memory rendering the bundle (%s); the usual cause: %s", line, aliasHint), true
-		}
-	}
-	return "", false
 }

@@ -259,3 +259,23 @@ func TestMessage_StableAndBounded(t *testing.T) {
 		t.Errorf("empty candidates gave %q", got)
 	}
 }
+
+func TestOutOfMemory(t *testing.T) {
+	t.Parallel()
+	dump := "ytt: Error: \nruntime: out of memory: cannot allocate 4194304-byte block (1878753280 in use)\nfatal error: out of memory\n\ngoroutine 1 [running]:\nruntime.throw(...)\n"
+	for _, tt := range []struct {
+		name, detail, want string
+	}{
+		{"go runtime", dump, "(runtime: out of memory: cannot allocate 4194304-byte block (1878753280 in use));"},
+		{"kernel", "Templating dir: signal: killed", "(Templating dir: signal: killed);"},
+		{"other failure", "ytt: Error: Unmarshaling YAML template 'a.yaml'", ""},
+	} {
+		got, ok := outOfMemory(tt.detail)
+		if ok != (tt.want != "") || !strings.Contains(got, tt.want) || (ok && !strings.Contains(got, "billion laughs")) {
+			t.Errorf("%s: outOfMemory() = %q, %v; want one containing %q", tt.name, got, ok, tt.want)
+		}
+		if ok && strings.Contains(got, "goroutine") {
+			t.Errorf("%s: the goroutine dump leaked into %q", tt.name, got)
+		}
+	}
+}

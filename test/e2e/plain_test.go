@@ -9,7 +9,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -50,7 +49,7 @@ var _ = Describe("plain bundles from an image", func() {
 			bd.Spec.ProvisionerClassName = harness.AliasPlainClass
 		})
 		Eventually(getBD(ctx, "alias-class")).Should(haveCondition("Installed", "True", "InstallationSucceeded", "Instantiated bundle alias-class"))
-		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "alias-class"}, &corev1.ConfigMap{})).To(Succeed())
+		Expect(env.Client.Get(ctx, objKey("default", "alias-class"), &corev1.ConfigMap{})).To(Succeed())
 		bd := mustBD(ctx, "alias-class")
 		Expect(bd.Spec.ProvisionerClassName).To(Equal(harness.AliasPlainClass), "the alias was written back as the built-in class")
 		Expect(bd.Finalizers).To(ContainElement("core.rukpak.io/uninstall"))

@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -18,19 +17,6 @@ import (
 // The harness runs the adapter with --template-timeout=10s and caps the
 // memory of kapp-controller's sidecar at 4 GiB, as a container limit would.
 var _ = Describe("template steps that do not finish", func() {
-	installedMessage := func(ctx context.Context, name string) func() string {
-		return func() string {
-			bd, err := getBD(ctx, name)()
-			if err != nil {
-				return err.Error()
-			}
-			if c := apimeta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled); c != nil {
-				return c.Message
-			}
-			return ""
-		}
-	}
-
 	It("reports a chart still rendering at the deadline, then installs it when it finishes", func(ctx context.Context) {
 		dir := GinkgoT().TempDir()
 		Expect(os.MkdirAll(filepath.Join(dir, "templates"), 0o755)).To(Succeed())
@@ -54,16 +40,17 @@ var _ = Describe("template steps that do not finish", func() {
 		Expect(app.Status.ConsecutiveReconcileFailures).To(BeZero(), "kapp-controller had already given up on the step")
 
 		Eventually(getBD(ctx, "slow-chart")).WithTimeout(4 * time.Minute).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "slow-chart"}, &corev1.ConfigMap{})).To(Succeed())
+		Expect(env.Client.Get(ctx, objKey("default", "slow-chart"), &corev1.ConfigMap{})).To(Succeed())
 	})
 
 	It("names a YAML bomb, first at the deadline or when ytt runs out of memory, then by ytt's own error", func(ctx context.Context) {
 		plainBD(ctx, "yaml-bomb-memory", dirBundle("yaml-bomb-memory", map[string]string{"manifests/bomb.yaml": billionLaughs(9)}))
-		Eventually(installedMessage(ctx, "yaml-bomb-memory")).WithTimeout(time.Minute).Should(ContainSubstring("billion laughs"))
-		Eventually(installedMessage(ctx, "yaml-bomb-memory")).WithTimeout(2 * time.Minute).Should(
-			ContainSubstring("invalid bundle: ytt ran out of memory rendering the bundle (runtime: out of memory"))
-		Expect(installedMessage(ctx, "yaml-bomb-memory")()).NotTo(ContainSubstring("goroutine"))
-		Expect(len(installedMessage(ctx, "yaml-bomb-memory")())).To(BeNumerically("<", 600))
+		Eventually(getBD(ctx, "yaml-bomb-memory")).WithTimeout(time.Minute).Should(haveCondition("Installed", "False", "InstallFailed", "billion laughs"))
+		Eventually(getBD(ctx, "yaml-bomb-memory")).WithTimeout(2 * time.Minute).Should(haveCondition("Installed", "False", "InstallFailed",
+			"invalid bundle: ytt ran out of memory rendering the bundle (runtime: out of memory"))
+		msg := apimeta.FindStatusCondition(mustBD(ctx, "yaml-bomb-memory").Status.Conditions, rukpakv1alpha2.TypeInstalled).Message
+		Expect(msg).NotTo(ContainSubstring("goroutine"))
+		Expect(len(msg)).To(BeNumerically("<", 600))
 		app, err := getApp(ctx, "yaml-bomb-memory")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(app.Status.ConsecutiveReconcileFailures).To(BeNumerically(">=", 1))

@@ -180,8 +180,14 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		if err := os.MkdirAll(kcDir, 0o755); err != nil {
 			return err
 		}
-		if e.KappController, err = startKappController(ctx, e.tools, e.Client, e.ControlPlane, kcDir, "kapp-controller", "",
-			func(path string) error { return e.ControlPlane.WriteKubeconfig(path, KappControllerNamespace) }, e.ClusterCA); err != nil {
+		if err := installKappControllerAPI(ctx, e.tools, e.Client); err != nil {
+			return err
+		}
+		kubeconfig := filepath.Join(kcDir, "kubeconfig")
+		if err := e.ControlPlane.WriteKubeconfig(kubeconfig, KappControllerNamespace); err != nil {
+			return err
+		}
+		if e.KappController, err = startKappController(ctx, e.tools, e.ControlPlane, kcDir, "kapp-controller", "", kubeconfig, e.ClusterCA); err != nil {
 			return err
 		}
 	}

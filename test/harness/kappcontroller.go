@@ -68,22 +68,23 @@ type KappController struct {
 	tools            *toolEnv
 }
 
-// kubeconfigWriter writes the kubeconfig kapp-controller runs with.
-type kubeconfigWriter func(path string) error
-
-func startKappController(ctx context.Context, t *toolEnv, c client.Client, cp *ControlPlane, dir, name, namespace string,
-	writeKubeconfig kubeconfigWriter, trusted *TestCA) (*KappController, error) {
+// installKappControllerAPI installs kapp-controller's CRDs and the
+// packaging stand-ins, once for every instance.
+func installKappControllerAPI(ctx context.Context, t *toolEnv, c client.Client) error {
 	crds, err := os.ReadFile(filepath.Join(t.bin, "kapp-controller-crds.yaml"))
 	if err != nil {
-		return nil, fmt.Errorf("read kapp-controller CRDs (run make tools): %w", err)
+		return fmt.Errorf("read kapp-controller CRDs (run make tools): %w", err)
 	}
 	objs, err := ApplyYAML(ctx, c, append(crds, []byte("\n---\n"+packagingStandIns)...))
 	if err != nil {
-		return nil, fmt.Errorf("install kapp-controller CRDs: %w", err)
+		return fmt.Errorf("install kapp-controller CRDs: %w", err)
 	}
-	if err := WaitForCRDs(ctx, c, objs); err != nil {
-		return nil, err
-	}
+	return WaitForCRDs(ctx, c, objs)
+}
+
+// startKappController runs an instance named name (its log names) that
+// reconciles the Apps of namespace (empty: all) with kubeconfig.
+func startKappController(ctx context.Context, t *toolEnv, cp *ControlPlane, dir, name, namespace, kubeconfig string, trusted *TestCA) (*KappController, error) {
 	for _, d := range []string{"home", "memtmp"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, err
@@ -91,10 +92,6 @@ func startKappController(ctx context.Context, t *toolEnv, c client.Client, cp *C
 	}
 	caFile := filepath.Join(dir, "trusted-ca.pem")
 	if err := os.WriteFile(caFile, trusted.PEM, 0o644); err != nil {
-		return nil, err
-	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := writeKubeconfig(kubeconfig); err != nil {
 		return nil, err
 	}
 	env := append(withPath(t.base, t.bin),
@@ -184,9 +181,10 @@ func capMemory(pid int, bytes uint64) error {
 }
 
 // StartKappController runs another kapp-controller, named name in its logs,
-// for the Apps of namespace only. It authenticates as the ServiceAccount
-// kapp-controller/name (bound to cluster-admin), so the API server's audit
-// log tells its requests apart from the main instance's.
+// for the Apps of namespace only, beside the harness's own (which installed
+// the CRDs). It authenticates as the ServiceAccount kapp-controller/name
+// (bound to cluster-admin), so the API server's audit log tells its
+// requests apart from the main instance's.
 func (e *Env) StartKappController(ctx context.Context, name, namespace string) (*KappController, error) {
 	if err := e.ClusterAdminAccount(ctx, KappControllerNamespace, name); err != nil {
 		return nil, err
@@ -195,14 +193,11 @@ func (e *Env) StartKappController(ctx context.Context, name, namespace string) (
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	write := func(path string) error {
-		kubeconfig, err := e.ServiceAccountKubeconfig(ctx, KappControllerNamespace, name)
-		if err != nil {
-			return err
-		}
-		return os.Rename(kubeconfig, path)
+	kubeconfig, err := e.ServiceAccountKubeconfig(ctx, KappControllerNamespace, name)
+	if err != nil {
+		return nil, err
 	}
-	return startKappController(ctx, e.tools, e.Client, e.ControlPlane, dir, name, namespace, write, e.ClusterCA)
+	return startKappController(ctx, e.tools, e.ControlPlane, dir, name, namespace, kubeconfig, e.ClusterCA)
 }
 
 func (kc *KappController) binary() string { return filepath.Join(kc.tools.bin, "kapp-controller") }

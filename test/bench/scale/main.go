@@ -62,9 +62,9 @@ func run(ctx context.Context, n int, idle time.Duration, names []string) ([]*res
 	started := time.Now()
 	env, err := harness.Start(ctx, harness.Options{
 		ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Servers: true, AuditLog: true,
-		// rukpak claims the built-in class; the adapter takes an alias, as
-		// on a cluster where both run while bundles move over.
-		// The product's own template deadline, not the tests' short one.
+		// rukpak claims the built-in class, so the adapter takes an alias, as
+		// on a cluster where both run while bundles move over; and it keeps
+		// the product's template deadline, not the tests' short one.
 		AdapterArgs: []string{"--classes", harness.AliasPlainClass + "=" + rukpakv1alpha2.ClassPlain, "--template-timeout", "2m"},
 	})
 	if err != nil {

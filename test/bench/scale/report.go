@@ -19,15 +19,18 @@ func percentile(d []time.Duration, p float64) time.Duration {
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 
 func (r *result) summaryLine() string {
-	return fmt.Sprintf("%s N=%d: all installed in %s (p50 %s, p95 %s, max %s, %d missing); one change in %s",
-		r.System, r.N, secs(r.Total), secs(percentile(r.Installed, .5)), secs(percentile(r.Installed, .95)),
-		secs(percentile(r.Installed, 1)), r.Missing, secs(r.Change))
+	return fmt.Sprintf("%s; one change in %s", r.installed(), secs(r.Change))
 }
 
 func (r *result) installLine() string {
-	return fmt.Sprintf("%s N=%d: all installed in %s (p50 %s, p95 %s, max %s, %d missing); install CPU s %.1f (%s), earlier systems meanwhile %.1f",
+	return fmt.Sprintf("%s; install CPU s %.1f (%s), earlier systems meanwhile %.1f",
+		r.installed(), total(r.InstallCPU), perProcess(r.InstallCPU, ""), r.Background)
+}
+
+func (r *result) installed() string {
+	return fmt.Sprintf("%s N=%d: all installed in %s (p50 %s, p95 %s, max %s, %d missing)",
 		r.System, r.N, secs(r.Total), secs(percentile(r.Installed, .5)), secs(percentile(r.Installed, .95)),
-		secs(percentile(r.Installed, 1)), r.Missing, total(r.InstallCPU), perProcess(r.InstallCPU, ""), r.Background)
+		secs(percentile(r.Installed, 1)), r.Missing)
 }
 
 func total(m map[string]float64) float64 {

@@ -151,7 +151,7 @@ func (b *bench) finish(ctx context.Context, r *running) error {
 }
 
 // change points the first object at bundle 0's version 2 and times until
-// its new ConfigMap key is in the cluster.
+// its new ConfigMap key is in the cluster, seen through a watch.
 func (b *bench) change(ctx context.Context, s system) (time.Duration, error) {
 	first, err := s.Object(0, b.refs[0])
 	if err != nil {
@@ -162,20 +162,27 @@ func (b *bench) change(ctx context.Context, s system) (time.Duration, error) {
 	}
 	before := first.DeepCopyObject().(client.Object)
 	s.Change(first, b.v2)
-	start := time.Now()
+	changed := func(obj client.Object) bool { return obj.(*corev1.ConfigMap).Data["changed"] == "yes" }
+	w := newDoneWatcher(changed)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go w.follow(watchCtx, b.c, func() client.ObjectList { return &corev1.ConfigMapList{} },
+		client.InNamespace(namespaceOf(s)), client.MatchingFields{"metadata.name": changedConfigMap})
+	// A watch set up after the change still sees it: it starts with the
+	// objects as they are.
+	w.created(changedConfigMap)
 	if err := b.c.Patch(ctx, first, client.MergeFrom(before)); err != nil {
 		return 0, fmt.Errorf("change %s: %w", first.GetName(), err)
 	}
-	key := client.ObjectKey{Namespace: namespaceOf(s), Name: "bench-0000"}
-	for time.Since(start) < b.installT {
-		cm := &corev1.ConfigMap{}
-		if err := b.c.Get(ctx, key, cm); err == nil && cm.Data["changed"] == "yes" {
-			return time.Since(start), nil
-		}
-		time.Sleep(100 * time.Millisecond)
+	took, missing := w.wait(ctx, 1, b.installT)
+	if missing > 0 {
+		return 0, fmt.Errorf("%s: the changed bundle was not installed within %s", s.Name(), b.installT)
 	}
-	return 0, fmt.Errorf("%s: the changed bundle was not installed within %s", s.Name(), b.installT)
+	return took[0], nil
 }
+
+// changedConfigMap is the object of bundle 0 that version 2 adds a key to.
+const changedConfigMap = "bench-0000"
 
 // cleanup deletes what the system created and waits until it is gone:
 // deletion is part of what each system must do right.
@@ -196,8 +203,9 @@ func (b *bench) cleanup(ctx context.Context, s system) error {
 	}
 	deadline := time.Now().Add(b.installT)
 	for time.Now().Before(deadline) {
+		// One item is enough to know that some are left.
 		list := s.List()
-		if err := b.c.List(ctx, list, sel); err != nil {
+		if err := b.c.List(ctx, list, sel, client.Limit(1)); err != nil {
 			return err
 		}
 		if meta.LenList(list) == 0 {
@@ -227,10 +235,10 @@ func (w *doneWatcher) created(name string) {
 }
 
 // follow watches (and re-watches when the server ends the watch) until ctx ends.
-func (w *doneWatcher) follow(ctx context.Context, c client.WithWatch, list func() client.ObjectList, sel client.MatchingLabels) {
+func (w *doneWatcher) follow(ctx context.Context, c client.WithWatch, list func() client.ObjectList, opts ...client.ListOption) {
 	for ctx.Err() == nil {
 		started := time.Now()
-		wi, err := c.Watch(ctx, list(), sel)
+		wi, err := c.Watch(ctx, list(), opts...)
 		if err != nil {
 			time.Sleep(time.Second)
 			continue
