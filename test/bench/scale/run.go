@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -114,7 +115,7 @@ func cpuOf(runs []*running) (float64, error) {
 // idleAll measures one idle window shared by every installed system: each
 // system's processes and API clients are told apart, so the windows need
 // not follow one another.
-func (b *bench) idleAll(runs []*running) error {
+func (b *bench) idleAll(ctx context.Context, runs []*running) error {
 	before := make([]map[string]float64, len(runs))
 	for i, r := range runs {
 		var err error
@@ -123,7 +124,11 @@ func (b *bench) idleAll(runs []*running) error {
 		}
 	}
 	t0 := time.Now()
-	time.Sleep(b.idle)
+	select {
+	case <-time.After(b.idle):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	t1 := time.Now()
 	counts, err := countRequests(b.audit, t0, t1)
 	if err != nil {
@@ -136,6 +141,22 @@ func (b *bench) idleAll(runs []*running) error {
 		}
 		r.res.IdleCPU = sub(after, before[i])
 		r.res.IdleAPI = counts
+	}
+	return nil
+}
+
+// rest measures one idle window shared by runs, then times one change in
+// each and reads its peak RSS.
+func (b *bench) rest(ctx context.Context, runs []*running) error {
+	fmt.Fprintf(os.Stderr, "%s: idle for %s\n", time.Now().Format(time.TimeOnly), b.idle)
+	if err := b.idleAll(ctx, runs); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if err := b.finish(ctx, r); err != nil {
+			return fmt.Errorf("%s: %w", r.s.Name(), err)
+		}
+		fmt.Fprintln(os.Stderr, r.res.summaryLine())
 	}
 	return nil
 }
