@@ -56,7 +56,34 @@ func fromApp(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Res
 		return deleting(bd, rukpakv1alpha2.ReasonDeleteFailed,
 			"Removing the installed objects failed: "+Message(app.Status.UsefulErrorMessage, app.Status.Conditions[0].Message))
 	default:
+		if installedCurrent(bd) {
+			return reapplying(bd)
+		}
 		return reconciling(bd, app)
+	}
+}
+
+// installedCurrent says that the BundleDeployment's current generation is
+// installed.
+func installedCurrent(bd *rukpakv1alpha2.BundleDeployment) bool {
+	c := apimeta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == bd.Generation
+}
+
+// reapplying covers a run of kapp-controller on a generation that is
+// installed already: its sync period came round, or content it reads was
+// rewritten. Such a run is not news: the BundleDeployment keeps saying what
+// is installed until the run ends, so a thousand idle installs re-applied
+// under load neither flap to Unpacking nor cost status writes, and the
+// installed workloads still decide Healthy. A failed run is reported as
+// usual, a new resolved source with the outcome.
+func reapplying(bd *rukpakv1alpha2.BundleDeployment) Result {
+	installed := keepInstalled(bd, rukpakv1alpha2.ReasonInstallationSucceeded, "")
+	return Result{
+		Unpacked:       currentOr(bd, rukpakv1alpha2.TypeUnpacked, unpacked(bd)),
+		Installed:      installed,
+		Healthy:        healthyAfterInstalled(installed),
+		ResolvedSource: bd.Status.ResolvedSource,
 	}
 }
 

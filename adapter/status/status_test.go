@@ -86,7 +86,10 @@ var (
 	healthyFalse  = c("Healthy", "False", "InstallationStatusFalse", "Installed condition is false")
 	healthyWait   = c("Healthy", "Unknown", "InstallationStatusUnknown", "Waiting for the bundle to be installed")
 	installWait   = c("Installed", "Unknown", "InstallPending", "Waiting for the bundle to be unpacked")
-	pinnedSource  = &rukpakv1alpha2.BundleSource{Type: "image", Image: &rukpakv1alpha2.ImageSource{Ref: "127.0.0.1:5000/bundles/plain@" + digest}}
+	// installedNow is installedTrue as stored for the BundleDeployment's
+	// current generation (2).
+	installedNow = func() metav1.Condition { c := installedTrue; c.ObservedGeneration = 2; return c }()
+	pinnedSource = &rukpakv1alpha2.BundleSource{Type: "image", Image: &rukpakv1alpha2.ImageSource{Ref: "127.0.0.1:5000/bundles/plain@" + digest}}
 )
 
 func TestFromApp(t *testing.T) {
@@ -123,6 +126,26 @@ func TestFromApp(t *testing.T) {
 			installed: &installedTrue,
 			app:       newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
 			want:      Result{Unpacked: unpackedTrue, Installed: installedTrue, Healthy: healthyWait, ResolvedSource: pinnedSource},
+		},
+		{
+			name:      "re-applying the installed generation while fetching keeps it",
+			installed: &installedNow,
+			app: newApp(2, 2, kappctrlv1alpha1.Reconciling, func(a *kappctrlv1alpha1.App) {
+				a.Status.Fetch = &kappctrlv1alpha1.AppStatusFetch{StartedAt: at(5), UpdatedAt: at(1)}
+			}),
+			want: Result{Unpacked: unpackedTrue, Installed: installedTrue, Healthy: healthyTrue},
+		},
+		{
+			name:      "re-applying the installed generation while deploying keeps it",
+			installed: &installedNow,
+			app:       newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
+			want:      Result{Unpacked: unpackedTrue, Installed: installedTrue, Healthy: healthyTrue},
+		},
+		{
+			name:      "a failed re-apply of the installed generation is reported",
+			installed: &installedNow,
+			app:       newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: timed out")),
+			want:      Result{Unpacked: unpackedTrue, Installed: c("Installed", "False", "UpgradeFailed", "kapp: Error: timed out"), Healthy: healthyFalse, ResolvedSource: pinnedSource},
 		},
 		{
 			name: "succeeded",
@@ -235,6 +258,32 @@ func TestFromApp(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A periodic re-apply of what is installed must leave the stored status as
+// it is: no flapping, and no status write at rest.
+func TestReapplyKeepsStoredStatus(t *testing.T) {
+	t.Parallel()
+	bd := newBD(nil)
+	done := FromApp(bd, newApp(2, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)), nil)
+	for _, cond := range []metav1.Condition{done.Unpacked, done.Installed, done.Healthy} {
+		cond.ObservedGeneration = bd.Generation
+		bd.Status.Conditions = append(bd.Status.Conditions, cond)
+	}
+	bd.Status.ResolvedSource = done.ResolvedSource
+	for _, app := range []*kappctrlv1alpha1.App{
+		newApp(2, 2, kappctrlv1alpha1.Reconciling),
+		newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
+		newApp(2, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(5, 6)),
+	} {
+		got := FromApp(bd, app, nil)
+		if d := cmp.Diff(done, got); d != "" {
+			t.Errorf("App %s: status changed on a re-apply (-stored +got):\n%s", app.Status.Conditions[0].Type, d)
+		}
+		if InProgress(got) {
+			t.Errorf("App %s: a re-apply counts as progress", app.Status.Conditions[0].Type)
+		}
 	}
 }
 
