@@ -56,18 +56,21 @@ func fromApp(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Res
 		return deleting(bd, rukpakv1alpha2.ReasonDeleteFailed,
 			"Removing the installed objects failed: "+Message(app.Status.UsefulErrorMessage, app.Status.Conditions[0].Message))
 	default:
-		if installedCurrent(bd) {
-			return reapplying(bd)
+		if installed, ok := installedCurrent(bd); ok {
+			return reapplying(bd, installed)
 		}
 		return reconciling(bd, app)
 	}
 }
 
-// installedCurrent says that the BundleDeployment's current generation is
-// installed.
-func installedCurrent(bd *rukpakv1alpha2.BundleDeployment) bool {
+// installedCurrent is the stored Installed condition when it says that
+// the BundleDeployment's current generation is installed.
+func installedCurrent(bd *rukpakv1alpha2.BundleDeployment) (metav1.Condition, bool) {
 	c := apimeta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
-	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == bd.Generation
+	if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != bd.Generation {
+		return metav1.Condition{}, false
+	}
+	return cond(c.Type, c.Status, c.Reason, c.Message), true
 }
 
 // reapplying covers a run of kapp-controller on a generation that is
@@ -77,8 +80,7 @@ func installedCurrent(bd *rukpakv1alpha2.BundleDeployment) bool {
 // under load neither flap to Unpacking nor cost status writes, and the
 // installed workloads still decide Healthy. A failed run is reported as
 // usual, a new resolved source with the outcome.
-func reapplying(bd *rukpakv1alpha2.BundleDeployment) Result {
-	installed := keepInstalled(bd, rukpakv1alpha2.ReasonInstallationSucceeded, "")
+func reapplying(bd *rukpakv1alpha2.BundleDeployment, installed metav1.Condition) Result {
 	return Result{
 		Unpacked:       currentOr(bd, rukpakv1alpha2.TypeUnpacked, unpacked(bd)),
 		Installed:      installed,

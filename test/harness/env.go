@@ -34,7 +34,10 @@ type Options struct {
 	// workloads become Available (needs ControllerManager).
 	FakeNodes      bool
 	KappController bool
-	Adapter        bool
+	// KappControllerNamespace limits that kapp-controller to the Apps of
+	// one namespace; empty: every namespace.
+	KappControllerNamespace string
+	Adapter                 bool
 	// Servers runs the content servers on loopback: OCI registries (plain,
 	// basic auth, TLS), HTTP file servers and git servers.
 	Servers bool
@@ -187,7 +190,7 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		if err := e.ControlPlane.WriteKubeconfig(kubeconfig, KappControllerNamespace); err != nil {
 			return err
 		}
-		if e.KappController, err = startKappController(ctx, e.tools, e.ControlPlane, kcDir, "kapp-controller", "", kubeconfig, e.ClusterCA); err != nil {
+		if e.KappController, err = startKappController(ctx, e.tools, e.ControlPlane, kcDir, "kapp-controller", opts.KappControllerNamespace, kubeconfig, e.ClusterCA); err != nil {
 			return err
 		}
 	}

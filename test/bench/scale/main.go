@@ -80,10 +80,9 @@ func runAlone(ctx context.Context, n int, idle time.Duration, names []string) ([
 		r, err := run(ctx, n, idle, []string{name}, false)
 		results = append(results, r...)
 		if err != nil {
-			return results, err
+			return results, fmt.Errorf("%s on a control plane of its own: %w", name, err)
 		}
 	}
-	fmt.Fprint(os.Stderr, tables(results))
 	return results, nil
 }
 
@@ -93,6 +92,9 @@ func runAlone(ctx context.Context, n int, idle time.Duration, names []string) ([
 func run(ctx context.Context, n int, idle time.Duration, names []string, cleanup bool) ([]*result, error) {
 	env, err := harness.Start(ctx, harness.Options{
 		ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Servers: true, AuditLog: true,
+		// The adapter's kapp-controller reconciles only the adapter's Apps,
+		// not the floor's, which have a kapp-controller of their own.
+		KappControllerNamespace: harness.SystemNamespace,
 		// rukpak claims the built-in class, so the adapter takes an alias, as
 		// on a cluster where both run while bundles move over; and it keeps
 		// the product's template deadline, not the tests' short one.

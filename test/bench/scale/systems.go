@@ -72,7 +72,6 @@ func (rukpakKapp) Name() string { return "rukpak-kapp" }
 
 func (s rukpakKapp) Start(ctx context.Context) (procSet, error) {
 	s.env.Adapter.Stop()
-	s.env.KappController.Namespace = harness.SystemNamespace
 	if err := restartKappController(ctx, s.env); err != nil {
 		return nil, err
 	}
@@ -112,15 +111,6 @@ func (s *floor) Start(ctx context.Context) (procSet, error) {
 	// The same rights as config/rbac's installer account.
 	if err := s.env.ClusterAdminAccount(ctx, floorApps, installer); err != nil {
 		return nil, err
-	}
-	// The harness's kapp-controller watches every namespace until the
-	// rukpak-kapp system scopes it; left so, it would reconcile the floor's
-	// Apps too and double the floor's workers.
-	if s.env.KappController.Namespace != harness.SystemNamespace {
-		s.env.KappController.Namespace = harness.SystemNamespace
-		if err := restartKappController(ctx, s.env); err != nil {
-			return nil, err
-		}
 	}
 	var err error
 	if s.kc, err = s.env.StartKappController(ctx, "kapp-controller-floor", floorApps); err != nil {
