@@ -2,15 +2,62 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
 
 // apiCount is what one client did in a window.
-type apiCount struct{ Requests, Writes, EventWrites int }
+type apiCount struct {
+	Requests, Writes, EventWrites int
+	// Written names the first writes, so a write where none was expected
+	// (at rest) can be traced to its object.
+	Written []auditWrite
+	// ByKind counts writes by verb and resource, which says where the
+	// writes per BundleDeployment go.
+	ByKind map[string]int
+}
+
+// auditWrite is one write as the audit log has it.
+type auditWrite struct {
+	At                                     time.Time
+	Verb, Resource, Subresource, Namespace string
+	Name                                   string
+}
+
+func (w auditWrite) String() string {
+	obj := w.Name
+	if w.Namespace != "" {
+		obj = w.Namespace + "/" + w.Name
+	}
+	return fmt.Sprintf("%s %s %s", w.At.Format(time.TimeOnly), w.kind(), obj)
+}
+
+func (w auditWrite) kind() string {
+	if w.Subresource != "" {
+		return w.Verb + " " + w.Resource + "/" + w.Subresource
+	}
+	return w.Verb + " " + w.Resource
+}
+
+// byKind lists the counts largest first.
+func (c apiCount) byKind() string {
+	kinds := slices.Collect(maps.Keys(c.ByKind))
+	slices.SortFunc(kinds, func(a, b string) int { return cmp.Or(c.ByKind[b]-c.ByKind[a], strings.Compare(a, b)) })
+	parts := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %d", k, c.ByKind[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// keptWrites bounds Written: enough to trace a few, not a whole install.
+const keptWrites = 20
 
 type auditEvent struct {
 	Verb                     string    `json:"verb"`
@@ -20,7 +67,10 @@ type auditEvent struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ObjectRef struct {
-		Resource string `json:"resource"`
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
 	} `json:"objectRef"`
 }
 
@@ -52,6 +102,16 @@ func countRequests(path string, from, to time.Time) (map[string]apiCount, error)
 			if ev.ObjectRef.Resource == "events" {
 				c.EventWrites++
 			}
+			o := ev.ObjectRef
+			w := auditWrite{At: ev.RequestReceivedTimestamp, Verb: ev.Verb,
+				Resource: o.Resource, Subresource: o.Subresource, Namespace: o.Namespace, Name: o.Name}
+			if len(c.Written) < keptWrites {
+				c.Written = append(c.Written, w)
+			}
+			if c.ByKind == nil {
+				c.ByKind = map[string]int{}
+			}
+			c.ByKind[w.kind()]++
 		}
 		out[clientOf(ev)] = c
 	}

@@ -96,6 +96,9 @@ func (b *bench) install(ctx context.Context, s system, earlier []*running) (*run
 	if res.InstallAPI, err = countRequests(b.audit, t0, t1); err != nil {
 		return nil, err
 	}
+	if a, ok := res.InstallAPI["adapter"]; ok {
+		fmt.Fprintf(os.Stderr, "adapter writes during install: %s\n", a.byKind())
+	}
 	return &running{s: s, res: res, procs: procs}, nil
 }
 
@@ -151,6 +154,12 @@ func (b *bench) rest(ctx context.Context, runs []*running) error {
 	fmt.Fprintf(os.Stderr, "%s: idle for %s\n", time.Now().Format(time.TimeOnly), b.idle)
 	if err := b.idleAll(ctx, runs); err != nil {
 		return err
+	}
+	// The window is shared, so its counts are the same in each run.
+	if len(runs) > 0 {
+		if err := b.traceIdleWrites(ctx, os.Stderr, runs[0].res.IdleAPI); err != nil {
+			return err
+		}
 	}
 	for _, r := range runs {
 		if err := b.finish(ctx, r); err != nil {
