@@ -61,6 +61,36 @@ func explainTemplate(detail string) string {
 	return detail
 }
 
+// lostChild explains kapp-controller v0.53.1's sidecar losing the exit
+// status of its own vendir or ytt process to its zombie reaper, which runs
+// beside it (fixed upstream after v0.53.1, in carvel-dev/kapp-controller
+// pull request 1805). The step failed for a reason of kapp-controller's, not
+// of the bundle, and the next attempt usually succeeds.
+func lostChild(detail string) (string, bool) {
+	if !strings.Contains(detail, "waitid: no child processes") {
+		return "", false
+	}
+	return "kapp-controller lost track of its own vendir or ytt process (a race in kapp-controller's sidecar, " +
+		"not a problem of the bundle); kapp-controller retries within seconds: " + detail, true
+}
+
+// templateFailure says why the template step failed: the bundle, unless
+// kapp-controller lost its own process.
+func templateFailure(detail string) string {
+	if msg, ok := lostChild(detail); ok {
+		return msg
+	}
+	return "invalid bundle: " + explainTemplate(detail)
+}
+
+// fetchFailure says why the fetch step failed.
+func fetchFailure(detail string) string {
+	if msg, ok := lostChild(detail); ok {
+		return msg
+	}
+	return detail
+}
+
 // emptyContent is vendir's way of saying that a source holds no files.
 func emptyContent(detail string) bool {
 	return strings.Contains(detail, "Expected to find at least one file within directory")

@@ -49,6 +49,9 @@ func fromApp(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Res
 	case kappctrlv1alpha1.ReconcileSucceeded:
 		return succeeded(bd, app)
 	case kappctrlv1alpha1.ReconcileFailed:
+		if installed, ok := installedCurrent(bd); ok && app.Status.ConsecutiveReconcileFailures < 2 {
+			return reapplying(bd, installed)
+		}
 		return failed(bd, app)
 	case kappctrlv1alpha1.Deleting:
 		return deleting(bd, rukpakv1alpha2.ReasonDeleting, "Removing the objects this BundleDeployment installed")
@@ -78,8 +81,12 @@ func installedCurrent(bd *rukpakv1alpha2.BundleDeployment) (metav1.Condition, bo
 // rewritten. Such a run is not news: the BundleDeployment keeps saying what
 // is installed until the run ends, so a thousand idle installs re-applied
 // under load neither flap to Unpacking nor cost status writes, and the
-// installed workloads still decide Healthy. A failed run is reported as
-// usual, a new resolved source with the outcome.
+// installed workloads still decide Healthy. A new resolved source comes
+// with the outcome. A run that fails once is held too: kapp-controller
+// retries a failed App after 2 s, and a one-off failure of installed content
+// is kapp-controller's own (its sidecar loses a vendir or ytt exit status to
+// its zombie reaper now and then, see lostChild), not a change in what is
+// installed. A second failure in a row is reported as usual.
 func reapplying(bd *rukpakv1alpha2.BundleDeployment, installed metav1.Condition) Result {
 	return Result{
 		Unpacked:       currentOr(bd, rukpakv1alpha2.TypeUnpacked, unpacked(bd)),
@@ -150,13 +157,13 @@ func failed(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Resu
 		}
 		r := pending(bd, "")
 		r.Unpacked = cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed,
-			fmt.Sprintf("source bundle content: fetch %s: %s", describeSource(bd), detail))
+			fmt.Sprintf("source bundle content: fetch %s: %s", describeSource(bd), fetchFailure(detail)))
 		r.Healthy = healthyAfterInstalled(r.Installed)
 		return r
 	case stageTemplate:
 		return Result{
 			Unpacked:       unpacked(bd),
-			Installed:      cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, rukpakv1alpha2.ReasonInstallFailed, "invalid bundle: "+explainTemplate(detail)),
+			Installed:      cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, rukpakv1alpha2.ReasonInstallFailed, templateFailure(detail)),
 			Healthy:        notInstalled(),
 			ResolvedSource: resolvedSource(bd, app),
 		}

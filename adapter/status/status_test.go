@@ -47,6 +47,11 @@ func newApp(gen, observed int64, condType kappctrlv1alpha1.ConditionType, mods .
 	return app
 }
 
+// failures is kapp-controller's count of failed runs in a row.
+func failures(n int) appState {
+	return func(a *kappctrlv1alpha1.App) { a.Status.ConsecutiveReconcileFailures = n }
+}
+
 func fetchOK(start, end int) appState {
 	return func(a *kappctrlv1alpha1.App) {
 		a.Status.Fetch = &kappctrlv1alpha1.AppStatusFetch{StartedAt: at(start), UpdatedAt: at(end),
@@ -142,10 +147,38 @@ func TestFromApp(t *testing.T) {
 			want:      Result{Unpacked: unpackedTrue, Installed: installedTrue, Healthy: healthyTrue},
 		},
 		{
-			name:      "a failed re-apply of the installed generation is reported",
+			name:      "a re-apply of the installed generation that failed once waits for kapp-controller's retry",
 			installed: &installedNow,
-			app:       newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: timed out")),
+			app: newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), templateFailed(3, "Templating dir: waitid: no child processes"),
+				failures(1)),
+			want: Result{Unpacked: unpackedTrue, Installed: installedTrue, Healthy: healthyTrue},
+		},
+		{
+			name:      "a re-apply of the installed generation that failed twice is reported",
+			installed: &installedNow,
+			app:       newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: timed out"), failures(2)),
 			want:      Result{Unpacked: unpackedTrue, Installed: c("Installed", "False", "UpgradeFailed", "kapp: Error: timed out"), Healthy: healthyFalse, ResolvedSource: pinnedSource},
+		},
+		{
+			name: "kapp-controller losing its own template process is not the bundle's failure",
+			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), templateFailed(3, "Templating dir: waitid: no child processes"), failures(1)),
+			want: Result{
+				Unpacked: unpackedTrue,
+				Installed: c("Installed", "False", "InstallFailed", "kapp-controller lost track of its own vendir or ytt process (a race in kapp-controller's sidecar, "+
+					"not a problem of the bundle); kapp-controller retries within seconds: Templating dir: waitid: no child processes"),
+				Healthy:        healthyFalse,
+				ResolvedSource: pinnedSource,
+			},
+		},
+		{
+			name: "kapp-controller losing its own fetch process says so",
+			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchFailed(5, 6, "Fetching resources: waitid: no child processes"), failures(1)),
+			want: Result{
+				Unpacked: c("Unpacked", "False", "UnpackFailed", "source bundle content: fetch image 127.0.0.1:5000/bundles/plain:valid: "+
+					"kapp-controller lost track of its own vendir or ytt process (a race in kapp-controller's sidecar, "+
+					"not a problem of the bundle); kapp-controller retries within seconds: Fetching resources: waitid: no child processes"),
+				Installed: installWait, Healthy: healthyWait,
+			},
 		},
 		{
 			name: "succeeded",
@@ -276,6 +309,8 @@ func TestReapplyKeepsStoredStatus(t *testing.T) {
 		newApp(2, 2, kappctrlv1alpha1.Reconciling),
 		newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
 		newApp(2, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(5, 6)),
+		// kapp-controller v0.53.1 loses a ytt process now and then, and retries.
+		newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(5, 6), templateFailed(7, "Templating dir: waitid: no child processes"), failures(1)),
 	} {
 		got := FromApp(bd, app, nil)
 		if d := cmp.Diff(done, got); d != "" {
