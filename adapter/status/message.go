@@ -71,7 +71,7 @@ func lostChild(detail string) (string, bool) {
 		return "", false
 	}
 	return "kapp-controller lost track of its own vendir or ytt process (a race in kapp-controller's sidecar, " +
-		"not a problem of the bundle); kapp-controller retries within seconds: " + detail, true
+		"not a problem of the bundle); kapp-controller retries the step after a short backoff: " + detail, true
 }
 
 // templateFailure says why the template step failed: the bundle, unless

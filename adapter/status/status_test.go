@@ -165,7 +165,7 @@ func TestFromApp(t *testing.T) {
 			want: Result{
 				Unpacked: unpackedTrue,
 				Installed: c("Installed", "False", "InstallFailed", "kapp-controller lost track of its own vendir or ytt process (a race in kapp-controller's sidecar, "+
-					"not a problem of the bundle); kapp-controller retries within seconds: Templating dir: waitid: no child processes"),
+					"not a problem of the bundle); kapp-controller retries the step after a short backoff: Templating dir: waitid: no child processes"),
 				Healthy:        healthyFalse,
 				ResolvedSource: pinnedSource,
 			},
@@ -176,7 +176,7 @@ func TestFromApp(t *testing.T) {
 			want: Result{
 				Unpacked: c("Unpacked", "False", "UnpackFailed", "source bundle content: fetch image 127.0.0.1:5000/bundles/plain:valid: "+
 					"kapp-controller lost track of its own vendir or ytt process (a race in kapp-controller's sidecar, "+
-					"not a problem of the bundle); kapp-controller retries within seconds: Fetching resources: waitid: no child processes"),
+					"not a problem of the bundle); kapp-controller retries the step after a short backoff: Fetching resources: waitid: no child processes"),
 				Installed: installWait, Healthy: healthyWait,
 			},
 		},
