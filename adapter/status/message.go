@@ -44,8 +44,17 @@ func Message(candidates ...string) string {
 
 const zeroObjects = "found zero objects: plain+v0 bundles are required to contain at least one object"
 
-// explainTemplate names the usual causes of a template failure in rukpak's words.
+// explainTemplate says why the template step failed: the bundle, in
+// rukpak's words, unless kapp-controller lost its own process.
 func explainTemplate(detail string) string {
+	if lostChild(detail) {
+		return lostChildText + detail
+	}
+	return "invalid bundle: " + templateCause(detail)
+}
+
+// templateCause names the usual causes of an invalid bundle's template failure.
+func templateCause(detail string) string {
 	if strings.Contains(detail, "to match at least one file") {
 		return zeroObjects
 	}
@@ -61,35 +70,26 @@ func explainTemplate(detail string) string {
 	return detail
 }
 
-// lostChild explains kapp-controller v0.53.1's sidecar losing the exit
-// status of its own vendir or ytt process to its zombie reaper, which runs
-// beside it (fixed upstream after v0.53.1, in carvel-dev/kapp-controller
-// pull request 1805). The step failed for a reason of kapp-controller's, not
-// of the bundle, and the next attempt usually succeeds.
-func lostChild(detail string) (string, bool) {
-	if !strings.Contains(detail, "waitid: no child processes") {
-		return "", false
-	}
-	return "kapp-controller lost track of its own vendir or ytt process (a race in kapp-controller's sidecar, " +
-		"not a problem of the bundle); kapp-controller retries the step after a short backoff: " + detail, true
-}
-
-// templateFailure says why the template step failed: the bundle, unless
-// kapp-controller lost its own process.
-func templateFailure(detail string) string {
-	if msg, ok := lostChild(detail); ok {
-		return msg
-	}
-	return "invalid bundle: " + explainTemplate(detail)
-}
-
-// fetchFailure says why the fetch step failed.
-func fetchFailure(detail string) string {
-	if msg, ok := lostChild(detail); ok {
-		return msg
+// explainFetch says why the fetch step failed.
+func explainFetch(detail string) string {
+	if lostChild(detail) {
+		return lostChildText + detail
 	}
 	return detail
 }
+
+// lostChild is kapp-controller v0.53.1's sidecar losing the exit status of
+// its own vendir or ytt process to the zombie reaper that runs beside it
+// (replaced upstream by tini in carvel-dev/kapp-controller pull request
+// 1806, merged in April 2026). The step failed for a reason of
+// kapp-controller's, not of the bundle, and the next attempt usually
+// succeeds.
+func lostChild(detail string) bool {
+	return strings.Contains(detail, "waitid: no child processes")
+}
+
+const lostChildText = "kapp-controller lost track of its own vendir or ytt process (a race in kapp-controller's sidecar, " +
+	"not a problem of the bundle); kapp-controller retries the step after a short backoff: "
 
 // emptyContent is vendir's way of saying that a source holds no files.
 func emptyContent(detail string) bool {

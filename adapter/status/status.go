@@ -157,13 +157,13 @@ func failed(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) Resu
 		}
 		r := pending(bd, "")
 		r.Unpacked = cond(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed,
-			fmt.Sprintf("source bundle content: fetch %s: %s", describeSource(bd), fetchFailure(detail)))
+			fmt.Sprintf("source bundle content: fetch %s: %s", describeSource(bd), explainFetch(detail)))
 		r.Healthy = healthyAfterInstalled(r.Installed)
 		return r
 	case stageTemplate:
 		return Result{
 			Unpacked:       unpacked(bd),
-			Installed:      cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, rukpakv1alpha2.ReasonInstallFailed, templateFailure(detail)),
+			Installed:      cond(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, rukpakv1alpha2.ReasonInstallFailed, explainTemplate(detail)),
 			Healthy:        notInstalled(),
 			ResolvedSource: resolvedSource(bd, app),
 		}

@@ -25,9 +25,8 @@ type apiCount struct {
 
 // auditWrite is one write as the audit log has it.
 type auditWrite struct {
-	At                                     time.Time
-	Verb, Resource, Subresource, Namespace string
-	Name                                   string
+	At                                           time.Time
+	Verb, Resource, Subresource, Namespace, Name string
 }
 
 func (w auditWrite) String() string {

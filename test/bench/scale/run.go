@@ -96,8 +96,8 @@ func (b *bench) install(ctx context.Context, s system, earlier []*running) (*run
 	if res.InstallAPI, err = countRequests(b.audit, t0, t1); err != nil {
 		return nil, err
 	}
-	if a, ok := res.InstallAPI["adapter"]; ok {
-		fmt.Fprintf(os.Stderr, "adapter writes during install: %s\n", a.byKind())
+	if slices.Contains(systemClients[s.Name()], "adapter") {
+		fmt.Fprintf(os.Stderr, "adapter writes during install: %s\n", res.InstallAPI["adapter"].byKind())
 	}
 	return &running{s: s, res: res, procs: procs}, nil
 }

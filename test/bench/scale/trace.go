@@ -26,25 +26,11 @@ func (b *bench) traceIdleWrites(ctx context.Context, out io.Writer, counts map[s
 	var names []string
 	for _, w := range a.Written {
 		fmt.Fprintf(out, "  %s\n", w)
-		name := w.Name
-		if w.Resource == "events" {
-			// An Event written again at rest is the end of a series: the
-			// same transition recorded twice within minutes.
-			e := &corev1.Event{}
-			if err := b.c.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, e); err != nil {
-				return fmt.Errorf("read Event %s written at rest: %w", w.Name, err)
-			}
-			count := int32(1)
-			if e.Series != nil {
-				count = e.Series.Count
-			}
-			fmt.Fprintf(out, "    Event of %s %s: %s %s, seen %d times: %s\n", e.InvolvedObject.Kind, e.InvolvedObject.Name,
-				e.Type, e.Reason, count, e.Message)
-			name = e.InvolvedObject.Name
-		} else if w.Resource != "bundledeployments" {
-			continue
+		name, err := b.bundleDeploymentOf(ctx, w)
+		if err != nil {
+			return err
 		}
-		if !slices.Contains(names, name) {
+		if name != "" && !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
@@ -64,13 +50,31 @@ func (b *bench) traceIdleWrites(ctx context.Context, out io.Writer, counts map[s
 		}
 		for _, e := range events.Items {
 			// The adapter records through the events.k8s.io API, which sets
-			// the event time, not the core API's timestamps.
-			at := e.EventTime.Time
+			// the event time and, for a repeated one, a series.
+			at, seen := e.EventTime.Time, int32(1)
 			if e.Series != nil {
-				at = e.Series.LastObservedTime.Time
+				at, seen = e.Series.LastObservedTime.Time, e.Series.Count
 			}
-			fmt.Fprintf(out, "  Event %s %s %s: %s\n", at.Format(time.TimeOnly), e.Type, e.Reason, e.Message)
+			fmt.Fprintf(out, "  Event %s %s %s (seen %d times): %s\n", at.Format(time.TimeOnly), e.Type, e.Reason, seen, e.Message)
 		}
 	}
 	return nil
+}
+
+// bundleDeploymentOf names the BundleDeployment a write was about: the one
+// written, or the one an Event written regards; "" for anything else.
+func (b *bench) bundleDeploymentOf(ctx context.Context, w auditWrite) (string, error) {
+	switch w.Resource {
+	case "bundledeployments":
+		return w.Name, nil
+	case "events":
+		e := &corev1.Event{}
+		if err := b.c.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, e); err != nil {
+			return "", fmt.Errorf("read Event %s written at rest: %w", w.Name, err)
+		}
+		if e.InvolvedObject.Kind == "BundleDeployment" {
+			return e.InvolvedObject.Name, nil
+		}
+	}
+	return "", nil
 }
