@@ -69,7 +69,7 @@ func applyCRDs(ctx context.Context, crds []*unstructured.Unstructured) {
 }
 
 var _ = Describe("registry+v1 corpus", Ordered, func() {
-	root := func() string { return filepath.Join(env.Root, "..", "shared", "testdata") }
+	root := func() string { return filepath.Join(env.Root, "test", "testdata") }
 
 	BeforeAll(func(ctx context.Context) {
 		// Third-party kinds the corpus ships, served by permissive stubs:

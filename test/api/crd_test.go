@@ -71,7 +71,7 @@ var _ = Describe("the generated CRD", func() {
 	It("matches rukpak v0.24.0's installed CRD structurally", func(ctx context.Context) {
 		ours, err := env.Kustomize(ctx, "config/crd")
 		Expect(err).NotTo(HaveOccurred())
-		ref, err := os.ReadFile(filepath.Join(env.Root, "..", "shared", "reference", "rukpak-v0.24.0", "crds.yaml"))
+		ref, err := os.ReadFile(filepath.Join(env.Root, "test", "testdata", "rukpak-v0.24.0", "crds.yaml"))
 		Expect(err).NotTo(HaveOccurred())
 		oursSpec := specOf(ours)
 		// The CEL path rule needs bounds that rukpak's schema did not have;

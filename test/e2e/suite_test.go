@@ -42,9 +42,9 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("harness logs: %s\n", env.LogDir())
 
-	bundlesDir = filepath.Join(env.Root, "..", "shared", "testdata", "rukpak-bundles")
+	bundlesDir = filepath.Join(env.Root, "test", "testdata", "rukpak-bundles")
 	entries, err := os.ReadDir(filepath.Join(bundlesDir, "plain-v0"))
-	Expect(err).NotTo(HaveOccurred(), "rukpak's test bundles are expected in ../shared beside the checkout")
+	Expect(err).NotTo(HaveOccurred())
 	for _, e := range entries {
 		ref, digest, err := env.Registry.PushDir(filepath.Join(bundlesDir, "plain-v0", e.Name()), "bundles/plain-v0:"+e.Name())
 		Expect(err).NotTo(HaveOccurred())

@@ -24,7 +24,7 @@ type bundle struct {
 // all namespaces, the only mode rukpak v0.24.0's provisioner used.
 func corpus(b *testing.B) []bundle {
 	b.Helper()
-	dirs, _ := filepath.Glob(filepath.Join("..", "..", "..", "..", "shared", "testdata", "registry-v1-corpus", "*", "*"))
+	dirs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "registry-v1-corpus", "*", "*"))
 	var out []bundle
 	for _, d := range dirs {
 		if info, err := os.Stat(d); err != nil || !info.IsDir() {
