@@ -29,7 +29,7 @@ unit:
 FUZZTIME ?= 10s
 fuzz:
 	go test ./adapter/translate -run '^$$' -fuzz '^FuzzApp$$' -fuzztime $(FUZZTIME)
-	go test ./adapter/status -run '^$$' -fuzz '^FuzzFromApp$$' -fuzztime $(FUZZTIME)
+	go test ./adapter/status -run '^$$' -fuzz '^FuzzCompute$$' -fuzztime $(FUZZTIME)
 	go test ./adapter/fetch -run '^$$' -fuzz '^FuzzExtractTar$$' -fuzztime $(FUZZTIME)
 	go test ./convert -run '^$$' -fuzz '^FuzzObjects$$' -fuzztime $(FUZZTIME)
 

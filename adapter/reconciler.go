@@ -1,24 +1,24 @@
 // Package adapter reconciles BundleDeployments into kapp-controller Apps and
-// mirrors the Apps' status back. The decisions live in the pure packages
-// translate and status; this package is the glue that talks to the cluster.
+// mirrors the Apps' status back. The data path reads in the order of its
+// packages: fetch (download a source the adapter fetches itself), bundle
+// (lay the files out for the App), content (pack them into Secrets),
+// translate (the App), and status (the BundleDeployment's conditions). This
+// package is the glue that talks to the cluster.
 package adapter
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
-	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -28,10 +28,6 @@ import (
 // FieldOwner is the server-side apply field manager and event source.
 const FieldOwner = "rukpak-kapp"
 
-// Finalizer holds a BundleDeployment until its App, and with it everything
-// it installed, is gone.
-const Finalizer = "core.rukpak.io/uninstall"
-
 // Reconciler turns BundleDeployments of the claimed classes into Apps.
 type Reconciler struct {
 	client   client.Client
@@ -40,8 +36,9 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	cache    contentCache
 	states   stateTracker
-	progress progressHold
+	progress progressClock
 	digests  *fetch.DigestCache
+	now      func() time.Time
 }
 
 // digestCacheBytes bounds the images kept unpacked in memory.
@@ -50,7 +47,10 @@ const digestCacheBytes = 32 << 20
 // NewReconciler wires a Reconciler. classes are the provisioner classes it
 // claims; BundleDeployments of other classes are never touched.
 func NewReconciler(c client.Client, cfg translate.Config, classes Classes, recorder events.EventRecorder) *Reconciler {
-	return &Reconciler{client: c, cfg: cfg, classes: classes, recorder: recorder, digests: fetch.NewDigestCache(digestCacheBytes)}
+	return &Reconciler{
+		client: c, cfg: cfg, classes: classes, recorder: recorder,
+		cache: newContentCache(), digests: fetch.NewDigestCache(digestCacheBytes), now: time.Now,
+	}
 }
 
 // Reconcile brings one BundleDeployment's App and status up to date.
@@ -59,159 +59,102 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, bd); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !r.classes.claims(bd) {
-		return ctrl.Result{}, nil
-	}
-	if !bd.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, bd)
-	}
-	if !controllerutil.ContainsFinalizer(bd, Finalizer) {
-		before := bd.DeepCopy()
-		controllerutil.AddFinalizer(bd, Finalizer)
-		if err := r.client.Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-		}
-	}
-	bd = r.classes.asBuiltin(bd)
-
-	var f fetched
-	if translate.AdapterFetches(bd) {
-		var err error
-		if f, err = r.fetchContent(ctx, bd); err != nil {
-			return r.fetchFailed(ctx, bd, err)
-		}
-	}
-
-	desired, err := translate.App(bd, r.cfg, f.refs())
-	var unsupported *translate.UnsupportedError
-	if errors.As(err, &unsupported) {
-		if serr := r.writeStatus(ctx, bd, status.FromUnsupported(bd, err)); serr != nil {
-			return ctrl.Result{}, serr
-		}
-		// Only a new generation can fix this; retrying would not help.
-		return ctrl.Result{}, reconcile.TerminalError(err)
-	}
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("translate bundle deployment: %w", err)
-	}
-
-	app, err := r.applyApp(ctx, desired)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if deployedCurrent(app) {
-		if err := r.pruneContent(ctx, bd, f.refs()); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	res := status.FromApp(bd, app, f.resolved)
-	if res.Healthy.Status == metav1.ConditionTrue {
-		// Only a healthy install can be made unhealthy by its workloads;
-		// other states skip the three cache lists.
-		workloads, err := r.workloadsOf(ctx, bd)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		res = status.WithWorkloads(res, workloads)
-	}
-	now := time.Now()
-	res, deadline := status.WithTemplateDeadline(res, app, now, r.cfg.TemplateTimeout)
-	timer := earliest(timerFor(bd, f, r.cfg.BranchSyncPeriod), deadline)
-	if wait, after := r.progress.hold(bd, res, now); wait {
-		// The App's next status change wakes this up too; the timer only
-		// covers a spec that stays in progress.
-		return ctrl.Result{RequeueAfter: earliest(timer, after)}, nil
-	}
-	if err := r.writeStatus(ctx, bd, res); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: timer}, nil
-}
-
-// fetchFailed reports a failed adapter-side fetch. Content that can never
-// install is permanent until the spec changes; anything else (network,
-// registry, API errors) is retried with backoff.
-func (r *Reconciler) fetchFailed(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, err error) (ctrl.Result, error) {
-	var invalid *translate.InvalidBundleError
-	res := status.FromFetchError(bd, err)
-	if errors.As(err, &invalid) {
-		res = status.FromInvalidBundle(bd, err)
-	}
-	if serr := r.writeStatus(ctx, bd, res); serr != nil {
-		return ctrl.Result{}, serr
-	}
-	if errors.As(err, &invalid) || errors.Is(err, fetch.ErrInvalidContent) {
-		return ctrl.Result{}, reconcile.TerminalError(err)
-	}
-	return ctrl.Result{}, fmt.Errorf("fetch bundle content: %w", err)
-}
-
-// deployedCurrent reports whether kapp-controller deployed the App's
-// current spec, so content it no longer reads can go.
-func deployedCurrent(app *kappctrlv1alpha1.App) bool {
-	return app.Status.ObservedGeneration == app.Generation && len(app.Status.Conditions) > 0 &&
-		app.Status.Conditions[0].Type == kappctrlv1alpha1.ReconcileSucceeded
-}
-
-// applyApp writes the desired App only when it differs from the live one,
-// so an unchanged BundleDeployment costs no API writes.
-func (r *Reconciler) applyApp(ctx context.Context, desired *kappctrlv1alpha1.App) (*kappctrlv1alpha1.App, error) {
-	live := &kappctrlv1alpha1.App{}
-	err := r.client.Get(ctx, client.ObjectKeyFromObject(desired), live)
 	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return nil, fmt.Errorf("get app %s/%s: %w", desired.Namespace, desired.Name, err)
-	case appUpToDate(desired, live):
-		return live, nil
+	case !r.classes.claims(bd):
+		return ctrl.Result{}, redactedErr(r.release(ctx, bd))
+	case !bd.DeletionTimestamp.IsZero():
+		return ctrl.Result{}, redactedErr(r.finalize(ctx, bd))
 	}
-	applied, err := serverSideApply(ctx, r.client, desired)
-	if err != nil {
-		return nil, fmt.Errorf("apply app %s/%s: %w", desired.Namespace, desired.Name, err)
+	if err := r.patchFinalizers(ctx, bd, controllerutil.AddFinalizer); apierrors.IsConflict(err) {
+		// Another writer was first; look again with backoff.
+		return ctrl.Result{Requeue: true}, nil
+	} else if err != nil {
+		return r.report(ctx, bd, &status.Facts{BD: bd, Now: r.now()}, 0, inStep(stepStore, "add finalizer: %w", err), nil)
 	}
-	return applied, nil
+	facts := &status.Facts{BD: bd, Now: r.now(), TemplateTimeout: r.cfg.TemplateTimeout}
+	timer, err, retry := r.install(ctx, r.classes.asBuiltin(bd), facts)
+	return r.report(ctx, bd, facts, timer, err, retry)
 }
 
-func appUpToDate(desired, live *kappctrlv1alpha1.App) bool {
-	for k, v := range desired.Labels {
-		if live.Labels[k] != v {
-			return false
+// install runs the steps that bring the App up to date and gathers the
+// facts of the status. err stops progress; retry is a failure beside a
+// working install (prune, workloads) that is reported and retried.
+func (r *Reconciler) install(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, facts *status.Facts) (timer time.Duration, err, retry error) {
+	var f fetched
+	if bundle.AdapterFetches(bd) {
+		if f, err = r.content(ctx, bd); err != nil {
+			return 0, err, nil
+		}
+		timer = timerFor(bd, f, r.cfg.BranchSyncPeriod)
+		if f.refused != nil {
+			facts.Failure = failureOf(f.refused.err)
+		}
+		if f.secrets == nil {
+			// Nothing to install: the refusal is the news.
+			return timer, nil, nil
+		}
+		facts.Fetched = f.resolved
+	}
+	desired, err := translate.App(bd, r.cfg, f.content())
+	if err != nil {
+		return 0, err, nil
+	}
+	if facts.App, err = r.applyApp(ctx, desired); err != nil {
+		return 0, err, nil
+	}
+	if deployedCurrent(facts.App) && facts.Failure == nil {
+		if err := r.pruneContent(ctx, bd.Name, f.content()); err != nil {
+			facts.PruneFailure, retry = err.Error(), err
 		}
 	}
-	return live.DeletionTimestamp.IsZero() &&
-		apiequality.Semantic.DeepEqual(desired.OwnerReferences, live.OwnerReferences) &&
-		apiequality.Semantic.DeepEqual(desired.Spec, live.Spec)
+	if deployedCurrent(facts.App) || apimeta.IsStatusConditionTrue(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled) {
+		// Only an install can be made unhealthy by its workloads; other
+		// states skip the three cache lists.
+		w, err := r.workloadsOf(ctx, bd)
+		if err != nil {
+			facts.WorkloadsFailure, retry = err.Error(), err
+		}
+		facts.Workloads = &w
+	}
+	return timer, nil, retry
 }
 
-// finalize deletes the App and waits, through the App watch, until
-// kapp-controller has removed everything it installed.
-func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) error {
-	if !controllerutil.ContainsFinalizer(bd, Finalizer) {
-		return nil
+// report computes the status from the facts and writes it, once: the only
+// status write of a reconcile.
+func (r *Reconciler) report(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, facts *status.Facts, timer time.Duration, err, retry error) (ctrl.Result, error) {
+	if err != nil {
+		facts.Failure = failureOf(err)
 	}
-	app := &kappctrlv1alpha1.App{}
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: bd.Name}, app)
-	if apierrors.IsNotFound(err) {
-		r.cache.forget(bd.UID)
-		r.states.forget(bd.Name)
+	facts.ProgressSince = r.progress.seen(bd, facts.Now)
+	out := status.Compute(*facts)
+	after := earliest(timer, out.LookAgainAfter)
+	if out.Hold {
+		// The App's next status change wakes this up too; the timer only
+		// covers a generation that stays in progress.
+		after = earliest(after, out.WriteAfter)
+	} else {
 		r.progress.forget(bd.Name)
-		before := bd.DeepCopy()
-		controllerutil.RemoveFinalizer(bd, Finalizer)
-		// NotFound: a second reconcile from a stale cache raced the first.
-		if err := r.client.Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("remove finalizer: %w", err)
+		if werr := r.writeStatus(ctx, bd, out.Status); werr != nil {
+			return ctrl.Result{}, redactedErr(werr)
 		}
+	}
+	switch {
+	case err != nil && !facts.Failure.Retrying:
+		// Only a new generation or new content can fix this.
+		return ctrl.Result{}, reconcile.TerminalError(redactedErr(err))
+	case err != nil:
+		return ctrl.Result{}, redactedErr(err)
+	case retry != nil:
+		return ctrl.Result{}, redactedErr(retry)
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+func redactedErr(err error) error {
+	if err == nil {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("get app %s/%s: %w", r.cfg.SystemNamespace, bd.Name, err)
-	}
-	if app.DeletionTimestamp.IsZero() {
-		if err := r.client.Delete(ctx, app); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("delete app %s/%s: %w", app.Namespace, app.Name, err)
-		}
-	}
-	return r.writeStatus(ctx, bd, status.FromApp(bd, app, nil))
+	return redacted{err}
 }
 
 // earliest is the sooner of two RequeueAfter values, where 0 means never.
@@ -226,13 +169,11 @@ func earliest(a, b time.Duration) time.Duration {
 // may have moved, or a webhook certificate is due for renewal. Zero: never.
 func timerFor(bd *rukpakv1alpha2.BundleDeployment, f fetched, branchPeriod time.Duration) time.Duration {
 	var after time.Duration
-	if f.chunks != nil && translate.TracksBranch(bd) {
+	if (f.secrets != nil || f.refused != nil) && translate.TracksBranch(bd) {
 		after = branchPeriod
 	}
 	if !f.renewAt.IsZero() {
-		if due := time.Until(f.renewAt) + time.Minute; after == 0 || due < after {
-			after = due
-		}
+		after = earliest(after, time.Until(f.renewAt)+time.Minute)
 	}
 	return after
 }

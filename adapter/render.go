@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/content"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
@@ -19,15 +21,24 @@ import (
 func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config) ([]runtime.Object, error) {
 	var objs []runtime.Object
 	var c *translate.Content
-	if translate.AdapterFetches(bd) {
-		f, err := sourceFetcher{reader: noCluster{}, namespace: cfg.SystemNamespace}.fetchBundle(ctx, bd, convert.FreshCertificates(time.Now()))
+	if bundle.AdapterFetches(bd) {
+		files, resolved, err := sourceFetcher{reader: noCluster{}, namespace: cfg.SystemNamespace}.fetch(ctx, bd)
 		if err != nil {
 			return nil, err
 		}
-		for _, ch := range f.chunks {
-			objs = append(objs, contentSecret(bd, cfg.SystemNamespace, ch))
+		layout, err := bundle.Files(bd, files, convert.FreshCertificates(time.Now()))
+		if err != nil {
+			return nil, err
 		}
-		c = f.refs()
+		chunks, err := content.Pack(bd.Name, layout)
+		if err != nil {
+			return nil, err
+		}
+		c = &translate.Content{Resolved: resolved}
+		for _, ch := range chunks {
+			objs = append(objs, contentSecret(bd, cfg.SystemNamespace, ch))
+			c.Secrets = append(c.Secrets, translate.ContentSecret{Name: ch.Name, Dir: ch.Dir})
+		}
 	}
 	app, err := translate.App(bd, cfg, c)
 	if err != nil {

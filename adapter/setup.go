@@ -13,12 +13,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -35,9 +36,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rukpakv1alpha2.BundleDeployment{}, configMapIndex, r.configMapsRead); err != nil {
 		return fmt.Errorf("index bundle deployments by configmap: %w", err)
 	}
+	// A BundleDeployment the adapter holds a finalizer on stays in view
+	// when its class changes away, so it can be released.
 	claimed := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
-		return ok && r.classes.claims(bd)
+		return ok && (r.classes.claims(bd) || controllerutil.ContainsFinalizer(bd, Finalizer))
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("bundledeployment").
@@ -68,7 +71,7 @@ const configMapIndex = "rukpak-kapp.configMapsRead"
 
 func (r *Reconciler) configMapsRead(o client.Object) []string {
 	bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
-	if !ok || !r.classes.claims(bd) || !translate.AdapterFetches(r.classes.asBuiltin(bd)) {
+	if !ok || !r.classes.claims(bd) || !bundle.AdapterFetches(r.classes.asBuiltin(bd)) {
 		return nil
 	}
 	var names []string

@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,4 +104,28 @@ func (s *certStore) save(ctx context.Context, c client.Client) error {
 		return fmt.Errorf("update webhook certificate secret: %w", err)
 	}
 	return nil
+}
+
+// storedRenewAt is when the first certificate in bd's stored certificate
+// Secret is due; zero when there is none (a bundle without webhooks).
+func storedRenewAt(ctx context.Context, c client.Reader, namespace string, bd *rukpakv1alpha2.BundleDeployment) (time.Time, error) {
+	secret := &corev1.Secret{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: certSecretName(bd.Name)}, secret)
+	if apierrors.IsNotFound(err) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("get webhook certificate secret: %w", err)
+	}
+	var first time.Time
+	for k, v := range secret.Data {
+		if !strings.HasSuffix(k, ".crt") {
+			continue
+		}
+		pair := certs.Pair{CertPEM: v, KeyPEM: secret.Data[strings.TrimSuffix(k, ".crt")+".key"]}
+		if at, ok := certs.RenewAt(pair); ok && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	return first, nil
 }

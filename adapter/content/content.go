@@ -5,6 +5,7 @@ package content
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -27,6 +28,10 @@ type Chunk struct {
 	Data map[string][]byte
 }
 
+// ErrUnstorable says a bundle's files cannot be kept in Secrets: a name a
+// Secret key cannot hold, or a file too large. Only new content fixes it.
+var ErrUnstorable = errors.New("bundle files cannot be stored")
+
 var validKey = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
 
 // Pack splits files into chunks, deterministically ordered.
@@ -38,10 +43,10 @@ func Pack(bdName string, files map[string][]byte) ([]Chunk, error) {
 		}
 		dir, base := path.Split(p)
 		if !validKey.MatchString(base) {
-			return nil, fmt.Errorf("file name %q cannot be stored: use letters, digits, '-', '_' and '.'", p)
+			return nil, fmt.Errorf("%w: file name %q: use letters, digits, '-', '_' and '.'", ErrUnstorable, p)
 		}
 		if len(files[p]) > MaxSecretBytes {
-			return nil, fmt.Errorf("file %q is %d bytes; a single file may be at most %d bytes", p, len(files[p]), MaxSecretBytes)
+			return nil, fmt.Errorf("%w: file %q is %d bytes; a single file may be at most %d bytes", ErrUnstorable, p, len(files[p]), MaxSecretBytes)
 		}
 		byDir[path.Clean(dir)] = append(byDir[path.Clean(dir)], p)
 	}

@@ -9,9 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// FuzzFromApp feeds arbitrary App statuses to the mapping: it must never
+// FuzzCompute feeds arbitrary App statuses to the mapping: it must never
 // panic and every condition must carry a usable message and reason.
-func FuzzFromApp(f *testing.F) {
+func FuzzCompute(f *testing.F) {
 	f.Add(`{"observedGeneration":1,"conditions":[{"type":"ReconcileFailed","status":"True","message":"<nil>"}],"fetch":{"error":"x","exitCode":1}}`, int64(1))
 	f.Add(`{"observedGeneration":1,"conditions":[{"type":"ReconcileSucceeded","status":"True"}],"fetch":{"stdout":"url: a@sha256:0123"}}`, int64(1))
 	f.Add(`{"observedGeneration":2,"conditions":[{"type":"Reconciling"}]}`, int64(2))
@@ -21,8 +21,8 @@ func FuzzFromApp(f *testing.F) {
 		if err := json.Unmarshal([]byte(appStatus), &app.Status); err != nil {
 			t.Skip()
 		}
-		r := FromApp(newBD(nil), app, nil)
-		for _, c := range []metav1.Condition{r.Unpacked, r.Installed, r.Healthy} {
+		r := Compute(Facts{BD: newBD(nil), App: app, Now: t0})
+		for _, c := range r.Status.Conditions {
 			if c.Reason == "" || strings.TrimSpace(c.Message) == "" || strings.Contains(c.Message, "<nil>") {
 				t.Fatalf("unusable condition %+v", c)
 			}

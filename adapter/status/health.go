@@ -7,9 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // Workloads are the installed objects whose readiness can change after kapp
@@ -21,21 +18,9 @@ type Workloads struct {
 	DaemonSets   []appsv1.DaemonSet
 }
 
-// WithWorkloads turns a Healthy=True result into Healthy=False when an
-// installed workload has lost its readiness, naming each one and why. Any
-// other Healthy state is already more specific and is kept.
-func WithWorkloads(r Result, w Workloads) Result {
-	if r.Healthy.Status != metav1.ConditionTrue {
-		return r
-	}
-	problems := w.problems()
-	if len(problems) == 0 {
-		return r
-	}
-	r.Healthy = cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnhealthy,
-		Message(strings.Join(problems, "; ")))
-	return r
-}
+// joinProblems is one message for every workload that lost readiness;
+// the problems come sorted, so the message does not flap with informer order.
+func joinProblems(problems []string) string { return strings.Join(problems, "; ") }
 
 func (w Workloads) problems() []string {
 	var out []string

@@ -26,41 +26,31 @@ var (
 		Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "web-1" has timed out progressing.`}
 )
 
-func TestWithWorkloads(t *testing.T) {
+func TestWorkloadProblems(t *testing.T) {
 	t.Parallel()
-	healthy := Result{Installed: installedTrue, Healthy: healthyTrue}
-	unhealthy := func(msg string) Result {
-		return Result{Installed: installedTrue, Healthy: c("Healthy", "False", "Unhealthy", msg)}
-	}
 	tests := []struct {
 		name string
-		in   Result
 		w    Workloads
-		want Result
+		want string
 	}{
-		{name: "no workloads", in: healthy, want: healthy},
-		{name: "available deployment", in: healthy, w: Workloads{Deployments: []appsv1.Deployment{deployment("web", 1, 1, 2, 2, available)}}, want: healthy},
+		{name: "no workloads"},
+		{name: "available deployment", w: Workloads{Deployments: []appsv1.Deployment{deployment("web", 1, 1, 2, 2, available)}}},
 		{
 			name: "deployment lost its pods",
-			in:   healthy,
 			w:    Workloads{Deployments: []appsv1.Deployment{deployment("web", 1, 1, 2, 0, notAvailable)}},
-			want: unhealthy("Deployment ns/web has 0 of 2 replicas available: Deployment does not have minimum availability (MinimumReplicasUnavailable)"),
+			want: "Deployment ns/web has 0 of 2 replicas available: Deployment does not have minimum availability (MinimumReplicasUnavailable)",
 		},
 		{
 			name: "rollout past its deadline",
-			in:   healthy,
 			w:    Workloads{Deployments: []appsv1.Deployment{deployment("web", 3, 3, 1, 1, available, deadlineHit)}},
-			want: unhealthy(`Deployment ns/web has 1 of 1 replicas available: ReplicaSet "web-1" has timed out progressing (ProgressDeadlineExceeded)`),
+			want: `Deployment ns/web has 1 of 1 replicas available: ReplicaSet "web-1" has timed out progressing (ProgressDeadlineExceeded)`,
 		},
 		{
 			name: "a generation the controller has not seen is not judged",
-			in:   healthy,
 			w:    Workloads{Deployments: []appsv1.Deployment{deployment("web", 4, 3, 2, 0, notAvailable)}},
-			want: healthy,
 		},
 		{
 			name: "statefulset and daemonset, sorted whatever the informer order",
-			in:   healthy,
 			w: Workloads{
 				StatefulSets: []appsv1.StatefulSet{{
 					ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db"},
@@ -71,20 +61,14 @@ func TestWithWorkloads(t *testing.T) {
 					Status:     appsv1.DaemonSetStatus{NumberUnavailable: 1, DesiredNumberScheduled: 3},
 				}},
 			},
-			want: unhealthy("DaemonSet ns/agent has 1 of 3 pods unavailable; StatefulSet ns/db has 0 of 1 replicas available"),
-		},
-		{
-			name: "a more specific state is kept",
-			in:   Result{Installed: installWait, Healthy: healthyWait},
-			w:    Workloads{Deployments: []appsv1.Deployment{deployment("web", 1, 1, 2, 0, notAvailable)}},
-			want: Result{Installed: installWait, Healthy: healthyWait},
+			want: "DaemonSet ns/agent has 1 of 3 pods unavailable; StatefulSet ns/db has 0 of 1 replicas available",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if diff := cmp.Diff(tt.want, WithWorkloads(tt.in, tt.w)); diff != "" {
-				t.Errorf("WithWorkloads() mismatch (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, joinProblems(tt.w.problems())); diff != "" {
+				t.Errorf("problems mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

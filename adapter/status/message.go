@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxMessage keeps condition messages readable; kapp and vendir can print
@@ -31,13 +32,26 @@ func Message(candidates ...string) string {
 	if msg == "" {
 		return "kapp-controller reported a failure without details; see the App's status in the system namespace"
 	}
+	// The API server stores text as valid UTF-8; anything else would differ
+	// from what was computed on every reconcile.
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	msg = Redact(msg)
 	msg = tempDir.ReplaceAllString(msg, "<tmp>")
 	msg = clockTime.ReplaceAllString(msg, "")
 	msg = blankRuns.ReplaceAllString(msg, "\n")
 	msg = strings.TrimSpace(msg)
 	if len(msg) > maxMessage {
-		head, tail := maxMessage/4, maxMessage*3/4
-		msg = msg[:head] + "\n...\n" + msg[len(msg)-tail:]
+		// Cut on character boundaries: half a character would be stored as
+		// U+FFFD and never equal the computed text again.
+		const cut = "\n...\n"
+		head, tail := maxMessage/4, len(msg)-(maxMessage*3/4-len(cut))
+		for head > 0 && !utf8.RuneStart(msg[head]) {
+			head--
+		}
+		for tail < len(msg) && !utf8.RuneStart(msg[tail]) {
+			tail++
+		}
+		msg = msg[:head] + cut + msg[tail:]
 	}
 	return msg
 }

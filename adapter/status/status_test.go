@@ -1,13 +1,17 @@
 package status
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -36,7 +40,7 @@ func newBD(installed *metav1.Condition) *rukpakv1alpha2.BundleDeployment {
 type appState func(*kappctrlv1alpha1.App)
 
 func newApp(gen, observed int64, condType kappctrlv1alpha1.ConditionType, mods ...appState) *kappctrlv1alpha1.App {
-	app := &kappctrlv1alpha1.App{ObjectMeta: metav1.ObjectMeta{Name: "bd1", Generation: gen}}
+	app := &kappctrlv1alpha1.App{ObjectMeta: metav1.ObjectMeta{Name: "bd1", Generation: gen, Annotations: map[string]string{rukpakv1alpha2.AnnotationBundleGeneration: "2"}}}
 	app.Status.ObservedGeneration = observed
 	if condType != "" {
 		app.Status.Conditions = []kappctrlv1alpha1.Condition{{Type: condType, Status: corev1.ConditionTrue}}
@@ -45,6 +49,11 @@ func newApp(gen, observed int64, condType kappctrlv1alpha1.ConditionType, mods .
 		m(app)
 	}
 	return app
+}
+
+// madeFor marks the App as made from generation gen of the BundleDeployment.
+func madeFor(gen int) appState {
+	return func(a *kappctrlv1alpha1.App) { a.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] = fmt.Sprint(gen) }
 }
 
 // failures is kapp-controller's count of failed runs in a row.
@@ -84,6 +93,12 @@ func c(t string, s metav1.ConditionStatus, reason, msg string) metav1.Condition 
 	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg}
 }
 
+// g is c as stored or computed for generation gen.
+func g(gen int64, cond metav1.Condition) metav1.Condition {
+	cond.ObservedGeneration = gen
+	return cond
+}
+
 var (
 	installedTrue = c("Installed", "True", "InstallationSucceeded", "Instantiated bundle bd1")
 	unpackedTrue  = c("Unpacked", "True", "UnpackSuccessful", "Successfully unpacked the image Bundle")
@@ -91,237 +106,511 @@ var (
 	healthyFalse  = c("Healthy", "False", "InstallationStatusFalse", "Installed condition is false")
 	healthyWait   = c("Healthy", "Unknown", "InstallationStatusUnknown", "Waiting for the bundle to be installed")
 	installWait   = c("Installed", "Unknown", "InstallPending", "Waiting for the bundle to be unpacked")
-	// installedNow is installedTrue as stored for the BundleDeployment's
-	// current generation (2).
-	installedNow = func() metav1.Condition { c := installedTrue; c.ObservedGeneration = 2; return c }()
-	pinnedSource = &rukpakv1alpha2.BundleSource{Type: "image", Image: &rukpakv1alpha2.ImageSource{Ref: "127.0.0.1:5000/bundles/plain@" + digest}}
+	installing    = c("Installed", "Unknown", "Installing", "kapp is applying the bundle and waiting for its objects to become ready")
+	unpackWait    = c("Unpacked", "False", "UnpackPending", "Waiting for kapp-controller to pick up the App for this generation")
+	unpacking     = c("Unpacked", "False", "Unpacking", "Fetching image 127.0.0.1:5000/bundles/plain:valid")
+	pinnedSource  = &rukpakv1alpha2.BundleSource{Type: "image", Image: &rukpakv1alpha2.ImageSource{Ref: "127.0.0.1:5000/bundles/plain@" + digest}}
+	olderSource   = &rukpakv1alpha2.BundleSource{Type: "image", Image: &rukpakv1alpha2.ImageSource{Ref: "127.0.0.1:5000/bundles/plain@sha256:" + strings.Repeat("e", 64)}}
 )
 
-func TestFromApp(t *testing.T) {
+// stored is what a BundleDeployment of generation 2 stored earlier.
+type stored struct {
+	conds    []metav1.Condition
+	resolved *rukpakv1alpha2.BundleSource
+}
+
+// installedAt is the status of generation gen installed and healthy.
+func installedAt(gen int64, resolved *rukpakv1alpha2.BundleSource) stored {
+	return stored{conds: []metav1.Condition{g(gen, unpackedTrue), g(gen, installedTrue), g(gen, healthyTrue)}, resolved: resolved}
+}
+
+type want struct {
+	unpacked, installed, healthy metav1.Condition
+	resolved                     *rukpakv1alpha2.BundleSource
+	hold                         bool
+	writeAfter                   time.Duration
+}
+
+func TestCompute(t *testing.T) {
 	t.Parallel()
+	upgradeFailed := c("Installed", "False", "UpgradeFailed", "kapp: Error: timed out")
 	tests := []struct {
-		name      string
-		installed *metav1.Condition
-		app       *kappctrlv1alpha1.App
-		want      Result
+		name   string
+		stored stored
+		app    *kappctrlv1alpha1.App
+		facts  func(*Facts)
+		want   want
 	}{
 		{
-			name: "no app yet",
-			want: Result{Unpacked: c("Unpacked", "False", "UnpackPending", "Waiting for kapp-controller to pick up the App for this generation"), Installed: installWait, Healthy: healthyWait},
+			name: "no app yet: progress is held for the delay",
+			want: want{unpacked: g(2, unpackWait), installed: g(2, installWait), healthy: g(2, healthyWait), hold: true, writeAfter: ProgressDelay},
 		},
 		{
-			name: "stale generation hides an old success",
+			name:  "no app yet, in progress past the delay: written",
+			facts: func(f *Facts) { f.ProgressSince = f.Now.Add(-ProgressDelay) },
+			want:  want{unpacked: g(2, unpackWait), installed: g(2, installWait), healthy: g(2, healthyWait)},
+		},
+		{
+			name:   "progress already shown for this generation: held until the outcome",
+			stored: stored{conds: []metav1.Condition{g(2, unpackWait), g(2, installWait), g(2, healthyWait)}},
+			app:    newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
+			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, installing), healthy: g(2, healthyWait), resolved: pinnedSource, hold: true},
+		},
+		{
+			name: "stale App generation hides an old success",
 			app:  newApp(3, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)),
-			want: Result{Unpacked: c("Unpacked", "False", "UnpackPending", "Waiting for kapp-controller to pick up the App for this generation"), Installed: installWait, Healthy: healthyWait},
+			want: want{unpacked: g(2, unpackWait), installed: g(2, installWait), healthy: g(2, healthyWait), hold: true, writeAfter: ProgressDelay},
+		},
+		{
+			name: "an App made for another generation does not speak for this one",
+			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), madeFor(1)),
+			want: want{unpacked: g(2, unpackWait), installed: g(2, installWait), healthy: g(2, healthyWait), hold: true, writeAfter: ProgressDelay},
 		},
 		{
 			name: "fetching",
 			app: newApp(1, 1, kappctrlv1alpha1.Reconciling, func(a *kappctrlv1alpha1.App) {
 				a.Status.Fetch = &kappctrlv1alpha1.AppStatusFetch{StartedAt: at(5), UpdatedAt: at(1)}
 			}),
-			want: Result{Unpacked: c("Unpacked", "False", "Unpacking", "Fetching image 127.0.0.1:5000/bundles/plain:valid"), Installed: installWait, Healthy: healthyWait},
+			want: want{unpacked: g(2, unpacking), installed: g(2, installWait), healthy: g(2, healthyWait), hold: true, writeAfter: ProgressDelay},
 		},
 		{
 			name: "deploying after a fetch in this run",
 			app:  newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
-			want: Result{Unpacked: unpackedTrue, Installed: c("Installed", "Unknown", "Installing", "kapp is applying the bundle and waiting for its objects to become ready"), Healthy: healthyWait, ResolvedSource: pinnedSource},
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, installing), healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
 		},
 		{
-			name:      "redeploying keeps an earlier install visible",
-			installed: &installedTrue,
-			app:       newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
-			want:      Result{Unpacked: unpackedTrue, Installed: installedTrue, Healthy: healthyWait, ResolvedSource: pinnedSource},
+			name: "succeeded",
+			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, installedTrue), healthy: g(2, healthyTrue), resolved: pinnedSource},
+		},
+		// The generation rule: an upgrade keeps saying what is installed
+		// until kapp-controller deployed the new generation.
+		{
+			name:   "upgrade picked up: the installed generation stays, only Unpacked speaks for the new one",
+			stored: installedAt(1, olderSource),
+			app:    newApp(2, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)),
+			facts:  func(f *Facts) { f.ProgressSince = f.Now.Add(-time.Minute) },
+			want:   want{unpacked: g(2, unpackWait), installed: g(1, installedTrue), healthy: g(1, healthyTrue), resolved: olderSource},
 		},
 		{
-			name:      "re-applying the installed generation while fetching keeps it",
-			installed: &installedNow,
+			name:   "upgrade fetched, deploy running: Installed=True stays at the old generation, with its source",
+			stored: installedAt(1, olderSource),
+			app:    newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
+			facts:  func(f *Facts) { f.ProgressSince = f.Now.Add(-time.Minute) },
+			want:   want{unpacked: g(2, unpackedTrue), installed: g(1, installedTrue), healthy: g(1, healthyTrue), resolved: olderSource},
+		},
+		{
+			name:   "upgrade deployed: Installed moves to the new generation",
+			stored: stored{conds: []metav1.Condition{g(2, unpackedTrue), g(1, installedTrue), g(1, healthyTrue)}, resolved: olderSource},
+			app:    newApp(2, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(5, 6)),
+			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, installedTrue), healthy: g(2, healthyTrue), resolved: pinnedSource},
+		},
+		{
+			name:   "an upgrade's first deploy failure is reported at once, the installed source kept",
+			stored: installedAt(1, olderSource),
+			app:    newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: timed out"), failures(1)),
+			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, upgradeFailed), healthy: g(2, healthyFalse), resolved: olderSource},
+		},
+		{
+			name:   "a failure after a failed upgrade is still the upgrade's",
+			stored: stored{conds: []metav1.Condition{g(2, unpackedTrue), g(2, upgradeFailed), g(2, healthyFalse)}, resolved: olderSource},
+			app:    newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), templateFailed(4, "ytt: Error: bad"), failures(3)),
+			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "False", "UpgradeFailed", "invalid bundle: ytt: Error: bad")), healthy: g(2, healthyFalse), resolved: olderSource},
+		},
+		{
+			name:   "a status rukpak wrote (no condition generations) is an older install",
+			stored: installedAt(0, olderSource),
+			app:    newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
+			facts:  func(f *Facts) { f.ProgressSince = f.Now.Add(-time.Minute) },
+			want:   want{unpacked: g(2, unpackedTrue), installed: g(0, installedTrue), healthy: g(0, healthyTrue), resolved: olderSource},
+		},
+		{
+			name:   "new content fetched by the adapter for the same generation is an upgrade",
+			stored: installedAt(2, olderSource),
+			app:    newApp(3, 3, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: timed out"), failures(1)),
+			facts:  func(f *Facts) { f.Fetched = pinnedSource },
+			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, upgradeFailed), healthy: g(2, healthyFalse), resolved: olderSource},
+		},
+		// Re-applies of what is installed are not news.
+		{
+			name:   "re-applying the installed generation while fetching keeps it",
+			stored: installedAt(2, pinnedSource),
 			app: newApp(2, 2, kappctrlv1alpha1.Reconciling, func(a *kappctrlv1alpha1.App) {
 				a.Status.Fetch = &kappctrlv1alpha1.AppStatusFetch{StartedAt: at(5), UpdatedAt: at(1)}
 			}),
-			want: Result{Unpacked: unpackedTrue, Installed: installedTrue, Healthy: healthyTrue},
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, installedTrue), healthy: g(2, healthyTrue), resolved: pinnedSource},
 		},
 		{
-			name:      "re-applying the installed generation while deploying keeps it",
-			installed: &installedNow,
-			app:       newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
-			want:      Result{Unpacked: unpackedTrue, Installed: installedTrue, Healthy: healthyTrue},
+			name:   "a re-apply of the installed generation that failed once waits for kapp-controller's retry",
+			stored: installedAt(2, pinnedSource),
+			app:    newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), templateFailed(3, "Templating dir: waitid: no child processes"), failures(1)),
+			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, installedTrue), healthy: g(2, healthyTrue), resolved: pinnedSource},
 		},
 		{
-			name:      "a re-apply of the installed generation that failed once waits for kapp-controller's retry",
-			installed: &installedNow,
-			app: newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), templateFailed(3, "Templating dir: waitid: no child processes"),
-				failures(1)),
-			want: Result{Unpacked: unpackedTrue, Installed: installedTrue, Healthy: healthyTrue},
-		},
-		{
-			name:      "a re-apply of the installed generation that failed twice is reported",
-			installed: &installedNow,
-			app:       newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: timed out"), failures(2)),
-			want:      Result{Unpacked: unpackedTrue, Installed: c("Installed", "False", "UpgradeFailed", "kapp: Error: timed out"), Healthy: healthyFalse, ResolvedSource: pinnedSource},
+			name:   "a re-apply of the installed generation that failed twice is reported",
+			stored: installedAt(2, pinnedSource),
+			app:    newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: timed out"), failures(2)),
+			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, upgradeFailed), healthy: g(2, healthyFalse), resolved: pinnedSource},
 		},
 		{
 			name: "kapp-controller losing its own template process is not the bundle's failure",
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), templateFailed(3, "Templating dir: waitid: no child processes"), failures(1)),
-			want: Result{
-				Unpacked: unpackedTrue,
-				Installed: c("Installed", "False", "InstallFailed", "kapp-controller lost track of its own vendir or ytt process (a race in kapp-controller's sidecar, "+
-					"not a problem of the bundle); kapp-controller retries the step after a short backoff: Templating dir: waitid: no child processes"),
-				Healthy:        healthyFalse,
-				ResolvedSource: pinnedSource,
+			want: want{
+				unpacked: g(2, unpackedTrue),
+				installed: g(2, c("Installed", "False", "InstallFailed", "kapp-controller lost track of its own vendir or ytt process (a race in kapp-controller's sidecar, "+
+					"not a problem of the bundle); kapp-controller retries the step after a short backoff: Templating dir: waitid: no child processes")),
+				healthy: g(2, healthyFalse), resolved: pinnedSource,
 			},
 		},
 		{
 			name: "kapp-controller losing its own fetch process says so",
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchFailed(5, 6, "Fetching resources: waitid: no child processes"), failures(1)),
-			want: Result{
-				Unpacked: c("Unpacked", "False", "UnpackFailed", "source bundle content: fetch image 127.0.0.1:5000/bundles/plain:valid: "+
+			want: want{
+				unpacked: g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: fetch image 127.0.0.1:5000/bundles/plain:valid: "+
 					"kapp-controller lost track of its own vendir or ytt process (a race in kapp-controller's sidecar, "+
-					"not a problem of the bundle); kapp-controller retries the step after a short backoff: Fetching resources: waitid: no child processes"),
-				Installed: installWait, Healthy: healthyWait,
+					"not a problem of the bundle); kapp-controller retries the step after a short backoff: Fetching resources: waitid: no child processes")),
+				installed: g(2, installWait), healthy: g(2, healthyWait),
 			},
-		},
-		{
-			name: "succeeded",
-			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)),
-			want: Result{Unpacked: unpackedTrue, Installed: installedTrue, Healthy: healthyTrue, ResolvedSource: pinnedSource},
 		},
 		{
 			name: "fetch failed",
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchFailed(5, 6, "vendir: Error: Syncing directory '0': MANIFEST_UNKNOWN: manifest unknown")),
-			want: Result{
-				Unpacked:  c("Unpacked", "False", "UnpackFailed", "source bundle content: fetch image 127.0.0.1:5000/bundles/plain:valid: vendir: Error: Syncing directory '0': MANIFEST_UNKNOWN: manifest unknown"),
-				Installed: installWait, Healthy: healthyWait,
+			want: want{
+				unpacked:  g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: fetch image 127.0.0.1:5000/bundles/plain:valid: vendir: Error: Syncing directory '0': MANIFEST_UNKNOWN: manifest unknown")),
+				installed: g(2, installWait), healthy: g(2, healthyWait),
 			},
 		},
 		{
-			name: "fetch failed after an older template failure",
-			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, templateFailed(3, "old"), fetchFailed(5, 6, "unauthorized")),
-			want: Result{
-				Unpacked:  c("Unpacked", "False", "UnpackFailed", "source bundle content: fetch image 127.0.0.1:5000/bundles/plain:valid: unauthorized"),
-				Installed: installWait, Healthy: healthyWait,
+			name:   "an upgrade's fetch failure keeps the install and its source",
+			stored: installedAt(1, olderSource),
+			app:    newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, templateFailed(3, "old"), fetchFailed(5, 6, "unauthorized")),
+			want: want{
+				unpacked:  g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: fetch image 127.0.0.1:5000/bundles/plain:valid: unauthorized")),
+				installed: g(1, installedTrue), healthy: g(1, healthyTrue), resolved: olderSource,
 			},
 		},
 		{
 			name: "an image without files",
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchFailed(5, 6, "vendir: Error: Syncing directory '0':\n  Filtering paths in directory '.':\n    Expected to find at least one file within directory")),
-			want: Result{
-				Unpacked:  c("Unpacked", "True", "UnpackSuccessful", "Unpacked the image Bundle; it holds no files"),
-				Installed: c("Installed", "False", "InstallFailed", "invalid bundle: found zero objects: plain+v0 bundles are required to contain at least one object"),
-				Healthy:   healthyFalse,
+			want: want{
+				unpacked:  g(2, c("Unpacked", "True", "UnpackSuccessful", "Unpacked the image Bundle; it holds no files")),
+				installed: g(2, c("Installed", "False", "InstallFailed", "invalid bundle: found zero objects: plain+v0 bundles are required to contain at least one object")),
+				healthy:   g(2, healthyFalse),
 			},
 		},
 		{
 			name: "no manifests directory",
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), templateFailed(3, "ytt: Error: Checking file '/tmp/kapp-controller-fetch-template-deploy123/manifests': lstat: no such file or directory")),
-			want: Result{
-				Unpacked:       unpackedTrue,
-				Installed:      c("Installed", "False", "InstallFailed", "invalid bundle: readdir manifests: file does not exist: the bundle has no manifests/ directory (ytt: Error: Checking file '<tmp>': lstat: no such file or directory)"),
-				Healthy:        healthyFalse,
-				ResolvedSource: pinnedSource,
+			want: want{
+				unpacked:  g(2, unpackedTrue),
+				installed: g(2, c("Installed", "False", "InstallFailed", "invalid bundle: readdir manifests: file does not exist: the bundle has no manifests/ directory (ytt: Error: Checking file '<tmp>': lstat: no such file or directory)")),
+				healthy:   g(2, healthyFalse), resolved: pinnedSource,
 			},
 		},
 		{
 			name: "empty manifests directory",
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), templateFailed(3, "ytt: Error: Expected file mark '**/*:type=yaml-plain' to match at least one file by path, but did not")),
-			want: Result{
-				Unpacked:       unpackedTrue,
-				Installed:      c("Installed", "False", "InstallFailed", "invalid bundle: found zero objects: plain+v0 bundles are required to contain at least one object"),
-				Healthy:        healthyFalse,
-				ResolvedSource: pinnedSource,
+			want: want{
+				unpacked:  g(2, unpackedTrue),
+				installed: g(2, c("Installed", "False", "InstallFailed", "invalid bundle: found zero objects: plain+v0 bundles are required to contain at least one object")),
+				healthy:   g(2, healthyFalse), resolved: pinnedSource,
 			},
 		},
 		{
 			name: "first deploy failed",
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\"")),
-			want: Result{
-				Unpacked:       unpackedTrue,
-				Installed:      c("Installed", "False", "InstallFailed", "required resource not found, ensure CRDs are installed first: kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\""),
-				Healthy:        healthyFalse,
-				ResolvedSource: pinnedSource,
+			want: want{
+				unpacked:  g(2, unpackedTrue),
+				installed: g(2, c("Installed", "False", "InstallFailed", "required resource not found, ensure CRDs are installed first: kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\"")),
+				healthy:   g(2, healthyFalse), resolved: pinnedSource,
 			},
 		},
 		{
 			name: "kapp finds no such kind",
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: Expected to find kind 'operators.coreos.com/v1/OLMConfig', but did not")),
-			want: Result{
-				Unpacked:       unpackedTrue,
-				Installed:      c("Installed", "False", "InstallFailed", "required resource not found, ensure CRDs are installed first: kapp: Error: Expected to find kind 'operators.coreos.com/v1/OLMConfig', but did not"),
-				Healthy:        healthyFalse,
-				ResolvedSource: pinnedSource,
+			want: want{
+				unpacked:  g(2, unpackedTrue),
+				installed: g(2, c("Installed", "False", "InstallFailed", "required resource not found, ensure CRDs are installed first: kapp: Error: Expected to find kind 'operators.coreos.com/v1/OLMConfig', but did not")),
+				healthy:   g(2, healthyFalse), resolved: pinnedSource,
 			},
-		},
-		{
-			name:      "deploy failed after an install is an upgrade failure",
-			installed: &installedTrue,
-			app:       newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: timed out")),
-			want:      Result{Unpacked: unpackedTrue, Installed: c("Installed", "False", "UpgradeFailed", "kapp: Error: timed out"), Healthy: healthyFalse, ResolvedSource: pinnedSource},
 		},
 		{
 			name: "failure without any detail still says something",
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, deployFailed(4, "")),
-			want: Result{Unpacked: unpackedTrue, Installed: c("Installed", "False", "InstallFailed", "kapp-controller reported a failure without details; see the App's status in the system namespace"), Healthy: healthyFalse, ResolvedSource: nil},
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "False", "InstallFailed", "kapp-controller reported a failure without details; see the App's status in the system namespace")), healthy: g(2, healthyFalse)},
+		},
+		// The adapter's own failures.
+		{
+			name: "a source the adapter cannot reach, retried",
+			facts: func(f *Facts) {
+				f.Failure = &Failure{Kind: SourceFailed, Message: "dial tcp: connection refused", Retrying: true}
+			},
+			want: want{
+				unpacked:  g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: fetch image 127.0.0.1:5000/bundles/plain:valid: dial tcp: connection refused; retrying with backoff")),
+				installed: g(2, installWait), healthy: g(2, healthyWait),
+			},
+		},
+		{
+			name:   "an invalid bundle after an install is an upgrade failure, the install and its source kept",
+			stored: installedAt(1, olderSource),
+			facts: func(f *Facts) {
+				f.Failure, f.Fetched = &Failure{Kind: BundleInvalid, Message: "readdir manifests: file does not exist"}, pinnedSource
+			},
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "False", "UpgradeFailed", "invalid bundle: readdir manifests: file does not exist")), healthy: g(2, healthyFalse), resolved: olderSource},
+		},
+		{
+			name: "an unsupported spec",
+			facts: func(f *Facts) {
+				f.Failure = &Failure{Kind: SpecUnsupported, Message: `source type "upload" is not supported yet`}
+			},
+			want: want{
+				unpacked:  g(2, c("Unpacked", "False", "UnpackFailed", `source type "upload" is not supported yet`)),
+				installed: g(2, c("Installed", "False", "InstallFailed", `The bundle cannot be installed: source type "upload" is not supported yet`)),
+				healthy:   g(2, healthyFalse),
+			},
+		},
+		{
+			name:   "an App the adapter cannot write is visible",
+			stored: installedAt(1, olderSource),
+			facts: func(f *Facts) {
+				f.Failure = &Failure{Kind: ControllerFailed, Message: `apply App rukpak-system/bd1: admission webhook "x" denied the request`, Retrying: true}
+			},
+			want: want{
+				unpacked:  g(2, c("Unpacked", "False", "UnpackPending", "Waiting for the App to be written")),
+				installed: g(2, c("Installed", "False", "UpgradeFailed", `apply App rukpak-system/bd1: admission webhook "x" denied the request; retrying with backoff`)),
+				healthy:   g(2, healthyFalse), resolved: olderSource,
+			},
+		},
+		{
+			name:  "a failed prune does not hide a successful install",
+			app:   newApp(1, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)),
+			facts: func(f *Facts) { f.PruneFailure = "delete content secret x: forbidden" },
+			want: want{
+				unpacked: g(2, unpackedTrue),
+				installed: g(2, c("Installed", "True", "InstallationSucceeded",
+					"Instantiated bundle bd1. Removing content Secrets the App no longer reads failed, the adapter retries: delete content secret x: forbidden")),
+				healthy: g(2, healthyTrue), resolved: pinnedSource,
+			},
+		},
+		{
+			name:  "workloads that cannot be read leave Healthy unknown, saying why",
+			app:   newApp(1, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)),
+			facts: func(f *Facts) { f.WorkloadsFailure = "list installed workloads: timed out" },
+			want: want{
+				unpacked: g(2, unpackedTrue), installed: g(2, installedTrue), resolved: pinnedSource,
+				healthy: g(2, c("Healthy", "Unknown", "HealthCheckFailed", "Reading the installed workloads failed, the adapter retries: list installed workloads: timed out")),
+			},
+		},
+		{
+			name:   "an unhealthy workload of the installed generation during an upgrade is news",
+			stored: installedAt(1, olderSource),
+			app:    newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
+			facts: func(f *Facts) {
+				f.Workloads = &Workloads{Deployments: []appsv1.Deployment{unavailable("web")}}
+			},
+			want: want{
+				unpacked: g(2, unpackedTrue), installed: g(1, installedTrue), resolved: olderSource,
+				healthy: g(1, c("Healthy", "False", "Unhealthy", "Deployment default/web has 0 of 1 replicas available: node lost (NodeLost)")),
+			},
 		},
 		{
 			name: "deleting",
 			app:  newApp(1, 1, kappctrlv1alpha1.Deleting),
-			want: Result{Unpacked: c("Unpacked", "Unknown", "Deleting", "Removing the objects this BundleDeployment installed"), Installed: c("Installed", "False", "Deleting", "Removing the objects this BundleDeployment installed"), Healthy: healthyFalse},
+			want: want{unpacked: g(2, c("Unpacked", "Unknown", "Deleting", "Removing the objects this BundleDeployment installed")), installed: g(2, c("Installed", "False", "Deleting", "Removing the objects this BundleDeployment installed")), healthy: g(2, healthyFalse)},
 		},
 		{
 			name: "delete failed",
 			app: newApp(1, 1, kappctrlv1alpha1.DeleteFailed, func(a *kappctrlv1alpha1.App) {
 				a.Status.Conditions[0].Message = "Preparing kapp: Getting service account: serviceaccounts \"installer\" not found"
 			}),
-			want: Result{
-				Unpacked:  c("Unpacked", "Unknown", "DeleteFailed", "Removing the installed objects failed: Preparing kapp: Getting service account: serviceaccounts \"installer\" not found"),
-				Installed: c("Installed", "False", "DeleteFailed", "Removing the installed objects failed: Preparing kapp: Getting service account: serviceaccounts \"installer\" not found"),
-				Healthy:   healthyFalse,
+			want: want{
+				unpacked:  g(2, c("Unpacked", "Unknown", "DeleteFailed", "Removing the installed objects failed: Preparing kapp: Getting service account: serviceaccounts \"installer\" not found")),
+				installed: g(2, c("Installed", "False", "DeleteFailed", "Removing the installed objects failed: Preparing kapp: Getting service account: serviceaccounts \"installer\" not found")),
+				healthy:   g(2, healthyFalse),
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := FromApp(newBD(tt.installed), tt.app, nil)
-			if d := cmp.Diff(tt.want, got); d != "" {
-				t.Errorf("FromApp mismatch (-want +got):\n%s", d)
+			bd := newBD(nil)
+			bd.Status.Conditions, bd.Status.ResolvedSource = tt.stored.conds, tt.stored.resolved
+			f := Facts{BD: bd, App: tt.app, Now: t0.Add(time.Hour)}
+			if tt.facts != nil {
+				tt.facts(&f)
 			}
-			for _, cond := range []metav1.Condition{got.Unpacked, got.Installed, got.Healthy} {
-				if cond.Message == "" || strings.Contains(cond.Message, "<nil>") {
-					t.Errorf("condition %s has an unusable message %q", cond.Type, cond.Message)
+			out := Compute(f)
+			checkOutcome(t, out, tt.want)
+		})
+	}
+}
+
+func checkOutcome(t *testing.T, out Outcome, w want) {
+	t.Helper()
+	var got []metav1.Condition
+	for _, typ := range []string{"Unpacked", "Installed", "Healthy"} {
+		cond := apimeta.FindStatusCondition(out.Status.Conditions, typ)
+		if cond == nil {
+			t.Fatalf("no %s condition", typ)
+		}
+		cc := *cond
+		cc.LastTransitionTime = metav1.Time{}
+		if cc.Message == "" || strings.Contains(cc.Message, "<nil>") {
+			t.Errorf("condition %s has an unusable message %q", cc.Type, cc.Message)
+		}
+		got = append(got, cc)
+	}
+	if d := cmp.Diff([]metav1.Condition{w.unpacked, w.installed, w.healthy}, got); d != "" {
+		t.Errorf("conditions (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(w.resolved, out.Status.ResolvedSource); d != "" {
+		t.Errorf("resolvedSource (-want +got):\n%s", d)
+	}
+	if out.Status.ObservedGeneration != w.installed.ObservedGeneration {
+		t.Errorf("status.observedGeneration = %d, want Installed's %d", out.Status.ObservedGeneration, w.installed.ObservedGeneration)
+	}
+	if out.Hold != w.hold || out.WriteAfter != w.writeAfter {
+		t.Errorf("hold = %v after %v, want %v after %v", out.Hold, out.WriteAfter, w.hold, w.writeAfter)
+	}
+}
+
+func unavailable(name string) appsv1.Deployment {
+	one := int32(1)
+	d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Spec: appsv1.DeploymentSpec{Replicas: &one}}
+	d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "NodeLost", Message: "node lost"}}
+	return d
+}
+
+// A periodic re-apply of what is installed must leave the stored status as
+// it is: no flapping, and no status write at rest.
+func TestCompute_ReapplyKeepsStoredStatus(t *testing.T) {
+	t.Parallel()
+	bd := newBD(nil)
+	done := Compute(Facts{BD: bd, App: newApp(2, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)), Now: t0})
+	bd.Status = done.Status
+	for _, app := range []*kappctrlv1alpha1.App{
+		newApp(2, 2, kappctrlv1alpha1.Reconciling),
+		newApp(3, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)),
+		newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
+		newApp(2, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(5, 6)),
+		// kapp-controller v0.53.1 loses a ytt process now and then, and retries.
+		newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(5, 6), templateFailed(7, "Templating dir: waitid: no child processes"), failures(1)),
+	} {
+		got := Compute(Facts{BD: bd, App: app, Now: t0.Add(time.Hour)})
+		if d := cmp.Diff(done.Status, got.Status); d != "" {
+			t.Errorf("App %s: status changed on a re-apply (-stored +got):\n%s", app.Status.Conditions[0].Type, d)
+		}
+		if got.Hold {
+			t.Errorf("App %s: a re-apply counts as progress", app.Status.Conditions[0].Type)
+		}
+	}
+}
+
+// Walking an upgrade through every App state the real kapp-controller
+// passes, Installed=True never carries the new generation before the App
+// reports the new spec deployed.
+func TestCompute_UpgradeNeverClaimedEarly(t *testing.T) {
+	t.Parallel()
+	bd := newBD(nil)
+	bd.Generation = 1
+	bd.Status = Compute(Facts{BD: bd, App: newApp(1, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), madeFor(1)), Now: t0}).Status
+	bd.Generation = 2
+	for i, app := range []*kappctrlv1alpha1.App{
+		// A stale App from the informer cache, made for generation 1.
+		newApp(1, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), madeFor(1)),
+		newApp(2, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)),
+		newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(1, 2)),
+		newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(10, 12)),
+	} {
+		out := Compute(Facts{BD: bd, App: app, Now: t0.Add(time.Duration(i) * time.Minute), ProgressSince: t0})
+		if !out.Hold {
+			bd.Status = out.Status
+		}
+		inst := apimeta.FindStatusCondition(bd.Status.Conditions, "Installed")
+		if inst.Status == metav1.ConditionTrue && inst.ObservedGeneration == 2 {
+			t.Fatalf("step %d: Installed=True claimed for generation 2 before the App deployed it", i)
+		}
+		if bd.Status.ObservedGeneration == 2 {
+			t.Fatalf("step %d: status.observedGeneration 2 before the outcome", i)
+		}
+	}
+	out := Compute(Facts{BD: bd, App: newApp(2, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(10, 12)), Now: t0.Add(time.Hour)})
+	if inst := apimeta.FindStatusCondition(out.Status.Conditions, "Installed"); inst.ObservedGeneration != 2 || inst.Status != metav1.ConditionTrue {
+		t.Fatalf("after the deploy: %+v", inst)
+	}
+}
+
+func templateDone(end int) appState {
+	return func(a *kappctrlv1alpha1.App) {
+		a.Status.Template = &kappctrlv1alpha1.AppStatusTemplate{UpdatedAt: at(end)}
+	}
+}
+
+func TestCompute_TemplateDeadline(t *testing.T) {
+	t.Parallel()
+	const limit = time.Minute
+	reconciling := kappctrlv1alpha1.Reconciling
+	tests := []struct {
+		name     string
+		app      *kappctrlv1alpha1.App
+		now      int
+		limit    time.Duration
+		late     bool
+		wantLeft time.Duration
+	}{
+		{"no App yet", nil, 100, limit, false, 0},
+		{"still fetching", newApp(2, 2, reconciling, func(a *kappctrlv1alpha1.App) {
+			a.Status.Fetch = &kappctrlv1alpha1.AppStatusFetch{StartedAt: at(10), UpdatedAt: at(5)}
+		}), 100, limit, false, 0},
+		{"template running, within the limit", newApp(2, 2, reconciling, fetchOK(10, 12), templateDone(3)), 42, limit, false, 30 * time.Second},
+		{"first run, template running, within the limit", newApp(2, 2, reconciling, fetchOK(10, 12)), 12, limit, false, time.Minute},
+		{"template running past the limit", newApp(2, 2, reconciling, fetchOK(10, 12), templateDone(3)), 72, limit, true, 0},
+		{"template done, deploy running", newApp(2, 2, reconciling, fetchOK(10, 12), templateDone(12)), 500, limit, false, 0},
+		{"run finished", newApp(2, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(10, 12), templateDone(3)), 500, limit, false, 0},
+		{"older generation", newApp(3, 2, reconciling, fetchOK(10, 12)), 500, limit, false, 0},
+		{"fetch failed", newApp(2, 2, reconciling, fetchFailed(10, 12, "boom")), 500, limit, false, 0},
+		{"deadline off", newApp(2, 2, reconciling, fetchOK(10, 12)), 500, 0, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out := Compute(Facts{BD: newBD(nil), App: tt.app, Now: at(tt.now).Time, TemplateTimeout: tt.limit})
+			if out.LookAgainAfter != tt.wantLeft {
+				t.Errorf("time left = %v, want %v", out.LookAgainAfter, tt.wantLeft)
+			}
+			inst := apimeta.FindStatusCondition(out.Status.Conditions, "Installed")
+			if late := inst.Reason == "InstallFailed"; late != tt.late {
+				t.Fatalf("late = %v, want %v: %+v", late, tt.late, inst)
+			}
+			if tt.late {
+				for _, want := range []string{"more than 1m0s", "billion laughs"} {
+					if !strings.Contains(inst.Message, want) {
+						t.Errorf("message %q lacks %q", inst.Message, want)
+					}
 				}
 			}
 		})
 	}
 }
 
-// A periodic re-apply of what is installed must leave the stored status as
-// it is: no flapping, and no status write at rest.
-func TestReapplyKeepsStoredStatus(t *testing.T) {
+// Computing the same facts over the stored result writes nothing: the
+// status converges in one write.
+func TestCompute_Idempotent(t *testing.T) {
 	t.Parallel()
-	bd := newBD(nil)
-	done := FromApp(bd, newApp(2, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)), nil)
-	for _, cond := range []metav1.Condition{done.Unpacked, done.Installed, done.Healthy} {
-		cond.ObservedGeneration = bd.Generation
-		bd.Status.Conditions = append(bd.Status.Conditions, cond)
-	}
-	bd.Status.ResolvedSource = done.ResolvedSource
 	for _, app := range []*kappctrlv1alpha1.App{
-		newApp(2, 2, kappctrlv1alpha1.Reconciling),
-		newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
-		newApp(2, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(5, 6)),
-		// kapp-controller v0.53.1 loses a ytt process now and then, and retries.
-		newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(5, 6), templateFailed(7, "Templating dir: waitid: no child processes"), failures(1)),
+		newApp(1, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)),
+		newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, strings.Repeat("é", 3000))),
+		newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchFailed(1, 2, "vendir: Error: Get \"https://user:secret@example.com/b.tgz?token=abc\": 401")),
 	} {
-		got := FromApp(bd, app, nil)
-		if d := cmp.Diff(done, got); d != "" {
-			t.Errorf("App %s: status changed on a re-apply (-stored +got):\n%s", app.Status.Conditions[0].Type, d)
-		}
-		if InProgress(got) {
-			t.Errorf("App %s: a re-apply counts as progress", app.Status.Conditions[0].Type)
+		bd := newBD(nil)
+		first := Compute(Facts{BD: bd, App: app, Now: t0})
+		bd.Status = first.Status
+		again := Compute(Facts{BD: bd, App: app, Now: t0.Add(time.Minute)})
+		if d := cmp.Diff(first.Status, again.Status); d != "" {
+			t.Errorf("a second computation changed the status (-first +again):\n%s", d)
 		}
 	}
 }
-
 func TestMessage_StableAndBounded(t *testing.T) {
 	t.Parallel()
 	for _, pair := range [][2]string{
@@ -360,6 +649,56 @@ func TestOutOfMemory(t *testing.T) {
 		}
 		if ok && strings.Contains(got, "goroutine") {
 			t.Errorf("%s: the goroutine dump leaked into %q", tt.name, got)
+		}
+	}
+}
+
+// A cut inside a multibyte character would be stored as U+FFFD and never
+// equal the computed message again: a status patch on every reconcile.
+func TestMessage_CutsOnCharacterBoundaries(t *testing.T) {
+	t.Parallel()
+	for shift := 0; shift < 4; shift++ {
+		msg := strings.Repeat("x", shift) + strings.Repeat("日本語é", 400)
+		got := Message(msg)
+		if !utf8.ValidString(got) {
+			t.Fatalf("shift %d: cut splits a character: %q", shift, got[len(got)-8:])
+		}
+		if len(got) > maxMessage+16 {
+			t.Errorf("shift %d: %d bytes", shift, len(got))
+		}
+		if Message(got) != got {
+			t.Errorf("shift %d: not stable when cleaned again", shift)
+		}
+	}
+	if got := Message("bad \xff byte"); !utf8.ValidString(got) {
+		t.Errorf("invalid UTF-8 kept: %q", got)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{`Get "https://user:s3cret@example.com/b.tgz": 401`, `Get "https://***@example.com/b.tgz": 401`},
+		{"git clone https://ghp_token@github.com/o/r.git failed", "git clone https://***@github.com/o/r.git failed"},
+		{"fetch https://b.s3.amazonaws.com/x.tgz?X-Amz-Signature=abc&X-Amz-Credential=id&part=1 failed",
+			"fetch https://b.s3.amazonaws.com/x.tgz?X-Amz-Credential=***&X-Amz-Signature=***&part=1 failed"},
+		{"https://h/x?token=abc", "https://h/x?token=***"},
+		{"https://blob.core.windows.net/c/b.tgz?sv=2020&sig=zzz", "https://blob.core.windows.net/c/b.tgz?sig=***&sv=2020"},
+		{"nothing to hide in https://example.com/a/b?ref=main", "nothing to hide in https://example.com/a/b?ref=main"},
+		{"ssh://git@host:22/repo", "ssh://***@host:22/repo"},
+		{"no url here", "no url here"},
+	}
+	for _, tt := range tests {
+		if got := Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	bd := newBD(nil)
+	bd.Spec.Source = rukpakv1alpha2.BundleSource{Type: "http", HTTP: &rukpakv1alpha2.HTTPSource{URL: "https://u:p@files.example.com/b.tgz?token=t"}}
+	out := Compute(Facts{BD: bd, Failure: &Failure{Kind: SourceFailed, Message: `Get "https://u:p@files.example.com/b.tgz?token=t": EOF`}, Now: t0})
+	for _, c := range out.Status.Conditions {
+		if strings.Contains(c.Message, "u:p") || strings.Contains(c.Message, "token=t") {
+			t.Errorf("condition %s leaks a credential: %q", c.Type, c.Message)
 		}
 	}
 }

@@ -1,14 +1,13 @@
 package translate
 
 import (
-	"sort"
-	"strings"
 	"testing"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -20,75 +19,6 @@ func helmBD(config string) *rukpakv1alpha2.BundleDeployment {
 	return b
 }
 
-func TestHelmFiles(t *testing.T) {
-	t.Parallel()
-	chart := []byte("apiVersion: v2\nname: c\nversion: 0.1.0\n")
-	tests := []struct {
-		name    string
-		config  string
-		files   map[string][]byte
-		want    map[string]string
-		wantErr string
-	}{
-		{
-			name:  "chart at the root",
-			files: map[string][]byte{"Chart.yaml": chart, "templates/": nil, "templates/d.yaml": []byte("d")},
-			want:  map[string]string{"chart/Chart.yaml": string(chart), "chart/templates/d.yaml": "d", ValuesFile: "{}\n"},
-		},
-		{
-			name:   "chart in the single top-level directory, values from config",
-			config: `{"values":"replicaCount: 2\nnameOverride: fromvalues\n"}`,
-			files:  map[string][]byte{"hello/": nil, "hello/Chart.yaml": chart, "hello/templates/d.yaml": []byte("d")},
-			want:   map[string]string{"chart/Chart.yaml": string(chart), "chart/templates/d.yaml": "d", ValuesFile: "nameOverride: fromvalues\nreplicaCount: 2\n"},
-		},
-		{
-			name:   "empty values",
-			config: `{"values":""}`,
-			files:  map[string][]byte{"Chart.yaml": chart},
-			want:   map[string]string{"chart/Chart.yaml": string(chart), ValuesFile: "{}\n"},
-		},
-		{
-			name:    "two top-level directories is not a chart",
-			files:   map[string][]byte{"a/Chart.yaml": chart, "b/x": nil},
-			wantErr: "Chart.yaml file is missing: a helm bundle holds a chart at its root or in its single top-level directory, and this one has top-level entries a/, b/",
-		},
-		{
-			name:    "a source archive without a chart",
-			files:   map[string][]byte{"repo-main/": nil, "repo-main/README.md": []byte("r")},
-			wantErr: "Chart.yaml file is missing",
-		},
-		{name: "no files", files: map[string][]byte{}, wantErr: "this one has no files"},
-		{name: "values not YAML", config: `{"values":"a: [1"}`, files: map[string][]byte{"Chart.yaml": chart}, wantErr: "parse deployment config: spec.config.values is not a YAML map of chart values"},
-		{name: "values a list", config: `{"values":"- 1\n"}`, files: map[string][]byte{"Chart.yaml": chart}, wantErr: "spec.config.values is not a YAML map"},
-		{name: "config entry not a string", config: `{"values":{"a":1}}`, files: map[string][]byte{"Chart.yaml": chart}, wantErr: "spec.config.values must be a string"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := HelmFiles(helmBD(tt.config), tt.files)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
-				}
-				if _, ok := err.(*InvalidBundleError); !ok {
-					t.Errorf("error %T is not an InvalidBundleError, so it would be retried", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("HelmFiles: %v", err)
-			}
-			gotS := map[string]string{}
-			for k, v := range got {
-				gotS[k] = string(v)
-			}
-			if d := cmp.Diff(tt.want, gotS); d != "" {
-				t.Errorf("files mismatch (-want +got):\n%s", d)
-			}
-		})
-	}
-}
-
 func TestApp_Helm(t *testing.T) {
 	t.Parallel()
 	got, err := App(helmBD(""), cfg, &Content{Secrets: []ContentSecret{{Name: "my-bd-content-a", Dir: "chart"}}})
@@ -98,7 +28,7 @@ func TestApp_Helm(t *testing.T) {
 	want := []kappctrlv1alpha1.AppTemplate{
 		{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{
 			Name: "my-bd", Namespace: "apps", Path: "chart",
-			ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{Path: ValuesFile}},
+			ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{Path: bundle.ValuesFile}},
 		}},
 		{Ytt: &kappctrlv1alpha1.AppTemplateYtt{
 			Paths: []string{"-"}, FileMarks: []string{"stdin.yml:type=yaml-plain"},
@@ -110,13 +40,5 @@ func TestApp_Helm(t *testing.T) {
 	}
 	if got.Spec.Fetch[0].Inline == nil {
 		t.Error("helm content must come from the adapter's Secrets")
-	}
-}
-
-func TestTopLevelSorted(t *testing.T) {
-	t.Parallel()
-	got := topLevel(map[string][]byte{"b/x": nil, "a": nil, "b/": nil, "c/d/e": nil})
-	if !sort.StringsAreSorted(got) || strings.Join(got, ",") != "a,b/,c/" {
-		t.Errorf("topLevel = %v", got)
 	}
 }

@@ -3,7 +3,9 @@
 package translate
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,12 +59,17 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 	if err != nil {
 		return nil, err
 	}
+	annotations, err := madeFrom(bd, content)
+	if err != nil {
+		return nil, err
+	}
 	app := &kappctrlv1alpha1.App{
 		TypeMeta: metav1.TypeMeta{APIVersion: kappctrlv1alpha1.SchemeGroupVersion.String(), Kind: "App"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            bd.Name,
 			Namespace:       cfg.SystemNamespace,
 			Labels:          OwnerLabels(bd.Name),
+			Annotations:     annotations,
 			OwnerReferences: OwnerReferences(bd),
 		},
 		Spec: kappctrlv1alpha1.AppSpec{
@@ -75,6 +82,21 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 		},
 	}
 	return app, nil
+}
+
+// madeFrom records on the App what its spec was made from: the
+// BundleDeployment's generation and, for content the adapter fetched, the
+// pinned source.
+func madeFrom(bd *rukpakv1alpha2.BundleDeployment, content *Content) (map[string]string, error) {
+	a := map[string]string{rukpakv1alpha2.AnnotationBundleGeneration: strconv.FormatInt(bd.Generation, 10)}
+	if content != nil && content.Resolved != nil {
+		data, err := json.Marshal(content.Resolved)
+		if err != nil {
+			return nil, fmt.Errorf("record resolved source: %w", err)
+		}
+		a[rukpakv1alpha2.AnnotationResolvedSource] = string(data)
+	}
+	return a, nil
 }
 
 func deployFor(bd *rukpakv1alpha2.BundleDeployment) []kappctrlv1alpha1.AppDeploy {

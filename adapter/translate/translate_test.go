@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -32,7 +33,8 @@ func wantApp(fetch kappctrlv1alpha1.AppFetch) *kappctrlv1alpha1.App {
 		TypeMeta: metav1.TypeMeta{APIVersion: "kappctrl.k14s.io/v1alpha1", Kind: "App"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "my-bd", Namespace: "rukpak-system",
-			Labels: map[string]string{"core.rukpak.io/owner-kind": "BundleDeployment", "core.rukpak.io/owner-name": "my-bd"},
+			Labels:      map[string]string{"core.rukpak.io/owner-kind": "BundleDeployment", "core.rukpak.io/owner-name": "my-bd"},
+			Annotations: map[string]string{"core.rukpak.io/bundle-generation": "0"},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "core.rukpak.io/v1alpha2", Kind: "BundleDeployment", Name: "my-bd", UID: "uid-1",
 				Controller: &yes, BlockOwnerDeletion: &yes,
@@ -157,7 +159,7 @@ func TestApp_Unsupported(t *testing.T) {
 func TestApp_AdapterFetchedContent(t *testing.T) {
 	t.Parallel()
 	b := bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", CertificateData: "PEM"}))
-	if !AdapterFetches(b) {
+	if !bundle.AdapterFetches(b) {
 		t.Fatal("an image with its own CA must be fetched by the adapter")
 	}
 	got, err := App(b, cfg, &Content{Secrets: []ContentSecret{{Name: "my-bd-content-a", Dir: "manifests"}, {Name: "my-bd-content-b", Dir: "."}}})
@@ -170,74 +172,6 @@ func TestApp_AdapterFetchedContent(t *testing.T) {
 	}}})
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("App mismatch (-want +got):\n%s", d)
-	}
-}
-
-func TestAdapterFetches(t *testing.T) {
-	t.Parallel()
-	skip := rukpakv1alpha2.Authorization{InsecureSkipVerify: true}
-	httpSrc := func(a rukpakv1alpha2.Authorization) rukpakv1alpha2.BundleSource {
-		return rukpakv1alpha2.BundleSource{Type: "http", HTTP: &rukpakv1alpha2.HTTPSource{URL: "https://x/b.tgz", Auth: a}}
-	}
-	gitSrc := func(a rukpakv1alpha2.Authorization) rukpakv1alpha2.BundleSource {
-		return rukpakv1alpha2.BundleSource{Type: "git", Git: &rukpakv1alpha2.GitSource{Repository: "https://x", Ref: rukpakv1alpha2.GitRef{Branch: "main"}, Auth: a}}
-	}
-	tests := []struct {
-		name string
-		bd   *rukpakv1alpha2.BundleDeployment
-		want bool
-	}{
-		{"plain image", bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"})), false},
-		{"plain image with pull secret", bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", ImagePullSecretName: "s"})), false},
-		{"plain image with its own CA", bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", CertificateData: "PEM"})), true},
-		{"plain image skipping verification", bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", InsecureSkipTLSVerify: true})), true},
-		{"plain http", bd(rukpakv1alpha2.ClassPlain, httpSrc(rukpakv1alpha2.Authorization{})), false},
-		{"plain http skipping verification", bd(rukpakv1alpha2.ClassPlain, httpSrc(skip)), true},
-		{"plain git", bd(rukpakv1alpha2.ClassPlain, gitSrc(rukpakv1alpha2.Authorization{})), false},
-		{"plain git skipping verification", bd(rukpakv1alpha2.ClassPlain, gitSrc(skip)), true},
-		{"helm from any source", bd(rukpakv1alpha2.ClassHelm, httpSrc(rukpakv1alpha2.Authorization{})), true},
-		{"another class never downloads", bd("other-class", imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", CertificateData: "PEM"})), false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := AdapterFetches(tt.bd); got != tt.want {
-				t.Errorf("AdapterFetches = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestPlainFiles(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name    string
-		files   map[string][]byte
-		want    []string
-		wantErr string
-	}{
-		{"manifests kept, the rest dropped", map[string][]byte{"manifests/": nil, "manifests/a.yaml": []byte("a"), "README": []byte("r")}, []string{"manifests/a.yaml"}, ""},
-		{"no manifests directory", map[string][]byte{"emptyfile": nil}, nil, "readdir manifests: file does not exist"},
-		{"empty manifests directory", map[string][]byte{"manifests/": nil}, nil, "found zero objects"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := PlainFiles(tt.files)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("want error containing %q, got %v", tt.wantErr, err)
-				}
-				return
-			}
-			var names []string
-			for n := range got {
-				names = append(names, n)
-			}
-			if d := cmp.Diff(tt.want, names); d != "" {
-				t.Errorf("files (-want +got):\n%s", d)
-			}
-		})
 	}
 }
 

@@ -24,6 +24,18 @@ const AnnotationServiceAccount = "core.rukpak.io/install-service-account"
 // kapp-controller's floor is 30s), for faster repair of drift.
 const AnnotationSyncPeriod = "core.rukpak.io/sync-period"
 
+// Annotations the adapter puts on each App it writes. They record what the
+// App's spec was made from, so that the App's success is never read as a
+// newer generation's, and so that a restarted adapter knows what content the
+// App deploys without fetching it again.
+const (
+	// AnnotationBundleGeneration is the BundleDeployment generation.
+	AnnotationBundleGeneration = "core.rukpak.io/bundle-generation"
+	// AnnotationResolvedSource is the source, pinned to what the adapter
+	// fetched (JSON), when the adapter fetched the content itself.
+	AnnotationResolvedSource = "core.rukpak.io/resolved-source"
+)
+
 // Condition types.
 const (
 	// TypeUnpacked is True once the bundle's content was fetched.
@@ -70,4 +82,6 @@ const (
 	ReasonInstallationStatusFalse = "InstallationStatusFalse"
 	// ReasonInstallationStatusUnknown is set on Healthy while Installed is not yet known.
 	ReasonInstallationStatusUnknown = "InstallationStatusUnknown"
+	// ReasonHealthCheckFailed is set (Healthy=Unknown) when the installed workloads could not be read.
+	ReasonHealthCheckFailed = "HealthCheckFailed"
 )

@@ -6,17 +6,8 @@ import (
 	"strings"
 	"time"
 
-	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -45,55 +36,24 @@ func run(args []string) error {
 		return fmt.Errorf("--classes: %w", err)
 	}
 
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return fmt.Errorf("build scheme: %w", err)
-		}
-	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: *metricsAddr},
-		HealthProbeBindAddress:  *probeAddr,
-		LeaderElection:          *leaderElect,
-		LeaderElectionID:        "rukpak-kapp.core.rukpak.io",
-		LeaderElectionNamespace: *systemNamespace,
-		Cache: cache.Options{
-			// The adapter only ever reads Apps in its own namespace.
-			ByObject: map[client.Object]cache.ByObject{
-				&kappctrlv1alpha1.App{}: {Namespaces: map[string]cache.Config{*systemNamespace: {}}},
-				// Secrets are read from the system namespace only, never elsewhere.
-				&corev1.Secret{}: {Namespaces: map[string]cache.Config{*systemNamespace: {}}},
-				// configMaps sources, likewise.
-				&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{*systemNamespace: {}}},
-				// Installed workloads, for Healthy: only what a BundleDeployment installed.
-				&appsv1.Deployment{}:  {Label: adapter.InstalledSelector},
-				&appsv1.StatefulSet{}: {Label: adapter.InstalledSelector},
-				&appsv1.DaemonSet{}:   {Label: adapter.InstalledSelector},
-			},
+	mgr, err := adapter.NewManager(cfg, adapter.Options{
+		Config: translate.Config{
+			SystemNamespace:    *systemNamespace,
+			ServiceAccountName: *installer,
+			SyncPeriod:         *syncPeriod,
+			BranchSyncPeriod:   *branchSync,
+			TemplateTimeout:    *templateTimeout,
 		},
+		Classes:     claimed,
+		MetricsAddr: *metricsAddr,
+		ProbeAddr:   *probeAddr,
+		LeaderElect: *leaderElect,
 	})
 	if err != nil {
-		return fmt.Errorf("create manager: %w", err)
-	}
-	r := adapter.NewReconciler(mgr.GetClient(), translate.Config{
-		SystemNamespace:    *systemNamespace,
-		ServiceAccountName: *installer,
-		SyncPeriod:         *syncPeriod,
-		BranchSyncPeriod:   *branchSync,
-		TemplateTimeout:    *templateTimeout,
-	}, claimed, mgr.GetEventRecorder(adapter.FieldOwner))
-	if err := r.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up controller: %w", err)
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
 	return mgr.Start(ctrl.SetupSignalHandler())

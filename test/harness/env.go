@@ -34,6 +34,9 @@ type Options struct {
 	// workloads become Available (needs ControllerManager).
 	FakeNodes      bool
 	KappController bool
+	// KappControllerAPI installs kapp-controller's CRDs without running it,
+	// for tests that write App status themselves.
+	KappControllerAPI bool
 	// KappControllerNamespace limits that kapp-controller to the Apps of
 	// one namespace; empty: every namespace.
 	KappControllerNamespace string
@@ -178,12 +181,14 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	if opts.KappController || opts.KappControllerAPI {
+		if err := installKappControllerAPI(ctx, e.tools, e.Client); err != nil {
+			return err
+		}
+	}
 	if opts.KappController {
 		kcDir := filepath.Join(e.Dir, "kc")
 		if err := os.MkdirAll(kcDir, 0o755); err != nil {
-			return err
-		}
-		if err := installKappControllerAPI(ctx, e.tools, e.Client); err != nil {
 			return err
 		}
 		kubeconfig := filepath.Join(kcDir, "kubeconfig")

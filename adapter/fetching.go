@@ -4,16 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/content"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
-	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
 
 // sourceFetcher downloads what the adapter fetches itself. It reads
@@ -25,28 +21,18 @@ type sourceFetcher struct {
 	digests *fetch.DigestCache
 }
 
-// fetchBundle fetches bd's source, keeps what its format installs and packs
-// it into content Secret chunks.
-func (r sourceFetcher) fetchBundle(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, certs convert.CertSource) (fetched, error) {
-	files, resolved, err := r.fetch(ctx, bd)
-	if err != nil {
-		return fetched{}, err
-	}
-	bundle, err := translate.BundleFiles(bd, files, certs)
-	if err != nil {
-		return fetched{}, err
-	}
-	chunks, err := content.Pack(bd.Name, bundle)
-	if err != nil {
-		return fetched{}, &translate.InvalidBundleError{Reason: err.Error()}
-	}
-	return fetched{generation: bd.Generation, resolved: resolved, chunks: chunks, checked: time.Now()}, nil
-}
-
 // fetch downloads bd's source as the adapter does it for itself, and
 // returns the files with the source pinned to what was fetched (image
-// digest, git commit).
+// digest, git commit). Its errors are the source's.
 func (r sourceFetcher) fetch(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) (fetch.Files, *rukpakv1alpha2.BundleSource, error) {
+	files, resolved, err := r.download(ctx, bd)
+	if err != nil {
+		return nil, nil, &stepError{step: stepSource, err: err}
+	}
+	return files, resolved, nil
+}
+
+func (r sourceFetcher) download(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) (fetch.Files, *rukpakv1alpha2.BundleSource, error) {
 	src := bd.Spec.Source.DeepCopy()
 	switch {
 	case src.Type == rukpakv1alpha2.SourceTypeImage && src.Image != nil:
@@ -130,7 +116,7 @@ func (r sourceFetcher) configMapFiles(ctx context.Context, sources []rukpakv1alp
 		cm := &corev1.ConfigMap{}
 		key := client.ObjectKey{Namespace: r.namespace, Name: s.ConfigMap.Name}
 		if err := r.reader.Get(ctx, key, cm); err != nil {
-			return nil, fmt.Errorf("source bundle content: get configmap %s: %w", key, err)
+			return nil, fmt.Errorf("get configmap %s: %w", key, err)
 		}
 		dir := path.Clean("./" + s.Path)
 		for k, v := range cm.Data {

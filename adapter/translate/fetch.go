@@ -7,57 +7,19 @@ import (
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
-	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
 
 // Content names the Secrets holding a bundle the adapter fetched itself.
 type Content struct {
 	Secrets []ContentSecret
+	// Resolved is the source pinned to what was fetched.
+	Resolved *rukpakv1alpha2.BundleSource
 }
 
 // ContentSecret is one Secret of files and the directory they belong in.
 type ContentSecret struct {
 	Name string
 	Dir  string
-}
-
-// AdapterFetches reports whether the adapter must fetch bd's content itself.
-// kapp-controller can only widen TLS trust for the whole cluster, so a
-// per-BundleDeployment CA or skip-verify stays with the adapter.
-// registry+v1 bundles are converted by the adapter. Helm
-// bundles are fetched by the adapter too: rukpak finds the chart at the
-// root or in a single top-level directory, and kapp-controller's
-// helmTemplate needs that path before it fetches. Other classes never get
-// here and fail on their class before anything is downloaded.
-func AdapterFetches(bd *rukpakv1alpha2.BundleDeployment) bool {
-	src := bd.Spec.Source
-	switch bd.Spec.ProvisionerClassName {
-	case rukpakv1alpha2.ClassHelm, rukpakv1alpha2.ClassRegistry:
-		return true
-	case rukpakv1alpha2.ClassPlain:
-		switch {
-		case src.Type == rukpakv1alpha2.SourceTypeImage && src.Image != nil:
-			return src.Image.CertificateData != "" || src.Image.InsecureSkipTLSVerify
-		case src.Type == rukpakv1alpha2.SourceTypeHTTP && src.HTTP != nil:
-			return src.HTTP.Auth.InsecureSkipVerify
-		case src.Type == rukpakv1alpha2.SourceTypeGit && src.Git != nil:
-			return src.Git.Auth.InsecureSkipVerify
-		}
-	}
-	return false
-}
-
-// BundleFiles keeps what the App needs of a bundle the adapter fetched.
-// certs serves webhook certificates for registry+v1 bundles.
-func BundleFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte, certs convert.CertSource) (map[string][]byte, error) {
-	switch bd.Spec.ProvisionerClassName {
-	case rukpakv1alpha2.ClassHelm:
-		return HelmFiles(bd, files)
-	case rukpakv1alpha2.ClassRegistry:
-		return RegistryFiles(bd, files, certs)
-	default:
-		return PlainFiles(files)
-	}
 }
 
 // fetchFor maps the BD's source onto a kapp-controller fetch step, or onto

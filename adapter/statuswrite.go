@@ -13,24 +13,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// writeStatus applies the computed status and writes it only when it
-// differs from what was read, recording an Event for each transition.
-func (r *Reconciler) writeStatus(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, res status.Result) error {
-	before := bd.DeepCopy()
-	for _, c := range []metav1.Condition{res.Unpacked, res.Installed, res.Healthy} {
-		c.ObservedGeneration = bd.Generation
-		apimeta.SetStatusCondition(&bd.Status.Conditions, c)
+// writeStatus stores the computed status when it differs from what was
+// read, recording an Event for the transition.
+func (r *Reconciler) writeStatus(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, st rukpakv1alpha2.BundleDeploymentStatus) error {
+	if c := apimeta.FindStatusCondition(st.Conditions, rukpakv1alpha2.TypeInstalled); c != nil {
+		r.states.set(bd.Name, string(c.Status), c.Reason)
 	}
-	r.states.set(bd.Name, string(res.Installed.Status), res.Installed.Reason)
-	bd.Status.ResolvedSource = res.ResolvedSource
-	bd.Status.ObservedGeneration = bd.Generation
-	if apiequality.Semantic.DeepEqual(before.Status, bd.Status) {
+	if apiequality.Semantic.DeepEqual(bd.Status, st) {
 		return nil
 	}
+	before := bd.DeepCopy()
+	bd.Status = st
 	if err := r.client.Status().Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
 		return fmt.Errorf("update status: %w", err)
 	}

@@ -1,0 +1,72 @@
+// Package bundle decides which bundles the adapter fetches itself and lays
+// their files out for the App: a plain bundle's manifests, a helm chart with
+// its values, a registry+v1 bundle converted to plain objects. It is pure:
+// fetched files in, the files the content Secrets hold out.
+package bundle
+
+import (
+	"fmt"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/convert"
+)
+
+// InvalidError says the fetched content is not a valid bundle of its
+// class. Only a new generation or new content can fix it.
+type InvalidError struct {
+	Reason string
+	// Err is the cause from another package (the converter), if any.
+	Err error
+}
+
+func (e *InvalidError) Error() string {
+	if e.Err != nil {
+		return e.Reason + ": " + e.Err.Error()
+	}
+	return e.Reason
+}
+
+func (e *InvalidError) Unwrap() error { return e.Err }
+
+func invalid(reason string) error { return &InvalidError{Reason: reason} }
+
+// AdapterFetches reports whether the adapter must fetch bd's content itself.
+// kapp-controller can only widen TLS trust for the whole cluster, so a
+// per-BundleDeployment CA or skip-verify stays with the adapter.
+// registry+v1 bundles are converted by the adapter. Helm bundles are
+// fetched by the adapter too: rukpak finds the chart at the root or in a
+// single top-level directory, and kapp-controller's helmTemplate needs that
+// path before it fetches. Other classes never get here and fail on their
+// class before anything is downloaded.
+func AdapterFetches(bd *rukpakv1alpha2.BundleDeployment) bool {
+	src := bd.Spec.Source
+	switch bd.Spec.ProvisionerClassName {
+	case rukpakv1alpha2.ClassHelm, rukpakv1alpha2.ClassRegistry:
+		return true
+	case rukpakv1alpha2.ClassPlain:
+		switch {
+		case src.Type == rukpakv1alpha2.SourceTypeImage && src.Image != nil:
+			return src.Image.CertificateData != "" || src.Image.InsecureSkipTLSVerify
+		case src.Type == rukpakv1alpha2.SourceTypeHTTP && src.HTTP != nil:
+			return src.HTTP.Auth.InsecureSkipVerify
+		case src.Type == rukpakv1alpha2.SourceTypeGit && src.Git != nil:
+			return src.Git.Auth.InsecureSkipVerify
+		}
+	}
+	return false
+}
+
+// Files keeps what the App needs of a bundle the adapter fetched. certs
+// serves webhook certificates for registry+v1 bundles.
+func Files(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte, certs convert.CertSource) (map[string][]byte, error) {
+	switch bd.Spec.ProvisionerClassName {
+	case rukpakv1alpha2.ClassHelm:
+		return HelmFiles(bd, files)
+	case rukpakv1alpha2.ClassRegistry:
+		return RegistryFiles(bd, files, certs)
+	case rukpakv1alpha2.ClassPlain:
+		return PlainFiles(files)
+	default:
+		return nil, fmt.Errorf("provisioner class %q has no bundle layout", bd.Spec.ProvisionerClassName)
+	}
+}

@@ -1,0 +1,121 @@
+package adapter
+
+import (
+	"context"
+	"fmt"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Finalizer holds a BundleDeployment until its App, and with it everything
+// it installed, is gone.
+const Finalizer = "core.rukpak.io/uninstall"
+
+// patchFinalizers changes bd's finalizers with an optimistic lock: the
+// patch carries the resourceVersion read, so a finalizer another controller
+// added since is never dropped by a list written from a stale cache; the
+// conflict is retried with backoff instead.
+func (r *Reconciler) patchFinalizers(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, change func(client.Object, string) bool) error {
+	before := bd.DeepCopy()
+	if !change(bd, Finalizer) {
+		return nil
+	}
+	return r.client.Patch(ctx, bd, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner))
+}
+
+// finalize deletes the App and waits, through the App watch, until
+// kapp-controller has removed everything it installed.
+func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) error {
+	if !controllerutil.ContainsFinalizer(bd, Finalizer) {
+		return nil
+	}
+	app, err := r.liveApp(ctx, bd.Name)
+	if err != nil {
+		return err
+	}
+	if app == nil {
+		return r.letGo(ctx, bd)
+	}
+	if app.DeletionTimestamp.IsZero() {
+		if err := r.client.Delete(ctx, app); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete App %s/%s: %w", app.Namespace, app.Name, err)
+		}
+	}
+	out := status.Compute(status.Facts{BD: bd, App: app, Now: r.now()})
+	return r.writeStatus(ctx, bd, out.Status)
+}
+
+// release hands a BundleDeployment whose class the adapter no longer claims
+// to whoever claims it now, deleting nothing it installed: the App is told
+// to leave the objects in place (noopDelete) and removed, with the content
+// the adapter stored, and then the finalizer. kapp's record of the App stays
+// in the system namespace, so the objects are adopted again, not
+// duplicated, if the class comes back.
+func (r *Reconciler) release(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) error {
+	if !controllerutil.ContainsFinalizer(bd, Finalizer) {
+		return nil
+	}
+	app, err := r.liveApp(ctx, bd.Name)
+	if err != nil {
+		return err
+	}
+	if app != nil {
+		if !app.Spec.NoopDelete {
+			patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"noopDelete":true}}`))
+			if err := r.client.Patch(ctx, app, patch, client.FieldOwner(FieldOwner)); err != nil {
+				return fmt.Errorf("keep the installed objects of App %s/%s: %w", app.Namespace, app.Name, err)
+			}
+			log.FromContext(ctx).Info("releasing: provisioner class no longer claimed; the installed objects stay", "class", bd.Spec.ProvisionerClassName)
+		}
+		if app.DeletionTimestamp.IsZero() {
+			if err := r.client.Delete(ctx, app); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("delete App %s/%s: %w", app.Namespace, app.Name, err)
+			}
+		}
+		// The App watch brings this back once kapp-controller let it go.
+		return nil
+	}
+	if err := r.pruneContent(ctx, bd.Name, nil); err != nil {
+		return err
+	}
+	certs := &corev1.Secret{}
+	certs.Namespace, certs.Name = r.cfg.SystemNamespace, certSecretName(bd.Name)
+	if err := r.client.Delete(ctx, certs); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("delete webhook certificate secret: %w", err)
+	}
+	return r.letGo(ctx, bd)
+}
+
+// letGo forgets bd and removes the finalizer.
+func (r *Reconciler) letGo(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) error {
+	r.cache.forget(bd.UID)
+	r.states.forget(bd.Name)
+	r.progress.forget(bd.Name)
+	// NotFound: a second reconcile from a stale cache raced the first.
+	if err := r.patchFinalizers(ctx, bd, controllerutil.RemoveFinalizer); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("remove finalizer: %w", err)
+	}
+	return nil
+}
+
+// liveApp is bd's App, nil when there is none.
+func (r *Reconciler) liveApp(ctx context.Context, name string) (*kappctrlv1alpha1.App, error) {
+	app := &kappctrlv1alpha1.App{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: name}, app)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get App %s/%s: %w", r.cfg.SystemNamespace, name, err)
+	}
+	return app, nil
+}

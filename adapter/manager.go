@@ -1,0 +1,78 @@
+package adapter
+
+import (
+	"fmt"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Options are the adapter process's settings.
+type Options struct {
+	Config  translate.Config
+	Classes Classes
+	// MetricsAddr and ProbeAddr serve metrics and health probes ("0": off).
+	MetricsAddr, ProbeAddr string
+	LeaderElect            bool
+}
+
+// NewManager builds the controller manager that runs the adapter against
+// the cluster cfg points at: the command's `run` and the reconciler tests
+// start exactly this.
+func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, fmt.Errorf("build scheme: %w", err)
+		}
+	}
+	system := map[string]cache.Config{o.Config.SystemNamespace: {}}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        "rukpak-kapp.core.rukpak.io",
+		LeaderElectionNamespace: o.Config.SystemNamespace,
+		Cache: cache.Options{
+			ByObject: map[client.Object]cache.ByObject{
+				// The adapter only ever reads Apps in its own namespace.
+				&kappctrlv1alpha1.App{}: {Namespaces: system},
+				// Secrets are read from the system namespace only, never elsewhere.
+				&corev1.Secret{}: {Namespaces: system},
+				// configMaps sources, likewise.
+				&corev1.ConfigMap{}: {Namespaces: system},
+				// Installed workloads, for Healthy: only what a BundleDeployment installed.
+				&appsv1.Deployment{}:  {Label: InstalledSelector},
+				&appsv1.StatefulSet{}: {Label: InstalledSelector},
+				&appsv1.DaemonSet{}:   {Label: InstalledSelector},
+			},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	r := NewReconciler(mgr.GetClient(), o.Config, o.Classes, mgr.GetEventRecorder(FieldOwner))
+	if err := r.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("set up controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}

@@ -1,0 +1,386 @@
+package status
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// ProgressDelay is how long a generation may be in progress before the
+// BundleDeployment says so. Most installs finish sooner and go from no
+// status to their outcome in one write; a slow or stuck one still shows
+// that it was picked up within seconds. Failures are never delayed.
+const ProgressDelay = 5 * time.Second
+
+// conditions is the computed state of the three conditions and the source
+// they describe, before it is merged into the stored status.
+type conditions struct {
+	unpacked, installed, healthy metav1.Condition
+	resolved                     *rukpakv1alpha2.BundleSource
+}
+
+// Compute is the whole status of f.BD. See the package comment for the
+// generation rule.
+func Compute(f Facts) Outcome {
+	s := newState(f)
+	c, lookAgain := s.mirror()
+	c = s.withWorkloads(c)
+	if f.PruneFailure != "" && c.installed.Status == metav1.ConditionTrue {
+		c.installed.Message += ". Removing content Secrets the App no longer reads failed, the adapter retries: " + Message(f.PruneFailure)
+	}
+	out := Outcome{Status: s.merge(c), LookAgainAfter: lookAgain}
+	if f.BD.DeletionTimestamp.IsZero() && s.inProgress(c) {
+		out.Hold, out.WriteAfter = s.progressHold()
+	}
+	return out
+}
+
+// state holds the facts and what they imply about what is installed.
+type state struct {
+	Facts
+	gen int64
+	// installed is the stored Installed=True condition, with the
+	// generation it was stored for; nil when it is not True.
+	installed *metav1.Condition
+	// hasInstall says objects of an earlier deploy are in the cluster, so a
+	// failure is an upgrade's.
+	hasInstall bool
+	// current says the installed generation and content are the ones asked
+	// for now: a run of the App only re-applies them.
+	current bool
+}
+
+func newState(f Facts) state {
+	s := state{Facts: f, gen: f.BD.Generation}
+	stored := apimeta.FindStatusCondition(f.BD.Status.Conditions, rukpakv1alpha2.TypeInstalled)
+	if stored != nil && stored.Status == metav1.ConditionTrue {
+		c := *stored
+		s.installed = &c
+	}
+	s.hasInstall = s.installed != nil || (stored != nil && stored.Reason == rukpakv1alpha2.ReasonUpgradeFailed)
+	s.current = s.installed != nil && s.installed.ObservedGeneration == s.gen &&
+		(f.Fetched == nil || apiequality.Semantic.DeepEqual(f.Fetched, f.BD.Status.ResolvedSource))
+	return s
+}
+
+// mirror computes the conditions from the adapter's failure or the App.
+func (s state) mirror() (conditions, time.Duration) {
+	switch {
+	case !s.BD.DeletionTimestamp.IsZero():
+		return s.deleting(), 0
+	case s.Failure != nil:
+		return s.failed(*s.Failure), 0
+	}
+	app := s.App
+	if !s.appSpeaksFor() {
+		if s.current {
+			return s.kept(), 0
+		}
+		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackPending,
+			"Waiting for kapp-controller to pick up the App for this generation")), 0
+	}
+	switch app.Status.Conditions[0].Type {
+	case kappctrlv1alpha1.ReconcileSucceeded:
+		return s.succeeded(), 0
+	case kappctrlv1alpha1.ReconcileFailed:
+		// kapp-controller retries a failed App after 2 s; a one-off failure
+		// of what is installed is kapp-controller's own (see lostChild), not
+		// news. A second failure in a row is reported.
+		if s.current && app.Status.ConsecutiveReconcileFailures < 2 {
+			return s.kept(), 0
+		}
+		return s.appFailed(), 0
+	case kappctrlv1alpha1.Deleting, kappctrlv1alpha1.DeleteFailed:
+		return s.deleting(), 0
+	}
+	c, left, late := s.templateDeadline()
+	switch {
+	case late:
+		return c, 0
+	case s.current:
+		return s.kept(), left
+	default:
+		return s.running(), left
+	}
+}
+
+// appSpeaksFor says the App's status is about its current spec, made from
+// this generation of the BundleDeployment.
+func (s state) appSpeaksFor() bool {
+	app := s.App
+	if app == nil || app.Status.ObservedGeneration != app.Generation || len(app.Status.Conditions) == 0 {
+		return false
+	}
+	return app.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] == fmt.Sprint(s.gen)
+}
+
+// kept is the stored status of an install that is current: a run of
+// kapp-controller that only re-applies it (its sync period, rewritten
+// content it reads) is not news, so a thousand idle installs re-applied
+// under load neither flap nor cost status writes. The installed workloads
+// still decide Healthy.
+func (s state) kept() conditions {
+	unpacked := s.unpackedTrue()
+	if c := apimeta.FindStatusCondition(s.BD.Status.Conditions, rukpakv1alpha2.TypeUnpacked); c != nil {
+		unpacked = *c
+	}
+	return conditions{
+		unpacked:  unpacked,
+		installed: *s.installed,
+		healthy:   s.healthyFor(*s.installed),
+		resolved:  s.BD.Status.ResolvedSource,
+	}
+}
+
+// pending: this generation is not yet installed; what is, stays said.
+func (s state) pending(unpacked metav1.Condition) conditions {
+	installed := s.condNew(rukpakv1alpha2.TypeInstalled, metav1.ConditionUnknown, rukpakv1alpha2.ReasonInstallPending, "Waiting for the bundle to be unpacked")
+	if s.installed != nil {
+		installed = *s.installed
+	}
+	return conditions{unpacked: unpacked, installed: installed, healthy: s.healthyFor(installed), resolved: s.BD.Status.ResolvedSource}
+}
+
+// running: kapp-controller works on this generation's App.
+func (s state) running() conditions {
+	if !fetchDone(s.App.Status.Fetch) {
+		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpacking,
+			fmt.Sprintf("Fetching %s", describeSource(s.BD))))
+	}
+	c := s.pending(s.unpackedTrue())
+	if s.installed == nil {
+		c.installed = s.condNew(rukpakv1alpha2.TypeInstalled, metav1.ConditionUnknown, rukpakv1alpha2.ReasonInstalling,
+			"kapp is applying the bundle and waiting for its objects to become ready")
+		c.healthy = s.healthyFor(c.installed)
+		c.resolved = s.tried()
+	}
+	return c
+}
+
+func (s state) succeeded() conditions {
+	installed := s.condNew(rukpakv1alpha2.TypeInstalled, metav1.ConditionTrue, rukpakv1alpha2.ReasonInstallationSucceeded, fmt.Sprintf("Instantiated bundle %s", s.BD.Name))
+	return conditions{unpacked: s.unpackedTrue(), installed: installed, healthy: s.healthyFor(installed), resolved: s.tried()}
+}
+
+// appFailed reports the stage of kapp-controller's run that failed.
+func (s state) appFailed() conditions {
+	app := s.App
+	detail := Message(app.Status.UsefulErrorMessage, app.Status.Conditions[0].Message)
+	switch failedStage(app) {
+	case stageFetch:
+		if emptyContent(detail) {
+			// The source was reached and is empty: a bundle problem.
+			return s.installFailed(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionTrue, rukpakv1alpha2.ReasonUnpackSuccessful,
+				fmt.Sprintf("Unpacked the %s Bundle; it holds no files", s.BD.Spec.Source.Type)), "invalid bundle: "+zeroObjects)
+		}
+		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed,
+			fmt.Sprintf("source bundle content: fetch %s: %s", describeSource(s.BD), explainFetch(detail))))
+	case stageTemplate:
+		return s.installFailed(s.unpackedTrue(), explainTemplate(detail))
+	default:
+		return s.installFailed(s.unpackedTrue(), explainDeploy(detail))
+	}
+}
+
+// failed reports a failure of the adapter's own steps.
+func (s state) failed(f Failure) conditions {
+	msg := Message(f.Message)
+	if f.Retrying {
+		msg += "; retrying with backoff"
+	}
+	switch f.Kind {
+	case SourceFailed:
+		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed,
+			fmt.Sprintf("source bundle content: fetch %s: %s", describeSource(s.BD), msg)))
+	case BundleInvalid:
+		return s.installFailed(s.unpackedTrue(), "invalid bundle: "+msg)
+	case SpecUnsupported:
+		return s.installFailed(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed, msg),
+			"The bundle cannot be installed: "+msg)
+	default:
+		// The content was fetched (by the adapter) or is still to be
+		// fetched (by kapp-controller, once the App is written).
+		unpacked := s.unpackedTrue()
+		if s.Fetched == nil {
+			unpacked = s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackPending,
+				"Waiting for the App to be written")
+		}
+		return s.installFailed(unpacked, msg)
+	}
+}
+
+// installFailed: this generation failed to install; an earlier install's
+// objects stay, so it is an upgrade's failure then.
+func (s state) installFailed(unpacked metav1.Condition, msg string) conditions {
+	reason := rukpakv1alpha2.ReasonInstallFailed
+	resolved := s.tried()
+	if s.hasInstall {
+		reason, resolved = rukpakv1alpha2.ReasonUpgradeFailed, s.BD.Status.ResolvedSource
+	}
+	installed := s.condNew(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, reason, msg)
+	return conditions{unpacked: unpacked, installed: installed, healthy: s.healthyFor(installed), resolved: resolved}
+}
+
+func (s state) deleting() conditions {
+	reason, msg := rukpakv1alpha2.ReasonDeleting, "Removing the objects this BundleDeployment installed"
+	if s.App != nil && len(s.App.Status.Conditions) > 0 && s.App.Status.Conditions[0].Type == kappctrlv1alpha1.DeleteFailed {
+		reason = rukpakv1alpha2.ReasonDeleteFailed
+		msg = "Removing the installed objects failed: " + Message(s.App.Status.UsefulErrorMessage, s.App.Status.Conditions[0].Message)
+	}
+	unpacked := s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionUnknown, reason, msg)
+	if c := apimeta.FindStatusCondition(s.BD.Status.Conditions, rukpakv1alpha2.TypeUnpacked); c != nil {
+		unpacked = *c
+	}
+	installed := s.condNew(rukpakv1alpha2.TypeInstalled, metav1.ConditionFalse, reason, msg)
+	return conditions{unpacked: unpacked, installed: installed, healthy: s.healthyFor(installed), resolved: s.BD.Status.ResolvedSource}
+}
+
+// templateDeadline turns a template step that has run longer than the
+// limit into a failure the user can see, or says how long is left.
+func (s state) templateDeadline() (conditions, time.Duration, bool) {
+	since, running := templateSince(s.App)
+	if !running || s.TemplateTimeout <= 0 {
+		return conditions{}, 0, false
+	}
+	if left := since.Add(s.TemplateTimeout).Sub(s.Now); left > 0 {
+		return conditions{}, left, false
+	}
+	return s.installFailed(s.unpackedTrue(), fmt.Sprintf("kapp-controller's template step has run for more than %s on this bundle without finishing. "+
+		"Either %s, or a chart template loops for long. This condition changes when the step ends", s.TemplateTimeout, aliasHint)), 0, true
+}
+
+// withWorkloads lets installed workloads that lost readiness after the
+// deploy turn Healthy=True into Healthy=False, naming each one and why.
+func (s state) withWorkloads(c conditions) conditions {
+	if c.healthy.Status != metav1.ConditionTrue {
+		return c
+	}
+	if s.WorkloadsFailure != "" {
+		c.healthy = withGen(cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionUnknown, rukpakv1alpha2.ReasonHealthCheckFailed,
+			"Reading the installed workloads failed, the adapter retries: "+Message(s.WorkloadsFailure)), c.healthy.ObservedGeneration)
+		return c
+	}
+	if s.Workloads == nil {
+		return c
+	}
+	if problems := s.Workloads.problems(); len(problems) > 0 {
+		c.healthy = withGen(cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnhealthy, Message(joinProblems(problems))), c.healthy.ObservedGeneration)
+	}
+	return c
+}
+
+// healthyFor is Healthy as the Installed condition implies it, for the
+// same generation.
+func (s state) healthyFor(installed metav1.Condition) metav1.Condition {
+	var c metav1.Condition
+	switch installed.Status {
+	case metav1.ConditionTrue:
+		c = cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionTrue, rukpakv1alpha2.ReasonHealthy, "BundleDeployment is healthy")
+	case metav1.ConditionFalse:
+		c = cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionFalse, rukpakv1alpha2.ReasonInstallationStatusFalse, "Installed condition is false")
+	default:
+		c = cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionUnknown, rukpakv1alpha2.ReasonInstallationStatusUnknown, "Waiting for the bundle to be installed")
+	}
+	return withGen(c, installed.ObservedGeneration)
+}
+
+// tried is the source pinned to what this generation's run fetched: the
+// adapter's fetch, else vendir's lock in the App's fetch output, else what
+// was stored.
+func (s state) tried() *rukpakv1alpha2.BundleSource {
+	if s.Fetched != nil {
+		return s.Fetched.DeepCopy()
+	}
+	if s.App != nil {
+		if src := resolvedFromApp(s.BD, s.App); src != nil {
+			return src
+		}
+	}
+	return s.BD.Status.ResolvedSource
+}
+
+func (s state) unpackedTrue() metav1.Condition {
+	return s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionTrue, rukpakv1alpha2.ReasonUnpackSuccessful,
+		fmt.Sprintf("Successfully unpacked the %s Bundle", s.BD.Spec.Source.Type))
+}
+
+// condNew is a condition about the current generation.
+func (s state) condNew(t string, st metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return withGen(cond(t, st, reason, msg), s.gen)
+}
+
+// inProgress says the conditions only report work under way on this
+// generation: nothing failed or finished for it yet.
+func (s state) inProgress(c conditions) bool {
+	for _, cond := range []metav1.Condition{c.unpacked, c.installed, c.healthy} {
+		if cond.Status == metav1.ConditionFalse && slices.Contains(failureReasons, cond.Reason) {
+			return false
+		}
+	}
+	if c.healthy.Reason == rukpakv1alpha2.ReasonUnhealthy {
+		return false
+	}
+	return c.installed.ObservedGeneration != s.gen || c.installed.Status == metav1.ConditionUnknown
+}
+
+// progressHold decides when work under way is written: once per
+// generation, after ProgressDelay.
+func (s state) progressHold() (bool, time.Duration) {
+	for _, c := range s.BD.Status.Conditions {
+		if c.ObservedGeneration == s.gen && slices.Contains(progressReasons, c.Reason) {
+			// Already said; the next write is the outcome.
+			return true, 0
+		}
+	}
+	since := s.ProgressSince
+	if since.IsZero() {
+		since = s.Now
+	}
+	if waited := s.Now.Sub(since); waited < ProgressDelay {
+		return true, ProgressDelay - waited
+	}
+	return false, 0
+}
+
+var (
+	progressReasons = []string{
+		rukpakv1alpha2.ReasonUnpackPending, rukpakv1alpha2.ReasonUnpacking,
+		rukpakv1alpha2.ReasonInstallPending, rukpakv1alpha2.ReasonInstalling,
+	}
+	failureReasons = []string{
+		rukpakv1alpha2.ReasonUnpackFailed, rukpakv1alpha2.ReasonInstallFailed, rukpakv1alpha2.ReasonUpgradeFailed,
+		rukpakv1alpha2.ReasonDeleteFailed, rukpakv1alpha2.ReasonUnhealthy,
+	}
+)
+
+// merge sets the conditions on a copy of the stored status, keeping
+// lastTransitionTime where the status did not change.
+func (s state) merge(c conditions) rukpakv1alpha2.BundleDeploymentStatus {
+	st := *s.BD.Status.DeepCopy()
+	for _, cond := range []metav1.Condition{c.unpacked, c.installed, c.healthy} {
+		cond.LastTransitionTime = metav1.NewTime(s.Now)
+		apimeta.SetStatusCondition(&st.Conditions, cond)
+	}
+	st.ResolvedSource = c.resolved.DeepCopy()
+	st.ObservedGeneration = c.installed.ObservedGeneration
+	return st
+}
+
+func withGen(c metav1.Condition, gen int64) metav1.Condition {
+	c.ObservedGeneration = gen
+	return c
+}
+
+func cond(t string, s metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	if msg == "" {
+		msg = reason
+	}
+	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg}
+}

@@ -1,0 +1,90 @@
+// Package status computes a BundleDeployment's whole status from the facts
+// one reconcile gathered: the BundleDeployment with what it stored so far,
+// its App, what the adapter fetched and what stopped it, the installed
+// workloads and the clock. It is pure: no client, no clock of its own.
+//
+// The generation rule: every condition carries the generation it describes.
+// Installed=True (and Healthy, which describes the installed objects) carry
+// the generation kapp-controller deployed; they move to a newer generation
+// only once kapp-controller reports that generation's App deployed. What is
+// said about a newer generation before that (being fetched, failed, pending)
+// carries the newer generation. status.observedGeneration is the Installed
+// condition's generation, and resolvedSource describes what is installed.
+package status
+
+import (
+	"time"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Facts are what one reconcile learned about a BundleDeployment.
+type Facts struct {
+	// BD is the BundleDeployment as read, with the status stored so far:
+	// its Installed condition and resolvedSource say what is installed.
+	BD *rukpakv1alpha2.BundleDeployment
+	// App is the live App after this reconcile wrote it; nil when there is
+	// none (yet).
+	App *kappctrlv1alpha1.App
+	// Fetched is the source pinned to the content the adapter fetched and
+	// handed to the App; nil when kapp-controller fetches.
+	Fetched *rukpakv1alpha2.BundleSource
+	// Failure is what stopped the adapter before kapp-controller could
+	// speak for this generation; nil when nothing did.
+	Failure *Failure
+	// PruneFailure says why content Secrets the App no longer reads could
+	// not be removed. The install stands.
+	PruneFailure string
+	// Workloads are the installed workloads; nil when they were not listed.
+	Workloads *Workloads
+	// WorkloadsFailure says why they could not be listed.
+	WorkloadsFailure string
+	// Now is the reconcile's clock reading.
+	Now time.Time
+	// ProgressSince is when this generation was first seen in progress
+	// without its progress being written; zero when unknown (now).
+	ProgressSince time.Time
+	// TemplateTimeout is how long kapp-controller's template step may run
+	// before it is reported as failed; 0 never.
+	TemplateTimeout time.Duration
+}
+
+// FailureKind says which step stopped, and so which condition tells.
+type FailureKind int
+
+const (
+	// SourceFailed: the bundle's source could not be fetched (Unpacked).
+	SourceFailed FailureKind = iota + 1
+	// BundleInvalid: the fetched content is not a valid bundle (Installed).
+	BundleInvalid
+	// SpecUnsupported: the spec asks for something that cannot be done.
+	SpecUnsupported
+	// ControllerFailed: the adapter could not write or read what it needs
+	// (the App, content Secrets); it retries with backoff.
+	ControllerFailed
+)
+
+// Failure is one failure of the adapter's own steps, classified.
+type Failure struct {
+	Kind FailureKind
+	// Message names the cause; it becomes part of a condition message.
+	Message string
+	// Retrying says the adapter tries again with backoff; otherwise only a
+	// change of the spec or of the content ends it.
+	Retrying bool
+}
+
+// Outcome is the status to store and when to look again.
+type Outcome struct {
+	Status rukpakv1alpha2.BundleDeploymentStatus
+	// WriteAfter > 0 holds a status that only reports work under way: it is
+	// not written now; look again after this long (the outcome usually
+	// comes first). Hold without a timer is Hold with WriteAfter 0.
+	Hold       bool
+	WriteAfter time.Duration
+	// LookAgainAfter is when a deadline inside the status expires (the
+	// template step's); 0 none.
+	LookAgainAfter time.Duration
+}
