@@ -53,7 +53,9 @@ func newApp(gen, observed int64, condType kappctrlv1alpha1.ConditionType, mods .
 
 // madeFor marks the App as made from generation gen of the BundleDeployment.
 func madeFor(gen int) appState {
-	return func(a *kappctrlv1alpha1.App) { a.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] = fmt.Sprint(gen) }
+	return func(a *kappctrlv1alpha1.App) {
+		a.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] = fmt.Sprint(gen)
+	}
 }
 
 // failures is kapp-controller's count of failed runs in a row.
