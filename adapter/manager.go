@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -26,6 +27,9 @@ type Options struct {
 	// MetricsAddr and ProbeAddr serve metrics and health probes ("0": off).
 	MetricsAddr, ProbeAddr string
 	LeaderElect            bool
+	// Restartable lets a process start the adapter again after stopping
+	// it (controller names must otherwise be unique in a process): tests.
+	Restartable bool
 }
 
 // NewManager builds the controller manager that runs the adapter against
@@ -46,6 +50,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "rukpak-kapp.core.rukpak.io",
 		LeaderElectionNamespace: o.Config.SystemNamespace,
+		Controller:              config.Controller{SkipNameValidation: &o.Restartable},
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{
 				// The adapter only ever reads Apps in its own namespace.

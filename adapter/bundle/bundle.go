@@ -20,10 +20,13 @@ type InvalidError struct {
 }
 
 func (e *InvalidError) Error() string {
-	if e.Err != nil {
-		return e.Reason + ": " + e.Err.Error()
+	switch {
+	case e.Err == nil:
+		return e.Reason
+	case e.Reason == "":
+		return e.Err.Error()
 	}
-	return e.Reason
+	return e.Reason + ": " + e.Err.Error()
 }
 
 func (e *InvalidError) Unwrap() error { return e.Err }

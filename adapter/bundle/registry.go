@@ -18,7 +18,8 @@ func RegistryFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte,
 	}
 	objs, err := convert.Objects(files, convert.Options{InstallNamespace: bd.Spec.InstallNamespace, WatchNamespaces: watch, Certificates: certs})
 	if err != nil {
-		return nil, &InvalidError{Reason: "convert registry+v1 bundle to plain+v0 bundle", Err: err}
+		// The converter's errors say what they are about.
+		return nil, &InvalidError{Err: err}
 	}
 	out := map[string][]byte{}
 	if len(objs) == 0 {

@@ -11,12 +11,6 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
-func gitBD(ctx context.Context, name string, g rukpakv1alpha2.GitSource) {
-	plainBD(ctx, name, "", func(bd *rukpakv1alpha2.BundleDeployment) {
-		bd.Spec.Source = rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeGit, Git: &g}
-	})
-}
-
 var _ = Describe("plain bundles from git", func() {
 	var (
 		repo   *harness.Repo

@@ -7,17 +7,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
-
-func httpBD(ctx context.Context, name, url, secret string) {
-	plainBD(ctx, name, "", func(bd *rukpakv1alpha2.BundleDeployment) {
-		h := &rukpakv1alpha2.HTTPSource{URL: url}
-		h.Auth.Secret.Name = secret
-		bd.Spec.Source = rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeHTTP, HTTP: h}
-	})
-}
 
 var _ = Describe("plain bundles over HTTP", func() {
 	var tgz []byte

@@ -100,18 +100,6 @@ var _ = Describe("plain bundles from an image", func() {
 		Eventually(getBD(ctx, "plain-private-noauth")).Should(haveCondition("Unpacked", "False", "UnpackFailed", "UNAUTHORIZED"))
 	})
 
-	It("leaves a BundleDeployment of another class alone", func(ctx context.Context) {
-		plainBD(ctx, "plain-other-class", images["plain-v0/valid"], func(bd *rukpakv1alpha2.BundleDeployment) {
-			bd.Spec.ProvisionerClassName = "non-existent-class-name"
-		})
-		Consistently(func() (int, error) {
-			bd, err := getBD(ctx, "plain-other-class")()
-			return len(bd.Status.Conditions) + len(bd.Finalizers), err
-		}).WithTimeout(10 * time.Second).Should(BeZero())
-		_, err := getApp(ctx, "plain-other-class")
-		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "want no App, got %v", err)
-	})
-
 	It("upgrades in place when the image changes, deleting what the new bundle dropped", func(ctx context.Context) {
 		plainBD(ctx, "plain-upgrade", images["plain-v0/valid"])
 		Eventually(getBD(ctx, "plain-upgrade")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))

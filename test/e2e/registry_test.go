@@ -7,25 +7,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
-
-// registryBD installs a registry+v1 bundle image into namespace ns, which
-// is created for the spec.
-func registryBD(ctx context.Context, name, ref, ns string, mutate ...func(*rukpakv1alpha2.BundleDeployment)) {
-	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-	Expect(env.Client.Create(ctx, namespace)).To(Succeed())
-	DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, namespace) })
-	plainBD(ctx, name, ref, append([]func(*rukpakv1alpha2.BundleDeployment){func(bd *rukpakv1alpha2.BundleDeployment) {
-		bd.Spec.ProvisionerClassName = rukpakv1alpha2.ClassRegistry
-		bd.Spec.InstallNamespace = ns
-	}}, mutate...)...)
-}
 
 var _ = Describe("registry+v1 bundles", func() {
 	It("converts and installs rukpak's registry/valid (prometheus operator 0.47.0); its Deployment becomes Available", func(ctx context.Context) {
@@ -57,15 +42,6 @@ var _ = Describe("registry+v1 bundles", func() {
 		bd.Spec.Config = &apiextensionsv1.JSON{Raw: []byte(`{"watchNamespaces":["team-a","team-b"]}`)}
 		Expect(env.Client.Update(ctx, bd)).To(Succeed())
 		Eventually(getBD(ctx, "registry-invalid")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-	})
-
-	It("refuses a bundle that mixes all namespaces with named ones, naming the setting", func(ctx context.Context) {
-		ref, _, err := env.Registry.PushDir(filepath.Join(bundlesDir, "registry", "valid"), "bundles/registry-valid:v1")
-		Expect(err).NotTo(HaveOccurred())
-		registryBD(ctx, "registry-bad-watch", ref, "bad-watch-system", func(bd *rukpakv1alpha2.BundleDeployment) {
-			bd.Spec.Config = &apiextensionsv1.JSON{Raw: []byte(`{"watchNamespaces":"team-a"}`)}
-		})
-		Eventually(getBD(ctx, "registry-bad-watch")).Should(haveCondition("Installed", "False", "InstallFailed", "spec.config.watchNamespaces must be a list"))
 	})
 })
 

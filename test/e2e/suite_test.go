@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
@@ -41,6 +42,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Servers: true})
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("harness logs: %s\n", env.LogDir())
+	bdtest.Use(env)
 
 	bundlesDir = filepath.Join(env.Root, "test", "testdata", "rukpak-bundles")
 	entries, err := os.ReadDir(filepath.Join(bundlesDir, "plain-v0"))

@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"context"
 	"strings"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -53,41 +52,6 @@ var _ = Describe("images behind their own TLS trust", func() {
 		Expect(env.Client.Update(ctx, bd)).To(Succeed())
 		Eventually(ownedCRDs(ctx, "tls-ca")).Should(ConsistOf("operatorgroups.operators.coreos.com"))
 		Eventually(contentSecrets(ctx, "tls-ca")).Should(And(HaveLen(1), Not(ContainElement(old[0]))))
-	})
-
-	It("refuses certificateData that holds no certificate", func(ctx context.Context) {
-		plainBD(ctx, "tls-no-ca", tlsImages["valid"], func(bd *rukpakv1alpha2.BundleDeployment) {
-			bd.Spec.Source.Image.CertificateData = "-----BEGIN CERTIFICATE-----\nMIIBhTCCASugAwIBAgIQIRi6zePL6mKjOipn+dNuaTAKBggqhkjOPQQDAjASMRAw\n-----END CERTIFICATE-----\n"
-		})
-		Eventually(getBD(ctx, "tls-no-ca")).Should(haveCondition("Unpacked", "False", "UnpackFailed", "certificate"))
-	})
-
-	It("fails against a registry it does not trust with a certificate message", func(ctx context.Context) {
-		plainBD(ctx, "tls-untrusted", tlsImages["valid"], func(bd *rukpakv1alpha2.BundleDeployment) {
-			bd.Spec.Source.Image.CertificateData = string(mustCA().PEM)
-		})
-		Eventually(getBD(ctx, "tls-untrusted")).Should(haveCondition("Unpacked", "False", "UnpackFailed", "certificate signed by unknown authority"))
-	})
-
-	It("recreates a content Secret deleted by hand", func(ctx context.Context) {
-		plainBD(ctx, "tls-heal", tlsImages["hello"], func(bd *rukpakv1alpha2.BundleDeployment) {
-			bd.Spec.Source.Image.CertificateData = string(env.TLSRegistry.CA.PEM)
-		})
-		Eventually(getBD(ctx, "tls-heal")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-		names, err := contentSecrets(ctx, "tls-heal")()
-		Expect(err).NotTo(HaveOccurred())
-		Expect(names).To(HaveLen(1))
-		secret := &corev1.Secret{}
-		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: harness.SystemNamespace, Name: names[0]}, secret)).To(Succeed())
-		uid := secret.UID
-		Expect(env.Client.Delete(ctx, secret)).To(Succeed())
-
-		Eventually(func() (bool, error) {
-			s := &corev1.Secret{}
-			err := env.Client.Get(ctx, client.ObjectKey{Namespace: harness.SystemNamespace, Name: names[0]}, s)
-			return err == nil && s.UID != uid, client.IgnoreNotFound(err)
-		}).WithTimeout(30 * time.Second).Should(BeTrue())
-		Consistently(getBD(ctx, "tls-heal")).WithTimeout(5 * time.Second).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 	})
 
 	It("installs with insecureSkipTLSVerify", func(ctx context.Context) {

@@ -10,6 +10,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -67,6 +68,20 @@ func WaitForCRDs(ctx context.Context, c client.Client, objs []*unstructured.Unst
 		})
 		if err != nil {
 			return fmt.Errorf("crd %s not established: %w", u.GetName(), err)
+		}
+		// Established is not yet served: discovery, and so the client's
+		// REST mapper, can lag behind it.
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKey{Name: u.GetName()}, crd); err != nil {
+			return err
+		}
+		gk := schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			_, err := c.RESTMapper().RESTMapping(gk)
+			return err == nil, nil
+		})
+		if err != nil {
+			return fmt.Errorf("crd %s not served: %w", u.GetName(), err)
 		}
 	}
 	return nil

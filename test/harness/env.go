@@ -17,6 +17,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -236,14 +237,28 @@ func (e *Env) installAPI(ctx context.Context) error {
 	return e.InstallAdmission(ctx)
 }
 
-// InstallAdmission applies config/admission (the finalizer policy).
+// InstallAdmission applies config/admission (the finalizer policy) and
+// waits until BundleDeployments can be created under it: kube-apiserver
+// answers 503 ("Resource kind ... not found") for a few seconds after a
+// CRD appears, until a mutating policy's type converter knows its schema.
 func (e *Env) InstallAdmission(ctx context.Context) error {
 	policy, err := e.Kustomize(ctx, "config/admission")
 	if err != nil {
 		return err
 	}
-	_, err = ApplyYAML(ctx, e.Client, policy)
-	return err
+	if _, err = ApplyYAML(ctx, e.Client, policy); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		probe := &rukpakv1alpha2.BundleDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "harness-admission-probe"},
+			Spec: rukpakv1alpha2.BundleDeploymentSpec{
+				InstallNamespace: "default", ProvisionerClassName: rukpakv1alpha2.ClassPlain,
+				Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "example.com/probe:v1"}},
+			},
+		}
+		return e.Client.Create(ctx, probe, client.DryRunAll) == nil, nil
+	})
 }
 
 // Kustomize renders a kustomization under the repository root.

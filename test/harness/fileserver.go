@@ -14,6 +14,7 @@ type FileServer struct {
 	Username, Password string
 	mu                 sync.Mutex
 	files              map[string][]byte
+	hits               map[string]int
 	server             *http.Server
 	scheme             string
 }
@@ -26,7 +27,7 @@ func StartFileServer(username, password string, ca *TestCA) (*FileServer, error)
 	if err != nil {
 		return nil, fmt.Errorf("listen for file server: %w", err)
 	}
-	fs := &FileServer{Host: l.Addr().String(), Username: username, Password: password, files: map[string][]byte{}}
+	fs := &FileServer{Host: l.Addr().String(), Username: username, Password: password, files: map[string][]byte{}, hits: map[string]int{}}
 	fs.server = &http.Server{Handler: http.HandlerFunc(fs.serve)}
 	fs.scheme, err = serve(fs.server, l, ca)
 	return fs, err
@@ -42,6 +43,7 @@ func (fs *FileServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	fs.mu.Lock()
 	data, ok := fs.files[r.URL.Path]
+	fs.hits[r.URL.Path]++
 	fs.mu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
@@ -49,6 +51,13 @@ func (fs *FileServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	_, _ = w.Write(data)
+}
+
+// Hits counts the requests for path, answered or not.
+func (fs *FileServer) Hits(path string) int {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.hits[path]
 }
 
 // Put serves data at path (starting with "/") and returns its URL.

@@ -1,0 +1,134 @@
+package reconciler_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
+)
+
+// kappControllerFinalizer is what kapp-controller puts on every App; it
+// removes it once the App's delete (or noop delete) is done.
+const kappControllerFinalizer = "finalizers.kapp-ctrl.k14s.io/delete"
+
+func setClass(ctx context.Context, name, class string) {
+	bd := bdtest.MustBD(ctx, name)
+	before := bd.DeepCopy()
+	bd.Spec.ProvisionerClassName = class
+	Expect(env.Client.Patch(ctx, bd, client.MergeFrom(before))).To(Succeed())
+}
+
+// holdApp puts kapp-controller's finalizer on an App, as kapp-controller
+// does when it first reconciles it.
+func holdApp(ctx context.Context, name string) {
+	app, err := bdtest.GetApp(ctx, name)
+	Expect(err).NotTo(HaveOccurred())
+	before := app.DeepCopy()
+	controllerutil.AddFinalizer(app, kappControllerFinalizer)
+	Expect(env.Client.Patch(ctx, app, client.MergeFrom(before))).To(Succeed())
+}
+
+var _ = Describe("a BundleDeployment whose class changes", func() {
+	It("is released without deleting what it installed, and taken back when the class returns", func(ctx context.Context) {
+		const name = "class-change"
+		ref, _, err := env.TLSRegistry.PushDir(bdtest.Testdata("rukpak-bundles", "plain-v0", "valid"), "class-change/bundle:v1")
+		Expect(err).NotTo(HaveOccurred())
+		bdtest.PlainBD(ctx, name, ref, func(bd *rukpakv1alpha2.BundleDeployment) { bd.Spec.Source.Image.InsecureSkipTLSVerify = true })
+		appFor(ctx, name, 1)
+		holdApp(ctx, name)
+		appSucceeded(ctx, name, "")
+		Eventually(bdtest.GetBD(ctx, name)).Should(bdtest.HaveCondition("Installed", "True", "InstallationSucceeded", ""))
+		Expect(contentSecrets(ctx, name)).NotTo(BeEmpty())
+		stored := bdtest.MustBD(ctx, name).Status
+
+		setClass(ctx, name, "example-com-other")
+		// kapp-controller is told to leave the objects in place, then let go.
+		Eventually(func(g Gomega) {
+			app, err := bdtest.GetApp(ctx, name)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(app.Spec.NoopDelete).To(BeTrue())
+			g.Expect(app.DeletionTimestamp.IsZero()).To(BeFalse())
+		}).WithContext(ctx).Should(Succeed())
+		app, err := bdtest.GetApp(ctx, name)
+		Expect(err).NotTo(HaveOccurred())
+		controllerutil.RemoveFinalizer(app, kappControllerFinalizer)
+		Expect(env.Client.Update(ctx, app)).To(Succeed())
+
+		Eventually(bdtest.GetBD(ctx, name)).Should(HaveField("Finalizers", Not(ContainElement(adapter.Finalizer))))
+		Eventually(func() []string { return contentSecrets(ctx, name) }).Should(BeEmpty())
+		Expect(bdtest.MustBD(ctx, name).Status).To(Equal(stored), "the status is left to whoever claims the class now")
+
+		setClass(ctx, name, rukpakv1alpha2.ClassPlain)
+		Eventually(bdtest.GetBD(ctx, name)).Should(HaveField("Finalizers", ContainElement(adapter.Finalizer)))
+		appFor(ctx, name, 3)
+	})
+
+	It("can be deleted after it was released", func(ctx context.Context) {
+		const name = "class-change-delete"
+		bdtest.PlainBD(ctx, name, images["plain-v0/valid"])
+		appFor(ctx, name, 1)
+		setClass(ctx, name, "example-com-other")
+		Expect(env.Client.Delete(ctx, bdtest.MustBD(ctx, name))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: name}, &rukpakv1alpha2.BundleDeployment{}))
+		}).WithTimeout(15 * time.Second).Should(BeTrue())
+	})
+})
+
+// staleReader serves one BundleDeployment as it was read earlier, as an
+// informer cache that has not caught up does.
+type staleReader struct {
+	client.Client
+	stale *rukpakv1alpha2.BundleDeployment
+}
+
+func (s staleReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if bd, ok := obj.(*rukpakv1alpha2.BundleDeployment); ok && key.Name == s.stale.Name {
+		s.stale.DeepCopyInto(bd)
+		return nil
+	}
+	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+var _ = Describe("the uninstall finalizer", func() {
+	It("is added without dropping a finalizer another controller added since the adapter's read", func(ctx context.Context) {
+		const name = "finalizer-race"
+		// A class nobody claims, so only the reconciler driven below acts.
+		bdtest.PlainBD(ctx, name, images["plain-v0/valid"], func(bd *rukpakv1alpha2.BundleDeployment) {
+			bd.Spec.ProvisionerClassName = "example-com-nobody"
+		})
+		stale := bdtest.MustBD(ctx, name)
+		stale.Spec.ProvisionerClassName = rukpakv1alpha2.ClassPlain
+
+		live := bdtest.MustBD(ctx, name)
+		controllerutil.AddFinalizer(live, "example.com/other")
+		Expect(env.Client.Update(ctx, live)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			bd := bdtest.MustBD(ctx, name)
+			bd.Finalizers = nil
+			Expect(env.Client.Update(ctx, bd)).To(Succeed())
+		})
+
+		classes, err := adapter.ParseClasses([]string{rukpakv1alpha2.ClassPlain})
+		Expect(err).NotTo(HaveOccurred())
+		r := adapter.NewReconciler(staleReader{Client: env.Client, stale: stale},
+			translate.Config{SystemNamespace: harness.SystemNamespace, ServiceAccountName: "rukpak-kapp-installer", SyncPeriod: time.Minute}, classes, nil)
+		_, _ = r.Reconcile(ctx, reconcileRequest(name))
+		Expect(bdtest.MustBD(ctx, name).Finalizers).To(ContainElement("example.com/other"))
+	})
+})
+
+func reconcileRequest(name string) ctrl.Request {
+	return ctrl.Request{NamespacedName: client.ObjectKey{Name: name}}
+}

@@ -1,0 +1,159 @@
+// The reconciler suite runs the adapter in this process against a real
+// kube-apiserver, with real registries and git and file servers, and no
+// kapp-controller: each spec writes the App's status itself, as
+// kapp-controller would, so every state of the status mapping and every
+// adapter-side failure is reached in seconds. What needs kapp-controller
+// (fetch, template and deploy for real) is in the end-to-end suite.
+package reconciler_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
+)
+
+var (
+	env *harness.Env
+	// images maps a rukpak test bundle (plain-v0/valid) to its reference
+	// by tag, pinned to the one by digest.
+	images, pinned = map[string]string{}, map[string]string{}
+	// stopAdapter ends the adapter running in this process.
+	stopAdapter func()
+)
+
+// branchPeriod is short here: the adapter's own branch check has no floor.
+const branchPeriod = 2 * time.Second
+
+func TestReconciler(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(30 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	RunSpecs(t, "Reconciler Suite")
+}
+
+var _ = BeforeSuite(func(ctx context.Context) {
+	var err error
+	env, err = harness.Start(ctx, harness.Options{KappControllerAPI: true, Servers: true})
+	Expect(err).NotTo(HaveOccurred())
+	bdtest.Use(env)
+	for _, name := range []string{"valid", "empty", "subdir"} {
+		ref, digest, err := env.Registry.PushDir(bdtest.Testdata("rukpak-bundles", "plain-v0", name), "bundles/plain-v0:"+name)
+		Expect(err).NotTo(HaveOccurred())
+		images["plain-v0/"+name], pinned["plain-v0/"+name] = ref, ref[:strings.LastIndex(ref, ":")]+"@"+digest.String()
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	startAdapter(ctx)
+}, NodeTimeout(3*time.Minute))
+
+var _ = AfterSuite(func() {
+	if stopAdapter != nil {
+		stopAdapter()
+	}
+	if env != nil {
+		env.Stop()
+	}
+})
+
+// startAdapter runs the adapter as its own ServiceAccount (config/rbac),
+// with the settings the harness gives the adapter process.
+func startAdapter(ctx context.Context) {
+	kubeconfig, err := env.ServiceAccountKubeconfig(ctx, harness.SystemNamespace, harness.AdapterServiceAccount)
+	Expect(err).NotTo(HaveOccurred())
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	classes, err := adapter.ParseClasses([]string{rukpakv1alpha2.ClassPlain, rukpakv1alpha2.ClassHelm, rukpakv1alpha2.ClassRegistry,
+		harness.AliasPlainClass + "=" + rukpakv1alpha2.ClassPlain})
+	Expect(err).NotTo(HaveOccurred())
+	mgr, err := adapter.NewManager(cfg, adapter.Options{
+		Config: translate.Config{
+			SystemNamespace:    harness.SystemNamespace,
+			ServiceAccountName: "rukpak-kapp-installer",
+			SyncPeriod:         10 * time.Minute,
+			BranchSyncPeriod:   branchPeriod,
+			TemplateTimeout:    10 * time.Second,
+		},
+		Classes:     classes,
+		MetricsAddr: "0",
+		ProbeAddr:   "0",
+		Restartable: true,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		Expect(mgr.Start(mctx)).To(Succeed())
+	}()
+	stopAdapter = func() { cancel(); <-done }
+}
+
+// restartAdapter stops the adapter and starts a fresh one, with nothing in
+// memory, as a new Pod would.
+func restartAdapter(ctx context.Context) {
+	stopAdapter()
+	startAdapter(ctx)
+}
+
+// A failed spec prints every BundleDeployment and App as they are.
+var _ = JustAfterEach(func(ctx context.Context) {
+	if !CurrentSpecReport().Failed() || env == nil {
+		return
+	}
+	bds := &rukpakv1alpha2.BundleDeploymentList{}
+	if err := env.Client.List(ctx, bds); err == nil {
+		for _, bd := range bds.Items {
+			out, _ := yaml.Marshal(bd.Status)
+			GinkgoWriter.Printf("--- BundleDeployment %s (generation %d) status:\n%s\n", bd.Name, bd.Generation, out)
+		}
+	}
+	apps := &kappctrlv1alpha1.AppList{}
+	if err := env.Client.List(ctx, apps); err == nil {
+		for _, app := range apps.Items {
+			out, _ := yaml.Marshal(app.ObjectMeta.Annotations)
+			GinkgoWriter.Printf("--- App %s generation %d, annotations:\n%s\n", app.Name, app.Generation, strings.TrimSpace(string(out)))
+		}
+	}
+})
+
+func objectMeta(namespace, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: namespace, Name: name}
+}
+
+// reconciles counts the adapter's reconciles so far, from the
+// controller-runtime metrics of this process.
+func reconciles() float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "bundledeployment" {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
+}
