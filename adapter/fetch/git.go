@@ -9,7 +9,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/go-git/go-billy/v5/memfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -44,35 +43,32 @@ type GitTree struct {
 	Commit string
 }
 
-// FetchGit clones into memory and reads the files under Directory at the
-// requested ref. Nothing touches the disk.
+// FetchGit fetches into memory what the requested ref needs and reads the
+// files under Directory at it. Nothing touches the disk. A branch or tag is
+// fetched without history; a commit as gitFetcher.commit says. The bytes
+// received are capped by limits.MaxFetchBytes.
 func FetchGit(ctx context.Context, opts GitOptions, limits Limits) (*GitTree, error) {
 	auth, err := gitAuth(opts)
 	if err != nil {
 		return nil, err
 	}
-	clone := &git.CloneOptions{
-		URL:             opts.Repository,
-		Auth:            auth,
-		NoCheckout:      true,
-		Tags:            git.NoTags,
-		InsecureSkipTLS: opts.InsecureSkipVerify,
-	}
-	switch {
-	case opts.Branch != "":
-		clone.ReferenceName, clone.SingleBranch, clone.Depth = plumbing.NewBranchReferenceName(opts.Branch), true, 1
-	case opts.Tag != "":
-		clone.ReferenceName, clone.SingleBranch, clone.Depth = plumbing.NewTagReferenceName(opts.Tag), true, 1
-	}
-	repo, err := git.CloneContext(ctx, memory.NewStorage(), memfs.New(), clone)
-	if err != nil {
-		return nil, fmt.Errorf("git clone %s: %w", opts.Repository, err)
-	}
-	hash, err := resolveCommit(repo, opts)
+	f, err := newGitFetcher(opts, auth, limits.MaxFetchBytes)
 	if err != nil {
 		return nil, err
 	}
-	commit, err := repo.CommitObject(hash)
+	var hash plumbing.Hash
+	switch {
+	case opts.Commit != "":
+		hash, err = f.commit(ctx)
+	case opts.Tag != "":
+		hash, err = f.ref(ctx, plumbing.NewTagReferenceName(opts.Tag), "tag "+opts.Tag)
+	default:
+		hash, err = f.ref(ctx, plumbing.NewBranchReferenceName(opts.Branch), "branch "+opts.Branch)
+	}
+	if err != nil {
+		return nil, err
+	}
+	commit, err := f.repo.CommitObject(hash)
 	if err != nil {
 		return nil, fmt.Errorf("%w: checkout commit %s: %v", ErrInvalidContent, hash, err)
 	}
@@ -106,21 +102,6 @@ func RemoteHead(ctx context.Context, opts GitOptions) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("git ls-remote %s: branch %q not found", opts.Repository, opts.Branch)
-}
-
-func resolveCommit(repo *git.Repository, opts GitOptions) (plumbing.Hash, error) {
-	if opts.Commit == "" {
-		head, err := repo.Head()
-		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("read cloned head: %w", err)
-		}
-		return head.Hash(), nil
-	}
-	h, err := repo.ResolveRevision(plumbing.Revision(opts.Commit))
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("%w: commit %q not found in %s: %v", ErrInvalidContent, opts.Commit, opts.Repository, err)
-	}
-	return *h, nil
 }
 
 // treeFiles reads the blobs under dir.

@@ -1,0 +1,91 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+)
+
+// gitFetcher fetches from one remote into a fresh in-memory repository.
+type gitFetcher struct {
+	opts   GitOptions
+	auth   transport.AuthMethod
+	store  *gitStore
+	repo   *git.Repository
+	remote *git.Remote
+}
+
+func newGitFetcher(opts GitOptions, auth transport.AuthMethod, limit int64) (*gitFetcher, error) {
+	store := newGitStore(limit)
+	repo, err := git.Init(store, nil)
+	if err != nil {
+		return nil, fmt.Errorf("create in-memory repository: %w", err)
+	}
+	remote, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{opts.Repository}})
+	if err != nil {
+		return nil, fmt.Errorf("configure remote %s: %w", opts.Repository, err)
+	}
+	return &gitFetcher{opts: opts, auth: auth, store: store, repo: repo, remote: remote}, nil
+}
+
+// fetch runs one fetch of specs, depth commits deep (0: all history).
+func (f *gitFetcher) fetch(ctx context.Context, depth int, specs ...config.RefSpec) error {
+	err := f.remote.FetchContext(ctx, &git.FetchOptions{
+		RefSpecs:        specs,
+		Depth:           depth,
+		Tags:            git.NoTags,
+		Auth:            f.auth,
+		InsecureSkipTLS: f.opts.InsecureSkipVerify,
+	})
+	if errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil
+	}
+	return err
+}
+
+// ref fetches one branch or tag without history and returns its commit.
+func (f *gitFetcher) ref(ctx context.Context, name plumbing.ReferenceName, what string) (plumbing.Hash, error) {
+	if err := f.fetch(ctx, 1, config.RefSpec("+"+name+":"+name)); err != nil {
+		if errors.Is(err, errFetchLimit) {
+			return plumbing.ZeroHash, f.overLimit(what, "for the files of its commit alone (no history is fetched); keep the bundle in a smaller repository")
+		}
+		return plumbing.ZeroHash, fmt.Errorf("git fetch %s of %s: %w", what, f.opts.Repository, err)
+	}
+	return f.resolve(what, string(name))
+}
+
+// commit fetches the branches with their whole history and finds the commit
+// opts.Commit names among them.
+func (f *gitFetcher) commit(ctx context.Context) (plumbing.Hash, error) {
+	what := "commit " + f.opts.Commit
+	if err := f.fetch(ctx, 0, "+refs/heads/*:refs/heads/*"); err != nil {
+		if errors.Is(err, errFetchLimit) {
+			return plumbing.ZeroHash, f.overLimit(what, "for the branches' history searched for that commit; pin a tag or branch instead, or keep the bundle in a smaller repository")
+		}
+		return plumbing.ZeroHash, fmt.Errorf("git fetch %s of %s: %w", what, f.opts.Repository, err)
+	}
+	return f.resolve(what, f.opts.Commit)
+}
+
+// resolve finds the commit a revision names among what was fetched, an
+// annotated tag peeled to its commit.
+func (f *gitFetcher) resolve(what, revision string) (plumbing.Hash, error) {
+	h, err := f.repo.ResolveRevision(plumbing.Revision(revision))
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("%w: %s not found in %s: %v", ErrInvalidContent, what, f.opts.Repository, err)
+	}
+	return *h, nil
+}
+
+// overLimit says that a fetch received more than Limits.MaxFetchBytes, what
+// for, and what the user can do. Fetching again cannot help until the
+// source changes, so the content is at fault.
+func (f *gitFetcher) overLimit(what, detail string) error {
+	return fmt.Errorf("%w: git fetch %s: the server sent more than the limit of %d bytes %s",
+		ErrInvalidContent, what, f.store.limit, detail)
+}
