@@ -45,8 +45,8 @@ type GitTree struct {
 
 // FetchGit fetches into memory what the requested ref needs and reads the
 // files under Directory at it. Nothing touches the disk. A branch or tag is
-// fetched without history; a commit as gitFetcher.commit says. The bytes
-// received are capped by limits.MaxFetchBytes.
+// fetched without history, a commit with as little history as the server
+// allows (gitFetcher.commit). limits.MaxFetchBytes caps the bytes received.
 func FetchGit(ctx context.Context, opts GitOptions, limits Limits) (*GitTree, error) {
 	auth, err := gitAuth(opts)
 	if err != nil {

@@ -59,19 +59,6 @@ func (f *gitFetcher) ref(ctx context.Context, name plumbing.ReferenceName, what 
 	return f.resolve(what, string(name))
 }
 
-// commit fetches the branches with their whole history and finds the commit
-// opts.Commit names among them.
-func (f *gitFetcher) commit(ctx context.Context) (plumbing.Hash, error) {
-	what := "commit " + f.opts.Commit
-	if err := f.fetch(ctx, 0, "+refs/heads/*:refs/heads/*"); err != nil {
-		if errors.Is(err, errFetchLimit) {
-			return plumbing.ZeroHash, f.overLimit(what, "for the branches' history searched for that commit; pin a tag or branch instead, or keep the bundle in a smaller repository")
-		}
-		return plumbing.ZeroHash, fmt.Errorf("git fetch %s of %s: %w", what, f.opts.Repository, err)
-	}
-	return f.resolve(what, f.opts.Commit)
-}
-
 // resolve finds the commit a revision names among what was fetched, an
 // annotated tag peeled to its commit.
 func (f *gitFetcher) resolve(what, revision string) (plumbing.Hash, error) {

@@ -77,7 +77,23 @@ func startHistoryServer(tb testing.TB, n, blobBytes int) *historyServer {
 	return hs
 }
 
+// allowCommitWants sets what GitHub and GitLab allow: a client may
+// ask for any commit reachable from the refs, not only for the refs' tips.
+// git's default over protocol v0 (the only one go-git speaks) is to refuse.
+func (hs *historyServer) allowCommitWants(tb testing.TB) {
+	tb.Helper()
+	// The harness keeps repository NAME under <dir>/repos/NAME.git.
+	bare := filepath.Join(hs.dir, "repos", "history.git")
+	if out, err := exec.Command("git", "-C", bare, "config", "uploadpack.allowReachableSHA1InWant", "true").CombinedOutput(); err != nil {
+		tb.Fatalf("configure %s: %v: %s", bare, err, out)
+	}
+}
+
 func (hs *historyServer) httpURL() string { return "http://" + hs.http.Host + "/history.git" }
+
+func (hs *historyServer) sshOptions() GitOptions {
+	return GitOptions{Repository: hs.ssh.URL("history"), SSHPrivateKey: hs.ssh.ClientKey, SSHKnownHosts: hs.ssh.KnownHosts}
+}
 
 func writeFile(tb testing.TB, name string, data []byte) {
 	tb.Helper()
@@ -120,6 +136,79 @@ func TestFetchGit_CommitHistoryOverLimit(t *testing.T) {
 	for _, want := range []string{fmt.Sprintf("limit of %d bytes", historyLimit), "history", "pin a tag or branch"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+// TestFetchGit_CommitWithinLimit: what the server allows is fetched without
+// the history that does not fit the limit.
+func TestFetchGit_CommitWithinLimit(t *testing.T) {
+	t.Parallel()
+	hs := startHistoryServer(t, historyCommits, historyBlob)
+	allowing := startHistoryServer(t, historyCommits, historyBlob)
+	allowing.allowCommitWants(t)
+	last := len(hs.commits) - 1
+	sshOpts := allowing.sshOptions()
+	sshOpts.Commit, sshOpts.Directory = allowing.bundle, "deploy"
+	tests := []struct {
+		name   string
+		opts   GitOptions
+		commit string
+		files  []string
+	}{
+		{
+			name: "the server sends a commit alone (http)",
+			opts: GitOptions{Repository: allowing.httpURL(), Commit: allowing.bundle, Directory: "deploy"}, commit: allowing.bundle,
+			files: []string{"manifests/", "manifests/cm.yaml"},
+		},
+		{name: "the server sends a commit alone (ssh)", opts: sshOpts, commit: allowing.bundle, files: []string{"manifests/", "manifests/cm.yaml"}},
+		{
+			name: "a commit near a branch head is found by deepening",
+			opts: GitOptions{Repository: hs.httpURL(), Commit: hs.commits[last-2], Directory: "deploy"}, commit: hs.commits[last-2],
+			files: []string{"manifests/", "manifests/cm.yaml"},
+		},
+		{
+			name: "a short commit id near a branch head",
+			opts: GitOptions{Repository: hs.httpURL(), Commit: hs.commits[last-1][:10], Directory: "deploy"}, commit: hs.commits[last-1],
+			files: []string{"manifests/", "manifests/cm.yaml"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tree, err := FetchGit(context.Background(), tt.opts, historyLimits())
+			if err != nil {
+				t.Fatalf("FetchGit: %v", err)
+			}
+			if tree.Commit != tt.commit {
+				t.Errorf("commit = %s, want %s", tree.Commit, tt.commit)
+			}
+			var got []string
+			for p := range tree.Files {
+				got = append(got, p)
+			}
+			if strings.Join(sorted(got), ",") != strings.Join(sorted(tt.files), ",") {
+				t.Errorf("files = %v, want %v", sorted(got), tt.files)
+			}
+		})
+	}
+}
+
+// TestFetchGit_CommitNotOnServer: a server that allows any reachable commit
+// and refuses this one does not have it; nothing else is fetched to look.
+func TestFetchGit_CommitNotOnServer(t *testing.T) {
+	t.Parallel()
+	hs := startHistoryServer(t, 2, 1<<10)
+	hs.allowCommitWants(t)
+	limits := DefaultLimits
+	limits.MaxFetchBytes = 1 << 10
+	missing := strings.Repeat("ab", 20)
+	sshOpts := hs.sshOptions()
+	sshOpts.Commit = missing
+	for _, opts := range []GitOptions{{Repository: hs.httpURL(), Commit: missing}, sshOpts} {
+		_, err := FetchGit(context.Background(), opts, limits)
+		if !errors.Is(err, ErrInvalidContent) || !strings.Contains(err.Error(), "commit "+missing+" not found") {
+			t.Errorf("%s: error = %v, want ErrInvalidContent saying the commit is not found", opts.Repository, err)
 		}
 	}
 }
