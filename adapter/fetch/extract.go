@@ -18,7 +18,8 @@ type Limits struct {
 	// MaxFiles caps the number of files.
 	MaxFiles int
 	// MaxFetchBytes caps what one git fetch may receive from the server,
-	// history included, which is also what it holds in memory.
+	// history included, which is also about what it holds in memory; no
+	// object in it may inflate to more either.
 	MaxFetchBytes int64
 }
 

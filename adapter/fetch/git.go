@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
@@ -76,7 +77,7 @@ func FetchGit(ctx context.Context, opts GitOptions, limits Limits) (*GitTree, er
 	if err != nil {
 		return nil, fmt.Errorf("read tree of commit %s: %w", hash, err)
 	}
-	files, err := treeFiles(tree, opts.Directory, limits)
+	files, err := treeFiles(tree, f.store, opts.Directory, limits)
 	if err != nil {
 		return nil, err
 	}
@@ -104,8 +105,10 @@ func RemoteHead(ctx context.Context, opts GitOptions) (string, error) {
 	return "", fmt.Errorf("git ls-remote %s: branch %q not found", opts.Repository, opts.Branch)
 }
 
-// treeFiles reads the blobs under dir.
-func treeFiles(tree *object.Tree, dir string, limits Limits) (Files, error) {
+// treeFiles reads the blobs under dir. Each blob's size is checked against
+// the limits before it is inflated: a few bytes in a packfile can inflate to
+// gigabytes.
+func treeFiles(tree *object.Tree, objects storer.EncodedObjectStorer, dir string, limits Limits) (Files, error) {
 	root := path.Clean("./" + dir)
 	if root != "." {
 		sub, err := tree.Tree(root)
@@ -135,12 +138,16 @@ func treeFiles(tree *object.Tree, dir string, limits Limits) (Files, error) {
 			// Symlinks and submodules: a bundle is plain files.
 			continue
 		}
-		blob, err := tree.TreeEntryFile(&entry)
+		size, err := objects.EncodedObjectSize(entry.Hash)
 		if err != nil {
 			return nil, fmt.Errorf("read %q: %w", name, err)
 		}
-		if err := limits.admit(name, blob.Size, &total, len(files)); err != nil {
+		if err := limits.admit(name, size, &total, len(files)); err != nil {
 			return nil, err
+		}
+		blob, err := tree.TreeEntryFile(&entry)
+		if err != nil {
+			return nil, fmt.Errorf("read %q: %w", name, err)
 		}
 		text, err := blob.Contents()
 		if err != nil {

@@ -78,13 +78,10 @@ func (f *gitFetcher) sendsCommitsAlone(ctx context.Context) (bool, error) {
 func (f *gitFetcher) commitAlone(ctx context.Context, what string) (plumbing.Hash, error) {
 	spec := config.RefSpec(f.opts.Commit + ":refs/rukpak-kapp/pinned")
 	if err := f.fetch(ctx, 1, spec); err != nil {
-		if errors.Is(err, errFetchLimit) {
-			return plumbing.ZeroHash, f.overLimit(what, "for the files of that commit alone (no history is fetched); keep the bundle in a smaller repository")
-		}
 		if refused(err) {
 			return plumbing.ZeroHash, fmt.Errorf("%w: %s not found in %s: %v", ErrInvalidContent, what, f.opts.Repository, err)
 		}
-		return plumbing.ZeroHash, fmt.Errorf("git fetch %s of %s: %w", what, f.opts.Repository, err)
+		return plumbing.ZeroHash, f.failed(err, what, "for the files of that commit alone (no history is fetched)")
 	}
 	return f.resolve(what, f.opts.Commit)
 }
@@ -97,16 +94,13 @@ func (f *gitFetcher) searchHistory(ctx context.Context, what string) (plumbing.H
 	for depth := 1; depth <= maxDepth; depth *= deepenFactor {
 		before := f.store.received
 		err := f.fetch(ctx, depth, specs...)
-		if errors.Is(err, errFetchLimit) {
-			return plumbing.ZeroHash, f.overLimit(what, "for the history of the branches and tags searched for that commit, "+
-				"because the server does not send a commit by its id alone (uploadpack.allowReachableSHA1InWant); "+
-				"pin a tag or branch instead, allow that on the server, or keep the bundle in a smaller repository")
-		}
 		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
 			break
 		}
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("git fetch %s of %s (depth %d): %w", what, f.opts.Repository, depth, err)
+			return plumbing.ZeroHash, f.failed(err, what,
+				"for the history of the branches and tags searched for that commit, as the server does not send a commit by its id alone (uploadpack.allowReachableSHA1InWant)",
+				"pin a tag or branch instead", "let the server send commits by id", smallerRepository)
 		}
 		if h, err := f.repo.ResolveRevision(plumbing.Revision(f.opts.Commit)); err == nil {
 			return *h, nil

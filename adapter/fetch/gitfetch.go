@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -51,10 +52,7 @@ func (f *gitFetcher) fetch(ctx context.Context, depth int, specs ...config.RefSp
 // ref fetches one branch or tag without history and returns its commit.
 func (f *gitFetcher) ref(ctx context.Context, name plumbing.ReferenceName, what string) (plumbing.Hash, error) {
 	if err := f.fetch(ctx, 1, config.RefSpec("+"+name+":"+name)); err != nil {
-		if errors.Is(err, errFetchLimit) {
-			return plumbing.ZeroHash, f.overLimit(what, "for the files of its commit alone (no history is fetched); keep the bundle in a smaller repository")
-		}
-		return plumbing.ZeroHash, fmt.Errorf("git fetch %s of %s: %w", what, f.opts.Repository, err)
+		return plumbing.ZeroHash, f.failed(err, what, "for the files of its commit alone (no history is fetched)")
 	}
 	return f.resolve(what, string(name))
 }
@@ -69,10 +67,27 @@ func (f *gitFetcher) resolve(what, revision string) (plumbing.Hash, error) {
 	return *h, nil
 }
 
-// overLimit says that a fetch received more than Limits.MaxFetchBytes, what
-// for, and what the user can do. Fetching again cannot help until the
-// source changes, so the content is at fault.
-func (f *gitFetcher) overLimit(what, detail string) error {
-	return fmt.Errorf("%w: git fetch %s: the server sent more than the limit of %d bytes %s",
-		ErrInvalidContent, what, f.store.limit, detail)
+// smallerRepository is what a user can do about a repository too large to
+// fetch even without history.
+const smallerRepository = "keep the bundle in a smaller repository"
+
+// failed describes a failed fetch of what. Over the limits the content is
+// at fault (fetching again cannot help until the source changes), and the
+// message says which limit and, with detail (what the bytes were for) and
+// advice, what to do; anything else (network, server, authentication) is
+// left to be retried.
+func (f *gitFetcher) failed(err error, what, detail string, advice ...string) error {
+	if len(advice) == 0 {
+		advice = []string{smallerRepository}
+	}
+	var large *objectTooLargeError
+	switch {
+	case errors.Is(err, errFetchLimit):
+		return fmt.Errorf("%w: git fetch %s: the server sent more than the limit of %d bytes %s; %s",
+			ErrInvalidContent, what, f.store.limit, detail, strings.Join(advice, ", or "))
+	case errors.As(err, &large):
+		return fmt.Errorf("%w: git fetch %s: a file in the repository inflates to %d bytes, over the limit of %d bytes; %s",
+			ErrInvalidContent, what, large.size, large.limit, smallerRepository)
+	}
+	return fmt.Errorf("git fetch %s of %s: %w", what, f.opts.Repository, err)
 }
