@@ -90,12 +90,8 @@ func TestFetchGit(t *testing.T) {
 			if tree.Commit != tt.wantCommit {
 				t.Errorf("commit = %s, want %s", tree.Commit, tt.wantCommit)
 			}
-			var got []string
-			for p := range tree.Files {
-				got = append(got, p)
-			}
-			if strings.Join(sorted(got), ",") != strings.Join(sorted(tt.wantFiles), ",") {
-				t.Errorf("files = %v, want %v (symlinks are never read)", sorted(got), sorted(tt.wantFiles))
+			if got, want := paths(tree.Files), strings.Join(sorted(tt.wantFiles), ","); got != want {
+				t.Errorf("files = %s, want %s (symlinks are never read)", got, want)
 			}
 		})
 	}
@@ -120,6 +116,15 @@ func TestGitAuth_SSHNeedsKnownHostsOrSkip(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ssh-privatekey") {
 		t.Fatalf("error = %v, want the key named", err)
 	}
+}
+
+// paths lists the paths of files, sorted, for comparing.
+func paths(files Files) string {
+	var names []string
+	for p := range files {
+		names = append(names, p)
+	}
+	return strings.Join(sorted(names), ",")
 }
 
 func sorted(s []string) []string {

@@ -33,15 +33,7 @@ type historyServer struct {
 // blobBytes each.
 func startHistoryServer(tb testing.TB, n, blobBytes int) *historyServer {
 	tb.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		tb.Skip("git is not installed")
-	}
-	dir := tb.TempDir()
-	gs, err := harness.StartGitServer(dir, "", "", nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(gs.Stop)
+	gs, dir := startGitServer(tb)
 	ss, err := harness.StartSSHGitServer(gs)
 	if err != nil {
 		tb.Fatal(err)
@@ -76,6 +68,22 @@ func startHistoryServer(tb testing.TB, n, blobBytes int) *historyServer {
 		hs.commits = append(hs.commits, head)
 	}
 	return hs
+}
+
+// startGitServer serves repositories under a fresh directory with the
+// harness's git http-backend.
+func startGitServer(tb testing.TB) (*harness.GitServer, string) {
+	tb.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		tb.Skip("git is not installed")
+	}
+	dir := tb.TempDir()
+	gs, err := harness.StartGitServer(dir, "", "", nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(gs.Stop)
+	return gs, dir
 }
 
 // allowingCopy copies the repository to one whose server allows what
@@ -177,18 +185,11 @@ func TestFetchGit_CommitUnderLargeHistory(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			tree, err := FetchGit(context.Background(), tt.opts, historyLimits())
-			if err != nil {
-				t.Fatalf("FetchGit: %v", err)
+			if err != nil || tree.Commit != tt.commit {
+				t.Fatalf("FetchGit = %+v, %v; want commit %s", tree, err, tt.commit)
 			}
-			if tree.Commit != tt.commit {
-				t.Errorf("commit = %s, want %s", tree.Commit, tt.commit)
-			}
-			var got []string
-			for p := range tree.Files {
-				got = append(got, p)
-			}
-			if want := []string{"manifests/", "manifests/cm.yaml"}; strings.Join(sorted(got), ",") != strings.Join(want, ",") {
-				t.Errorf("files = %v, want %v", sorted(got), want)
+			if got, want := paths(tree.Files), "manifests/,manifests/cm.yaml"; got != want {
+				t.Errorf("files = %s, want %s", got, want)
 			}
 		})
 	}
@@ -232,15 +233,7 @@ func TestFetchGit_RefOverLimit(t *testing.T) {
 // it; a file over MaxFileBytes is refused from its header, not after it was
 // read. Not parallel, so that the bytes allocated are this test's.
 func TestFetchGit_SizeCheckedBeforeInflating(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	dir := t.TempDir()
-	gs, err := harness.StartGitServer(dir, "", "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(gs.Stop)
+	gs, dir := startGitServer(t)
 	tests := []struct {
 		name   string
 		zeros  int
