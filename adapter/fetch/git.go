@@ -63,8 +63,10 @@ func FetchGit(ctx context.Context, opts GitOptions, limits Limits) (*GitTree, er
 		hash, err = f.commit(ctx)
 	case opts.Tag != "":
 		hash, err = f.ref(ctx, plumbing.NewTagReferenceName(opts.Tag), "tag "+opts.Tag)
-	default:
+	case opts.Branch != "":
 		hash, err = f.ref(ctx, plumbing.NewBranchReferenceName(opts.Branch), "branch "+opts.Branch)
+	default:
+		return nil, fmt.Errorf("%w: the git ref names no branch, tag or commit", ErrInvalidContent)
 	}
 	if err != nil {
 		return nil, err

@@ -71,6 +71,7 @@ func TestFetchGit(t *testing.T) {
 		{name: "commit", opts: GitOptions{Commit: first}, wantCommit: first, wantFiles: []string{"README.md", "deploy/", "deploy/manifests/", "deploy/manifests/a.yaml"}},
 		{name: "missing directory", opts: GitOptions{Branch: "main", Directory: "nope"}, wantErr: `directory "nope" not found`},
 		{name: "missing commit", opts: GitOptions{Commit: strings.Repeat("a", 40)}, wantErr: "not found"},
+		{name: "no ref", opts: GitOptions{}, wantErr: "no branch, tag or commit"},
 		{name: "missing branch", opts: GitOptions{Branch: "nope"}, wantErr: "git fetch branch nope"},
 	}
 	for _, tt := range tests {
