@@ -17,11 +17,17 @@ type Limits struct {
 	MaxTotalBytes int64
 	// MaxFiles caps the number of files.
 	MaxFiles int
+	// MaxFetchBytes caps what one git fetch may receive from the server,
+	// history included, which is also about what it holds in memory; no
+	// object in it may inflate to more either.
+	MaxFetchBytes int64
 }
 
 // DefaultLimits fit any real bundle: the largest registry+v1 bundles are a
-// few MiB, and an App's content must fit in Secrets anyway.
-var DefaultLimits = Limits{MaxFileBytes: 8 << 20, MaxTotalBytes: 64 << 20, MaxFiles: 10000}
+// few MiB, and an App's content must fit in Secrets anyway. A git fetch
+// gets twice the bundle's room for the rest of the repository's files (and
+// for history where a commit cannot be fetched alone).
+var DefaultLimits = Limits{MaxFileBytes: 8 << 20, MaxTotalBytes: 64 << 20, MaxFiles: 10000, MaxFetchBytes: 128 << 20}
 
 // admit checks one more file of size bytes against the limits, given the
 // bytes and entries taken so far; total grows by size.

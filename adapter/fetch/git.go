@@ -9,12 +9,12 @@ import (
 	"path"
 	"strings"
 
-	"github.com/go-git/go-billy/v5/memfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
@@ -44,35 +44,34 @@ type GitTree struct {
 	Commit string
 }
 
-// FetchGit clones into memory and reads the files under Directory at the
-// requested ref. Nothing touches the disk.
+// FetchGit fetches into memory what the requested ref needs and reads the
+// files under Directory at it. Nothing touches the disk. A branch or tag is
+// fetched without history, a commit with as little history as the server
+// allows (gitFetcher.commit). limits.MaxFetchBytes caps the bytes received.
 func FetchGit(ctx context.Context, opts GitOptions, limits Limits) (*GitTree, error) {
 	auth, err := gitAuth(opts)
 	if err != nil {
 		return nil, err
 	}
-	clone := &git.CloneOptions{
-		URL:             opts.Repository,
-		Auth:            auth,
-		NoCheckout:      true,
-		Tags:            git.NoTags,
-		InsecureSkipTLS: opts.InsecureSkipVerify,
-	}
-	switch {
-	case opts.Branch != "":
-		clone.ReferenceName, clone.SingleBranch, clone.Depth = plumbing.NewBranchReferenceName(opts.Branch), true, 1
-	case opts.Tag != "":
-		clone.ReferenceName, clone.SingleBranch, clone.Depth = plumbing.NewTagReferenceName(opts.Tag), true, 1
-	}
-	repo, err := git.CloneContext(ctx, memory.NewStorage(), memfs.New(), clone)
-	if err != nil {
-		return nil, fmt.Errorf("git clone %s: %w", opts.Repository, err)
-	}
-	hash, err := resolveCommit(repo, opts)
+	f, err := newGitFetcher(opts, auth, limits.MaxFetchBytes)
 	if err != nil {
 		return nil, err
 	}
-	commit, err := repo.CommitObject(hash)
+	var hash plumbing.Hash
+	switch {
+	case opts.Commit != "":
+		hash, err = f.commit(ctx)
+	case opts.Tag != "":
+		hash, err = f.ref(ctx, plumbing.NewTagReferenceName(opts.Tag), "tag "+opts.Tag)
+	case opts.Branch != "":
+		hash, err = f.ref(ctx, plumbing.NewBranchReferenceName(opts.Branch), "branch "+opts.Branch)
+	default:
+		return nil, fmt.Errorf("%w: the git ref names no branch, tag or commit", ErrInvalidContent)
+	}
+	if err != nil {
+		return nil, err
+	}
+	commit, err := f.repo.CommitObject(hash)
 	if err != nil {
 		return nil, fmt.Errorf("%w: checkout commit %s: %v", ErrInvalidContent, hash, err)
 	}
@@ -80,7 +79,7 @@ func FetchGit(ctx context.Context, opts GitOptions, limits Limits) (*GitTree, er
 	if err != nil {
 		return nil, fmt.Errorf("read tree of commit %s: %w", hash, err)
 	}
-	files, err := treeFiles(tree, opts.Directory, limits)
+	files, err := treeFiles(tree, f.store, opts.Directory, limits)
 	if err != nil {
 		return nil, err
 	}
@@ -108,23 +107,10 @@ func RemoteHead(ctx context.Context, opts GitOptions) (string, error) {
 	return "", fmt.Errorf("git ls-remote %s: branch %q not found", opts.Repository, opts.Branch)
 }
 
-func resolveCommit(repo *git.Repository, opts GitOptions) (plumbing.Hash, error) {
-	if opts.Commit == "" {
-		head, err := repo.Head()
-		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("read cloned head: %w", err)
-		}
-		return head.Hash(), nil
-	}
-	h, err := repo.ResolveRevision(plumbing.Revision(opts.Commit))
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("%w: commit %q not found in %s: %v", ErrInvalidContent, opts.Commit, opts.Repository, err)
-	}
-	return *h, nil
-}
-
-// treeFiles reads the blobs under dir.
-func treeFiles(tree *object.Tree, dir string, limits Limits) (Files, error) {
+// treeFiles reads the blobs under dir. Each blob's size is checked against
+// the limits before it is inflated: a few bytes in a packfile can inflate to
+// gigabytes.
+func treeFiles(tree *object.Tree, objects storer.EncodedObjectStorer, dir string, limits Limits) (Files, error) {
 	root := path.Clean("./" + dir)
 	if root != "." {
 		sub, err := tree.Tree(root)
@@ -154,12 +140,16 @@ func treeFiles(tree *object.Tree, dir string, limits Limits) (Files, error) {
 			// Symlinks and submodules: a bundle is plain files.
 			continue
 		}
-		blob, err := tree.TreeEntryFile(&entry)
+		size, err := objects.EncodedObjectSize(entry.Hash)
 		if err != nil {
 			return nil, fmt.Errorf("read %q: %w", name, err)
 		}
-		if err := limits.admit(name, blob.Size, &total, len(files)); err != nil {
+		if err := limits.admit(name, size, &total, len(files)); err != nil {
 			return nil, err
+		}
+		blob, err := tree.TreeEntryFile(&entry)
+		if err != nil {
+			return nil, fmt.Errorf("read %q: %w", name, err)
 		}
 		text, err := blob.Contents()
 		if err != nil {

@@ -46,6 +46,7 @@ func gitRepo(t *testing.T) (url, first, second string) {
 	run("add", "-A")
 	run("commit", "-q", "-m", "first")
 	run("tag", "v1")
+	run("tag", "-a", "-m", "annotated", "v1-annotated")
 	first = run("rev-parse", "HEAD")
 	write("deploy/manifests/b.yaml", "b: 2")
 	run("add", "-A")
@@ -66,10 +67,12 @@ func TestFetchGit(t *testing.T) {
 	}{
 		{name: "branch", opts: GitOptions{Branch: "main", Directory: "deploy"}, wantCommit: second, wantFiles: []string{"manifests/", "manifests/a.yaml", "manifests/b.yaml"}},
 		{name: "tag", opts: GitOptions{Tag: "v1", Directory: "./deploy"}, wantCommit: first, wantFiles: []string{"manifests/", "manifests/a.yaml"}},
+		{name: "annotated tag", opts: GitOptions{Tag: "v1-annotated", Directory: "deploy"}, wantCommit: first, wantFiles: []string{"manifests/", "manifests/a.yaml"}},
 		{name: "commit", opts: GitOptions{Commit: first}, wantCommit: first, wantFiles: []string{"README.md", "deploy/", "deploy/manifests/", "deploy/manifests/a.yaml"}},
 		{name: "missing directory", opts: GitOptions{Branch: "main", Directory: "nope"}, wantErr: `directory "nope" not found`},
 		{name: "missing commit", opts: GitOptions{Commit: strings.Repeat("a", 40)}, wantErr: "not found"},
-		{name: "missing branch", opts: GitOptions{Branch: "nope"}, wantErr: "git clone"},
+		{name: "no ref", opts: GitOptions{}, wantErr: "no branch, tag or commit"},
+		{name: "missing branch", opts: GitOptions{Branch: "nope"}, wantErr: "git fetch branch nope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,12 +91,8 @@ func TestFetchGit(t *testing.T) {
 			if tree.Commit != tt.wantCommit {
 				t.Errorf("commit = %s, want %s", tree.Commit, tt.wantCommit)
 			}
-			var got []string
-			for p := range tree.Files {
-				got = append(got, p)
-			}
-			if strings.Join(sorted(got), ",") != strings.Join(sorted(tt.wantFiles), ",") {
-				t.Errorf("files = %v, want %v (symlinks are never read)", sorted(got), sorted(tt.wantFiles))
+			if got, want := paths(tree.Files), strings.Join(sorted(tt.wantFiles), ","); got != want {
+				t.Errorf("files = %s, want %s (symlinks are never read)", got, want)
 			}
 		})
 	}
@@ -106,7 +105,7 @@ func TestFetchGit(t *testing.T) {
 func TestFetchGit_Limits(t *testing.T) {
 	t.Parallel()
 	url, _, _ := gitRepo(t)
-	_, err := FetchGit(context.Background(), GitOptions{Repository: url, Branch: "main"}, Limits{MaxFileBytes: 1 << 20, MaxTotalBytes: 1 << 20, MaxFiles: 2})
+	_, err := FetchGit(context.Background(), GitOptions{Repository: url, Branch: "main"}, Limits{MaxFileBytes: 1 << 20, MaxTotalBytes: 1 << 20, MaxFiles: 2, MaxFetchBytes: 1 << 20})
 	if err == nil || !strings.Contains(err.Error(), "more than 2 files") {
 		t.Fatalf("error = %v, want a file count error", err)
 	}
@@ -118,6 +117,15 @@ func TestGitAuth_SSHNeedsKnownHostsOrSkip(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ssh-privatekey") {
 		t.Fatalf("error = %v, want the key named", err)
 	}
+}
+
+// paths lists the paths of files, sorted, for comparing.
+func paths(files Files) string {
+	var names []string
+	for p := range files {
+		names = append(names, p)
+	}
+	return strings.Join(sorted(names), ",")
 }
 
 func sorted(s []string) []string {
