@@ -45,8 +45,8 @@ var _ = Describe("a failed re-apply of what is installed", func() {
 			haveCondition("Unpacked", "True", "UnpackSuccessful", ""),
 		))
 
-		By("the retry fails too: reported as an invalid bundle")
-		Eventually(getBD(ctx, name), 60*time.Second).Should(haveCondition("Installed", "False", "InstallFailed",
+		By("the retry fails too: reported as an invalid bundle, an upgrade's failure since the old objects stay")
+		Eventually(getBD(ctx, name), 60*time.Second).Should(haveCondition("Installed", "False", "UpgradeFailed",
 			"the bundle has no manifests/ directory"))
 		app, err := getApp(ctx, name)
 		Expect(err).NotTo(HaveOccurred())

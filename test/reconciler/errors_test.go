@@ -123,9 +123,11 @@ var _ = Describe("errors of the adapter's own steps", func() {
 		const name = "multibyte"
 		bdtest.PlainBD(ctx, name, images["plain-v0/valid"])
 		appFor(ctx, name, 1)
-		stderr := "kapp: Error: " + strings.Repeat("création refusée — 拒否されました; ", 120)
+		// 13 bytes, then three-byte characters: the cut at 512 bytes falls
+		// inside one.
+		stderr := "kapp: Error: " + strings.Repeat("拒否", 750)
 		appDeployFailed(ctx, name, stderr, 1)
-		Eventually(bdtest.GetBD(ctx, name)).Should(bdtest.HaveCondition("Installed", "False", "InstallFailed", "拒否されました"))
+		Eventually(bdtest.GetBD(ctx, name)).Should(bdtest.HaveCondition("Installed", "False", "InstallFailed", "拒否"))
 		written := bdtest.MustBD(ctx, name).ResourceVersion
 		for i := 2; i <= 4; i++ {
 			appDeployFailed(ctx, name, stderr, i)
