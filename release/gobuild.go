@@ -25,10 +25,12 @@ func parsePlatform(s string) (platform, error) {
 // could make two builds of one commit differ is fixed here rather than
 // taken from the caller's environment: no cgo, no paths of this machine
 // (-trimpath), no build ID, the baseline instruction set, and no GOFLAGS.
-func buildBinary(ctx context.Context, root, dir string, p platform, version string) (string, error) {
+func buildBinary(ctx context.Context, root, dir string, p platform, info buildInfo) (string, error) {
 	out := filepath.Join(dir, "rukpak-kapp-"+p.OS+"-"+p.Arch)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-mod=readonly",
-		"-ldflags", "-s -w -buildid= -X main.version="+version,
+	// The revision is passed explicitly: go build's own VCS stamp depends on
+	// the caller's settings (-buildvcs) and would add vcs.modified.
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-mod=readonly", "-buildvcs=false",
+		"-ldflags", "-s -w -buildid= -X main.version="+info.Version+" -X main.revision="+info.Revision,
 		"-o", out, "./cmd/rukpak-kapp")
 	cmd.Dir = root
 	cmd.Env = append(withoutGoSettings(os.Environ()),

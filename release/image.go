@@ -25,7 +25,7 @@ func buildAndPushImage(ctx context.Context, o *options, info buildInfo) (string,
 	defer os.RemoveAll(dir)
 	binaries := map[platform][]byte{}
 	for _, p := range o.platforms {
-		bin, err := buildBinary(ctx, o.root, dir, p, info.Version)
+		bin, err := buildBinary(ctx, o.root, dir, p, info)
 		if err != nil {
 			return "", err
 		}

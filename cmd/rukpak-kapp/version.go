@@ -4,30 +4,34 @@ import (
 	"runtime/debug"
 )
 
-// version is set by the release build (-X main.version=...).
-var version = "dev"
+// version and revision are set by the release build
+// (-X main.version=... -X main.revision=...).
+var version, revision = "dev", ""
 
-// versionString is the release version and, when the binary was built from
-// a git checkout, the commit (with "+modified" for uncommitted changes).
+// versionString is the release version and the commit the binary was built
+// from: the release build's, else what go build stamped from git ("+modified"
+// for uncommitted changes).
 func versionString() string {
-	s := version
+	if revision != "" {
+		return version + " (" + revision + ")"
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return s
+		return version
 	}
-	var revision, modified string
+	var rev, modified string
 	for _, kv := range info.Settings {
 		switch kv.Key {
 		case "vcs.revision":
-			revision = kv.Value
+			rev = kv.Value
 		case "vcs.modified":
 			if kv.Value == "true" {
 				modified = "+modified"
 			}
 		}
 	}
-	if revision != "" {
-		s += " (" + revision + modified + ")"
+	if rev == "" {
+		return version
 	}
-	return s
+	return version + " (" + rev + modified + ")"
 }
