@@ -42,8 +42,8 @@ const maxRootfs = 1 << 30
 // image's filesystem (read-only if the spec says so) with the pod's
 // emptyDirs and ServiceAccount token mounted, its own PID and network
 // namespaces, the in-cluster API server address, and its ports reachable
-// through Pod.HTTPClient. No container runtime and, as root, no user
-// namespace: the entrypoint runs as the image's (or the spec's) user.
+// through Pod.HTTPClient. No container runtime; it needs root, and the
+// entrypoint runs as the image's (or the spec's) user.
 type Pod struct {
 	Name    string
 	LogPath string
@@ -68,6 +68,9 @@ type PodOptions struct {
 func (e *Env) StartPod(ctx context.Context, opts PodOptions) (*Pod, error) {
 	if len(opts.Spec.Containers) != 1 {
 		return nil, fmt.Errorf("pod %s: want one container, the spec has %d", opts.Name, len(opts.Spec.Containers))
+	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("running a pod needs root, to make its namespaces and mounts and to run it as the image's user (CI runs as root)")
 	}
 	c := opts.Spec.Containers[0]
 	dir, err := os.MkdirTemp(e.Dir, "pod-"+opts.Name+"-")
@@ -155,14 +158,6 @@ func (e *Env) StartPod(ctx context.Context, opts PodOptions) (*Pod, error) {
 		return nil, fmt.Errorf("build podsandbox: %w\n%s", err, out)
 	}
 	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET | syscall.CLONE_NEWUTS}
-	if uid := os.Geteuid(); uid != 0 {
-		// Without root, a user namespace in which this user is root gives
-		// the sandbox the right to mount and to make namespaces.
-		attr.Cloneflags |= syscall.CLONE_NEWUSER
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
-		attr.GidMappingsEnableSetgroups = false
-	}
 	if p.proc, err = startProcessWith("pod-"+opts.Name, dir, nil, e.tools.logDir, attr, sandbox, specPath); err != nil {
 		p.closeSockets()
 		return nil, err
@@ -254,6 +249,9 @@ func unpack(img v1.Image, dir string) error {
 			if err := os.Chmod(target, mode); err != nil {
 				return err
 			}
+			if err := os.Lchown(target, hdr.Uid, hdr.Gid); err != nil {
+				return err
+			}
 		case tar.TypeReg:
 			if total += hdr.Size; total > maxRootfs {
 				return fmt.Errorf("the image unpacks to more than %d bytes", maxRootfs)
@@ -268,6 +266,9 @@ func unpack(img v1.Image, dir string) error {
 			_, err = io.Copy(f, io.LimitReader(tr, hdr.Size))
 			if cerr := f.Close(); err == nil {
 				err = cerr
+			}
+			if err == nil {
+				err = os.Lchown(target, hdr.Uid, hdr.Gid)
 			}
 			if err != nil {
 				return err

@@ -1,10 +1,12 @@
 // Command podsandbox runs one container the way a kubelet would, without a
 // container runtime: the harness starts it in new mount, PID, network and UTS
-// namespaces (and a user namespace when it is not root), it mounts the
+// namespaces, it mounts the
 // image's root read-only with the pod's volumes and /proc and /dev, brings
 // up the pod's loopback, forwards the addresses the pod may reach and the
 // pod's own ports over unix sockets, then runs the entrypoint chrooted in
-// the image as the image's user, with no privilege left to gain.
+// the image as the image's user, with no privilege left to gain. It needs
+// root (CI runs as root): the container's user is a real host user, as
+// with a container runtime.
 package main
 
 import (
@@ -17,7 +19,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -77,17 +78,7 @@ func run(specPath string) (int, error) {
 	}
 	cmd := &exec.Cmd{Path: spec.Argv[0], Args: spec.Argv, Env: spec.Env, Dir: spec.WorkDir, Stdout: os.Stdout, Stderr: os.Stderr}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: spec.Rootfs, Pdeathsig: syscall.SIGKILL}
-	if mapped(spec.UID) {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: spec.UID, Gid: spec.GID}
-	} else {
-		// Not root on the host: this namespace maps only its own root, so
-		// the container's user gets a namespace of its own in which it is
-		// that user, mapped to the same host user.
-		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWUSER
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: int(spec.UID), HostID: 0, Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: int(spec.GID), HostID: 0, Size: 1}}
-		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
-	}
+	cmd.SysProcAttr.Credential = &syscall.Credential{Uid: spec.UID, Gid: spec.GID}
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	if err := cmd.Start(); err != nil {
@@ -200,25 +191,4 @@ func loopbackUp() error {
 		return fmt.Errorf("bring lo up: %w", err)
 	}
 	return nil
-}
-
-// mapped reports whether uid exists in this user namespace, as it does
-// when the harness runs as root (no user namespace of its own).
-func mapped(uid uint32) bool {
-	data, err := os.ReadFile("/proc/self/uid_map")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 3 {
-			continue
-		}
-		inside, _ := strconv.ParseUint(f[0], 10, 32)
-		size, _ := strconv.ParseUint(f[2], 10, 32)
-		if uint64(uid) >= inside && uint64(uid) < inside+size {
-			return true
-		}
-	}
-	return false
 }
