@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -141,21 +142,12 @@ func releaseCmd(ctx context.Context, args []string) error {
 	return nil
 }
 
-// repoRoot finds this module's go.mod above the working directory.
+// repoRoot is the top of the git checkout the command runs in; the
+// release is built from it and names its commit.
 func repoRoot() (string, error) {
-	dir, err := os.Getwd()
+	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
-		return "", err
+		return "", errors.New("run from inside a git checkout of rukpak-kapp: the release names its commit")
 	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(string(data), "module github.com/rukpak-kapp/rukpak-kapp\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run from inside the rukpak-kapp repository: its go.mod was not found above the working directory")
-		}
-		dir = parent
-	}
+	return strings.TrimSpace(string(out)), nil
 }

@@ -158,13 +158,7 @@ var _ = Describe("the release", Ordered, func() {
 		By("installing a plain bundle from an image")
 		ref, _, err := env.Registry.PushDir(filepath.Join(env.Root, "test", "testdata", "rukpak-bundles", "plain-v0", "valid"), "bundles/plain-v0:valid")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(env.Client.Create(ctx, &rukpakv1alpha2.BundleDeployment{
-			ObjectMeta: objectMeta("plain"),
-			Spec: rukpakv1alpha2.BundleDeploymentSpec{
-				InstallNamespace: "default", ProvisionerClassName: rukpakv1alpha2.ClassPlain,
-				Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: ref}},
-			},
-		})).To(Succeed())
+		createPlainBD(ctx, "plain", ref)
 
 		By("installing a chart over ssh git, which the adapter clones itself, writing known_hosts to /tmp")
 		_, err = env.Git.NewRepo("chart", filepath.Join(env.Root, "examples", "charts", "hello-world"), "hello-world")
@@ -260,13 +254,7 @@ var _ = Describe("the release", Ordered, func() {
 
 		ref, _, err := env.Registry.PushDir(filepath.Join(env.Root, "examples", "bundles", "plain-hello"), "examples/plain-hello:v1")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(env.Client.Create(ctx, &rukpakv1alpha2.BundleDeployment{
-			ObjectMeta: objectMeta("plain-hello"),
-			Spec: rukpakv1alpha2.BundleDeploymentSpec{
-				InstallNamespace: "default", ProvisionerClassName: rukpakv1alpha2.ClassPlain,
-				Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: ref}},
-			},
-		})).To(Succeed())
+		createPlainBD(ctx, "plain-hello", ref)
 		Eventually(getBD(ctx, "plain-hello"), 3*time.Minute).Should(WithTransform(installed, HavePrefix(installedOK)), "see %s", logPath)
 	})
 
@@ -509,4 +497,15 @@ spec:
 	for _, u := range objs {
 		ExpectWithOffset(1, env.Client.Create(ctx, u)).To(Succeed(), "create %s %s", u.GetKind(), u.GetName())
 	}
+}
+
+// createPlainBD creates a plain BundleDeployment of the image ref.
+func createPlainBD(ctx context.Context, name, ref string) {
+	ExpectWithOffset(1, env.Client.Create(ctx, &rukpakv1alpha2.BundleDeployment{
+		ObjectMeta: objectMeta(name),
+		Spec: rukpakv1alpha2.BundleDeploymentSpec{
+			InstallNamespace: "default", ProvisionerClassName: rukpakv1alpha2.ClassPlain,
+			Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: ref}},
+		},
+	})).To(Succeed())
 }
