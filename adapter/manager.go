@@ -54,7 +54,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		// handed over at once: a rollout's new replica takes over without
 		// waiting out the lease.
 		LeaderElectionReleaseOnCancel: true,
-		Controller:              config.Controller{SkipNameValidation: &o.Restartable},
+		Controller:                    config.Controller{SkipNameValidation: &o.Restartable},
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{
 				// The adapter only ever reads Apps in its own namespace.
