@@ -147,8 +147,17 @@ var _ = Describe("the release", Ordered, func() {
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: "rukpak-kapp"}, dep)).To(Succeed())
 		Expect(dep.Spec.Template.Spec.Containers[0].Image).To(Equal(first.image))
 		Expect(dep.Labels).To(HaveKeyWithValue("app.kubernetes.io/version", "1.0.0"))
-		// The test's client learns the new kind once discovery shows it.
-		Eventually(func() error { return env.Client.List(ctx, &rukpakv1alpha2.BundleDeploymentList{}) }).Should(Succeed())
+		// The API server serves a new CRD's objects a moment after it says
+		// Established (503 until then); wait until a create would pass.
+		Eventually(func() error {
+			return env.Client.Create(ctx, &rukpakv1alpha2.BundleDeployment{
+				ObjectMeta: objectMeta("dry-run"),
+				Spec: rukpakv1alpha2.BundleDeploymentSpec{
+					InstallNamespace: "default", ProvisionerClassName: rukpakv1alpha2.ClassPlain,
+					Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "example.com/dry-run:v1"}},
+				},
+			}, client.DryRunAll)
+		}).Should(Succeed())
 	})
 
 	It("runs the image as the Deployment's pod says and reconciles BundleDeployments", func(ctx context.Context) {
