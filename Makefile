@@ -4,14 +4,15 @@ export GONOSUMDB ?= carvel.dev
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 
-.PHONY: run test tools build generate manifests verify unit fuzz api-test e2e-test release bench-convert bench-scale bench-smoke
+.PHONY: run test tools build generate manifests verify unit fuzz api-test e2e-test release-test image release bench-convert bench-scale bench-smoke
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
+## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
 run: tools build
-	$(BIN)/rukpak-kapp-dev
+	$(BIN)/rukpak-kapp-dev $(ARGS)
 
 ## test: unit tests, the API suite and the end-to-end suite
-test: tools verify unit fuzz api-test e2e-test bench-smoke
+test: tools verify unit fuzz api-test e2e-test release-test bench-smoke
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
 TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp rukpak-core
@@ -39,6 +40,10 @@ api-test:
 e2e-test:
 	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v
 
+## release-test: make image and make release against the local control plane (image, manifest, package, upgrade)
+release-test:
+	go test -v -count=1 -timeout 20m ./test/release/... -ginkgo.v
+
 generate:
 	bash test/tools/build.sh controller-gen
 	$(CONTROLLER_GEN) object paths=./api/...
@@ -52,11 +57,20 @@ verify: manifests
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet ./...
 
-## release: one manifest with everything config/default installs
+## image: build the multi-arch image without a container runtime and push it: make image REGISTRY=ghcr.io/you
+REGISTRY ?=
+VERSION ?=
+PLATFORMS ?= linux/amd64,linux/arm64
+RELEASE_DIR ?= bin/release
+RELEASE_FLAGS = -registry "$(REGISTRY)" -version "$(VERSION)" -platforms "$(PLATFORMS)"
+image:
+	go run ./release image $(RELEASE_FLAGS)
+
+## release: the image, bin/release/rukpak-kapp.yaml (config/default pinned by digest) and the Carvel
+## package (bundles pushed to REGISTRY; Package, PackageMetadata, PackageRepository in bin/release)
 release:
-	bash test/tools/build.sh kustomize
-	$(BIN)/kustomize build config/default > $(BIN)/rukpak-kapp.yaml
-	@echo "wrote $(BIN)/rukpak-kapp.yaml"
+	bash test/tools/build.sh kustomize ytt
+	go run ./release release $(RELEASE_FLAGS) -out $(RELEASE_DIR)
 
 ## bench-convert: registry+v1 conversion, rukpak-kapp beside rukpak v0.24.0 (docs/benchmarks.md)
 bench-convert:

@@ -50,7 +50,11 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "rukpak-kapp.core.rukpak.io",
 		LeaderElectionNamespace: o.Config.SystemNamespace,
-		Controller:              config.Controller{SkipNameValidation: &o.Restartable},
+		// The process exits as soon as the manager stops, so the lease can be
+		// handed over at once: a rollout's new replica takes over without
+		// waiting out the lease.
+		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{SkipNameValidation: &o.Restartable},
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{
 				// The adapter only ever reads Apps in its own namespace.

@@ -20,6 +20,9 @@ func main() {
 		err = render(os.Args[2:], os.Stdout)
 	case "convert":
 		err = convertCmd(os.Args[2:], os.Stdout)
+	case "version":
+		fmt.Println(versionString())
+		return
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -40,6 +43,7 @@ func usage() {
 commands:
   run      run the controller against the cluster of $KUBECONFIG (or in-cluster config)
   render   print the App (and content Secrets) the controller would apply: render -f bd.yaml [-f ...]
+  version  print the version and the commit it was built from
   convert  print the plain manifests of a registry+v1 bundle directory, for kapp deploy -f -:
            convert registry-v1 DIR --install-namespace NS [--watch-namespaces A,B]
 `)

@@ -31,6 +31,7 @@ func run(args []string) error {
 		return err
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.Log.WithName("setup").Info("starting rukpak-kapp", "version", versionString())
 	claimed, err := adapter.ParseClasses(splitList(*classes))
 	if err != nil {
 		return fmt.Errorf("--classes: %w", err)

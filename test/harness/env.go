@@ -50,6 +50,10 @@ type Options struct {
 	AuditLog bool
 	// AdapterArgs go after the adapter's default flags, so they win.
 	AdapterArgs []string
+	// Bare leaves out rukpak-kapp's own objects (CRD, system namespace,
+	// RBAC, admission policy), for tests that install a release as a user
+	// would. Not with Adapter.
+	Bare bool
 }
 
 // Env is a running local control plane and what was asked for on top.
@@ -136,8 +140,10 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 	if e.Client, err = client.New(e.ControlPlane.Config, client.Options{Scheme: e.Scheme}); err != nil {
 		return fmt.Errorf("create client: %w", err)
 	}
-	if err := e.installAPI(ctx); err != nil {
-		return err
+	if !opts.Bare {
+		if err := e.installAPI(ctx); err != nil {
+			return err
+		}
 	}
 	if opts.FakeNodes {
 		if err := e.startFakeNodes(ctx); err != nil {

@@ -24,6 +24,12 @@ type process struct {
 }
 
 func startProcess(name, dir string, env []string, logDir, bin string, args ...string) (*process, error) {
+	return startProcessWith(name, dir, env, logDir, &syscall.SysProcAttr{}, bin, args...)
+}
+
+// startProcessWith is startProcess with attributes of its own (namespaces);
+// the process group and the parent-death signal are always set.
+func startProcessWith(name, dir string, env []string, logDir string, attr *syscall.SysProcAttr, bin string, args ...string) (*process, error) {
 	logPath := filepath.Join(logDir, name+".log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -35,7 +41,8 @@ func startProcess(name, dir string, env []string, logDir, bin string, args ...st
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	// A process group lets Stop end the children a tool spawns (git, helm).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	attr.Setpgid, attr.Pdeathsig = true, syscall.SIGKILL
+	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)

@@ -1,0 +1,153 @@
+// Command release builds rukpak-kapp's container image and its release
+// without a container runtime (make image, make release):
+//
+//	go run ./release image   -registry R [-version V] [-platforms linux/amd64,linux/arm64]
+//	go run ./release release -registry R [-version V] [-platforms ...] [-out bin/release]
+//
+// image pushes R/rukpak-kapp:V, an OCI image index. release also writes the
+// manifest of config/default with that image pinned by digest, pushes the
+// Carvel package's imgpkg bundle (R/rukpak-kapp-package:V) and a package
+// repository bundle holding it (R/rukpak-kapp-repo:V), and writes the
+// Package, PackageMetadata and PackageRepository beside the manifest.
+// Registry credentials come from the Docker config (~/.docker/config.json).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "image":
+		err = imageCmd(ctx, os.Args[2:])
+	case "release":
+		err = releaseCmd(ctx, os.Args[2:])
+	default:
+		usage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "release: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage: go run ./release image|release -registry REGISTRY [flags]
+  image    build the rukpak-kapp image and push it to REGISTRY/rukpak-kapp:VERSION
+  release  the image, plus the release manifest and the Carvel package (-out DIR)
+`)
+}
+
+// options are the flags both commands take.
+type options struct {
+	registry  string
+	version   string
+	platforms []platform
+	source    string
+	root      string
+}
+
+func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
+	registry := fs.String("registry", "", "registry (and path) to push to, e.g. ghcr.io/you; images go to REGISTRY/rukpak-kapp...")
+	version := fs.String("version", "", "release version (semver, no leading v); default: 0.0.0-<commit time>-<commit>")
+	platforms := fs.String("platforms", "linux/amd64,linux/arm64", "comma-separated OS/ARCH list of the image index")
+	source := fs.String("source", "https://github.com/rukpak-kapp/rukpak-kapp", "repository URL for the org.opencontainers.image.source annotation")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if *registry == "" {
+		return nil, errors.New("no registry given: set REGISTRY (make image REGISTRY=ghcr.io/you), where the image and bundles are pushed")
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	o := &options{registry: strings.TrimSuffix(*registry, "/"), version: strings.TrimPrefix(*version, "v"), source: *source, root: root}
+	for _, p := range strings.Split(*platforms, ",") {
+		pl, err := parsePlatform(strings.TrimSpace(p))
+		if err != nil {
+			return nil, err
+		}
+		o.platforms = append(o.platforms, pl)
+	}
+	return o, nil
+}
+
+func imageCmd(ctx context.Context, args []string) error {
+	o, err := parseOptions(flag.NewFlagSet("image", flag.ContinueOnError), args)
+	if err != nil {
+		return err
+	}
+	info, err := readBuildInfo(ctx, o)
+	if err != nil {
+		return err
+	}
+	ref, err := buildAndPushImage(ctx, o, info)
+	if err != nil {
+		return err
+	}
+	fmt.Println(ref)
+	return nil
+}
+
+func releaseCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("release", flag.ContinueOnError)
+	out := fs.String("out", "bin/release", "directory for the manifest, Package, PackageMetadata and PackageRepository")
+	o, err := parseOptions(fs, args)
+	if err != nil {
+		return err
+	}
+	dir := *out
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(o.root, dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	info, err := readBuildInfo(ctx, o)
+	if err != nil {
+		return err
+	}
+	image, err := buildAndPushImage(ctx, o, info)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("image: %s\n", image)
+	r, err := makeRelease(ctx, o, info, image)
+	if err != nil {
+		return err
+	}
+	for name, data := range r.files() {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("package bundle: %s\nrepository bundle: %s\nwrote %s/{%s}\n", r.packageBundle, r.repoBundle, dir, strings.Join(r.fileNames(), ","))
+	return nil
+}
+
+// repoRoot is the top of the git checkout the command runs in; the
+// release is built from it and names its commit.
+func repoRoot() (string, error) {
+	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return "", errors.New("run from inside a git checkout of rukpak-kapp: the release names its commit")
+	}
+	return strings.TrimSpace(string(out)), nil
+}
