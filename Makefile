@@ -4,15 +4,15 @@ export GONOSUMDB ?= carvel.dev
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 
-.PHONY: run test tools build generate manifests verify unit fuzz api-test e2e-test release-test image release bench-convert bench-scale bench-smoke
+.PHONY: run test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test release-test image release bench-convert bench-scale bench-smoke
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 ## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
 run: tools build
 	$(BIN)/rukpak-kapp-dev $(ARGS)
 
-## test: unit tests, the API suite and the end-to-end suite
-test: tools verify unit fuzz api-test e2e-test release-test bench-smoke
+## test: unit tests, the API suite, the reconciler suite, the end-to-end and release suites
+test: tools verify unit fuzz api-test reconciler-test e2e-test release-test bench-smoke
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
 TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp rukpak-core
@@ -36,6 +36,10 @@ fuzz:
 
 api-test:
 	go test -count=1 -timeout 20m ./test/api/... -ginkgo.v
+
+## reconciler-test: the adapter on a real API server, without kapp-controller (the specs write App status)
+reconciler-test:
+	go test -v -count=1 -timeout 15m ./test/reconciler/... -ginkgo.v
 
 e2e-test:
 	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v

@@ -128,6 +128,10 @@ var _ = Describe("errors of the adapter's own steps", func() {
 		stderr := "kapp: Error: " + strings.Repeat("拒否", 750)
 		appDeployFailed(ctx, name, stderr, 1)
 		Eventually(bdtest.GetBD(ctx, name)).Should(bdtest.HaveCondition("Installed", "False", "InstallFailed", "拒否"))
+		// Half a character would be stored as U+FFFD and never equal the
+		// message computed again: a status patch on every reconcile.
+		installed := apimeta.FindStatusCondition(bdtest.MustBD(ctx, name).Status.Conditions, rukpakv1alpha2.TypeInstalled)
+		Expect(installed.Message).NotTo(ContainSubstring("\uFFFD"))
 		written := bdtest.MustBD(ctx, name).ResourceVersion
 		for i := 2; i <= 4; i++ {
 			appDeployFailed(ctx, name, stderr, i)
