@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,8 +20,6 @@ import (
 const (
 	manifestsDir    = "manifests"
 	annotationsFile = "metadata/annotations.yaml"
-	dependencyFile  = "metadata/dependencies.yaml"
-	packageKey      = "operators.operatorframework.io.bundle.package.v1"
 )
 
 // bundle is a parsed registry+v1 bundle.
@@ -48,7 +47,7 @@ func (b *bundle) name() string {
 // readable but unsupported is collected as problems.
 func parse(files map[string][]byte) (*bundle, error) {
 	b := &bundle{}
-	if err := b.readAnnotations(files); err != nil {
+	if err := b.readMetadata(files); err != nil {
 		return nil, err
 	}
 	var names []string
@@ -107,49 +106,29 @@ func parse(files map[string][]byte) (*bundle, error) {
 		sort.Strings(csvs)
 		b.problems.addf("more than one ClusterServiceVersion in %s/ (%v)", manifestsDir, csvs)
 	}
-	b.readDependencies(files)
 	return b, nil
 }
 
-func (b *bundle) readAnnotations(files map[string][]byte) error {
-	data, ok := files[annotationsFile]
-	if !ok {
-		return fmt.Errorf("convert registry+v1 bundle to plain+v0 bundle: the bundle has no %s", annotationsFile)
+// readMetadata takes the package name and declared dependencies from
+// metadata/, read as operator-registry reads it.
+func (b *bundle) readMetadata(files map[string][]byte) error {
+	md := readMetadata(files)
+	if md.annotationsFile == "" {
+		return fmt.Errorf("convert registry+v1 bundle to plain+v0 bundle: no file in %s/ holds the bundle annotations (%s)", metadataDir, annotationsFile)
 	}
-	var doc struct {
-		Annotations map[string]string `json:"annotations"`
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("convert registry+v1 bundle to plain+v0 bundle: %s is not valid YAML: %w", annotationsFile, err)
-	}
-	b.pkg = doc.Annotations[packageKey]
+	b.pkg = md.annotations[packageKey]
 	if b.pkg == "" {
-		b.problems.addf("%s has no %s annotation", annotationsFile, packageKey)
+		b.problems.addf("%s has no %s annotation", md.annotationsFile, packageKey)
+	}
+	// Nothing here resolves dependencies, so installing would fail later
+	// with a less clear message.
+	for _, d := range md.dependencies {
+		var v any
+		_ = json.Unmarshal(d.Value, &v)
+		data, _ := yaml.Marshal(v)
+		b.problems.addf("dependencies are not supported: %s %s", d.Type, bytes.TrimSpace(bytes.ReplaceAll(data, []byte("\n"), []byte(" "))))
 	}
 	return nil
-}
-
-// readDependencies reports declared dependencies: nothing here resolves
-// them, so installing would fail later with a less clear message.
-func (b *bundle) readDependencies(files map[string][]byte) {
-	data, ok := files[dependencyFile]
-	if !ok {
-		return
-	}
-	var doc struct {
-		Dependencies []struct {
-			Type  string `json:"type"`
-			Value any    `json:"value"`
-		} `json:"dependencies"`
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		b.problems.addf("%s is not valid YAML: %v", dependencyFile, err)
-		return
-	}
-	for _, d := range doc.Dependencies {
-		v, _ := yaml.Marshal(d.Value)
-		b.problems.addf("dependencies are not supported: %s %s", d.Type, bytes.TrimSpace(bytes.ReplaceAll(v, []byte("\n"), []byte(" "))))
-	}
 }
 
 // decodeAll reads every YAML or JSON document of a file; a List is
