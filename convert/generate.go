@@ -95,19 +95,6 @@ func (b *bundle) checkUnsupported(p *problems) {
 	for _, a := range spec.APIServiceDefinitions.Owned {
 		p.addf("owned APIService %s.%s is not supported", a.Version, a.Group)
 	}
-	provided := b.provided()
-	for _, a := range spec.APIServiceDefinitions.Required {
-		if provided[schema.GroupVersionKind{Group: a.Group, Version: a.Version, Kind: a.Kind}] {
-			continue
-		}
-		p.addf("dependencies are not supported: required APIService %s.%s", a.Version, a.Group)
-	}
-	for _, c := range spec.CustomResourceDefinitions.Required {
-		if provided[requiredCRDGVK(c)] {
-			continue
-		}
-		p.addf("dependencies are not supported: required CustomResourceDefinition %s", c.Name)
-	}
 	have := map[string]bool{}
 	for _, crd := range b.crds {
 		have[crd.GetName()] = true

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 )
 
 const (
@@ -24,12 +23,17 @@ const (
 
 // bundle is a parsed registry+v1 bundle.
 type bundle struct {
-	pkg    string
-	csv    *v1alpha1.ClusterServiceVersion
-	crds   []*unstructured.Unstructured
-	others []*unstructured.Unstructured
+	pkg  string
+	meta metadata
+	csv  *v1alpha1.ClusterServiceVersion
+	// csvProperties are the CSV's olm.properties annotation, read.
+	csvProperties []Property
+	crds          []*unstructured.Unstructured
+	others        []*unstructured.Unstructured
 	// problems found while reading, reported with those of the conversion.
 	problems problems
+	// notes say where the output differs from the bundle as shipped.
+	notes []string
 }
 
 // name identifies the bundle in messages: the CSV name, else the package.
@@ -88,6 +92,7 @@ func parse(files map[string][]byte) (*bundle, error) {
 					continue
 				}
 				b.csv = csv
+				b.readCSVProperties()
 			case o.GetKind() == "CustomResourceDefinition":
 				if o.GetAPIVersion() != "apiextensions.k8s.io/v1" {
 					b.problems.addf("CustomResourceDefinition %s uses %s, which Kubernetes no longer serves: convert it to apiextensions.k8s.io/v1", o.GetName(), o.GetAPIVersion())
@@ -109,26 +114,35 @@ func parse(files map[string][]byte) (*bundle, error) {
 	return b, nil
 }
 
-// readMetadata takes the package name and declared dependencies from
-// metadata/, read as operator-registry reads it.
+// readMetadata takes the package name from metadata/, read as
+// operator-registry reads it.
 func (b *bundle) readMetadata(files map[string][]byte) error {
-	md := readMetadata(files)
-	if md.annotationsFile == "" {
+	b.meta = readMetadata(files)
+	if b.meta.annotationsFile == "" {
 		return fmt.Errorf("convert registry+v1 bundle to plain+v0 bundle: no file in %s/ holds the bundle annotations (%s)", metadataDir, annotationsFile)
 	}
-	b.pkg = md.annotations[packageKey]
+	b.pkg = b.meta.annotations[packageKey]
 	if b.pkg == "" {
-		b.problems.addf("%s has no %s annotation", md.annotationsFile, packageKey)
+		b.problems.addf("%s has no %s annotation", b.meta.annotationsFile, packageKey)
 	}
-	// Nothing here resolves dependencies, so installing would fail later
-	// with a less clear message.
-	for _, d := range md.dependencies {
-		var v any
-		_ = json.Unmarshal(d.Value, &v)
-		data, _ := yaml.Marshal(v)
-		b.problems.addf("dependencies are not supported: %s %s", d.Type, bytes.TrimSpace(bytes.ReplaceAll(data, []byte("\n"), []byte(" "))))
+	for _, s := range b.meta.skipped {
+		b.notes = append(b.notes, fmt.Sprintf("%s is not YAML or JSON, so it is ignored, as OLM ignores it", s))
 	}
 	return nil
+}
+
+// readCSVProperties reads the CSV's olm.properties annotation, which OLM
+// adds to the bundle's properties; like OLM, a value that is not a
+// property list is ignored.
+func (b *bundle) readCSVProperties() {
+	raw, ok := b.csv.Annotations[csvPropertiesKey]
+	if !ok {
+		return
+	}
+	if err := json.Unmarshal([]byte(raw), &b.csvProperties); err != nil {
+		b.csvProperties = nil
+		b.notes = append(b.notes, fmt.Sprintf("the ClusterServiceVersion's %s annotation is not a list of properties, so it is ignored, as OLM ignores it: %v", csvPropertiesKey, err))
+	}
 }
 
 // decodeAll reads every YAML or JSON document of a file; a List is
