@@ -82,6 +82,7 @@ func (b *bundle) convert(opts Options) ([]*unstructured.Unstructured, error) {
 	g.permissions(&p)
 	g.deployments(&p)
 	g.checkDuplicates(&p)
+	b.notes = append(b.notes, g.notes...)
 	if err := p.err(b.name()); err != nil {
 		return nil, err
 	}
@@ -131,6 +132,8 @@ type generator struct {
 	// webhooks.
 	certMounts map[string]string
 	out        []*unstructured.Unstructured
+	// notes say where the output differs from the bundle as shipped.
+	notes []string
 }
 
 func (g *generator) add(o *unstructured.Unstructured) { g.out = append(g.out, o) }

@@ -13,6 +13,7 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -151,12 +152,19 @@ func decodeAll(data []byte) ([]*unstructured.Unstructured, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var out []*unstructured.Unstructured
 	for {
-		var m map[string]any
-		err := dec.Decode(&m)
+		// Decoded again with apimachinery's JSON, whole numbers become
+		// int64 like in objects the converter generates, so the two
+		// compare equal.
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		if err := utiljson.Unmarshal(raw, &m); err != nil {
 			return nil, err
 		}
 		if len(m) == 0 {
