@@ -33,7 +33,7 @@ func (b *bundle) convert(opts Options) ([]*unstructured.Unstructured, error) {
 	targets := targetNamespaces(modes, opts.InstallNamespace, opts.WatchNamespaces, &p)
 	b.checkUnsupported(&p)
 
-	g := &generator{csv: csv, installNS: opts.InstallNamespace, targets: targets, shipped: map[string]bool{}, certMounts: map[string]string{}}
+	g := &generator{csv: csv, installNS: opts.InstallNamespace, targets: targets, shipped: map[string]bool{}, certMounts: map[string]string{}, served: map[string]servedWebhook{}}
 	ownAPI := map[schema.GroupKind]struct{}{}
 	for _, crd := range b.crds {
 		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
@@ -78,6 +78,7 @@ func (b *bundle) convert(opts Options) ([]*unstructured.Unstructured, error) {
 		source = FreshCertificates(time.Now())
 	}
 	g.webhooks(&p, crds, source)
+	g.undeclaredConversions(&p, crds)
 	g.serviceAccounts(&p)
 	g.permissions(&p)
 	g.deployments(&p)
@@ -105,20 +106,6 @@ func (b *bundle) checkUnsupported(p *problems) {
 			p.addf("owned CustomResourceDefinition %s is not in the bundle", c.Name)
 		}
 	}
-	declared := map[string]bool{}
-	for _, w := range spec.WebhookDefinitions {
-		for _, c := range w.ConversionCRDs {
-			declared[c] = true
-		}
-	}
-	for _, crd := range b.crds {
-		strategy, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "strategy")
-		if strategy == "Webhook" && !declared[crd.GetName()] {
-			ns, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "webhook", "clientConfig", "service", "namespace")
-			name, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "webhook", "clientConfig", "service", "name")
-			p.addf("CustomResourceDefinition %s has a conversion webhook (service %s/%s) that the ClusterServiceVersion does not declare, so no certificate or Service is made for it and the API server would never serve the CRD", crd.GetName(), ns, name)
-		}
-	}
 }
 
 type generator struct {
@@ -131,7 +118,9 @@ type generator struct {
 	// certMounts names the serving Secret of each Deployment that serves
 	// webhooks.
 	certMounts map[string]string
-	out        []*unstructured.Unstructured
+	// served are the generated webhook Services, by Deployment.
+	served map[string]servedWebhook
+	out    []*unstructured.Unstructured
 	// notes say where the output differs from the bundle as shipped.
 	notes []string
 }

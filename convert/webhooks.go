@@ -104,10 +104,18 @@ func (g *generator) webhooks(p *problems, crds []*unstructured.Unstructured, sou
 			Data:       map[string][]byte{"tls.crt": cert.Serving.CertPEM, "tls.key": cert.Serving.KeyPEM, "ca.crt": cert.CABundle},
 		}, "v1", "Secret")
 		g.certMounts[dep] = secret
+		g.served[dep] = servedWebhook{service: service, ports: servicePorts(ws), caBundle: cert.CABundle}
 		for _, w := range ws {
 			g.webhookConfig(p, w, crds, cert.CABundle)
 		}
 	}
+}
+
+// servedWebhook is the generated webhook Service of a Deployment.
+type servedWebhook struct {
+	service  string
+	ports    []corev1.ServicePort
+	caBundle []byte
 }
 
 func (g *generator) webhookService(p *problems, name, deployment string, ws []v1alpha1.WebhookDescription) {
@@ -117,6 +125,27 @@ func (g *generator) webhookService(p *problems, name, deployment string, ws []v1
 			selector = d.Spec.Selector.MatchLabels
 		}
 	}
+	ports := servicePorts(ws)
+	svc, err := toUnstructured(&corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: g.installNS},
+		Spec:       corev1.ServiceSpec{Selector: selector, Ports: ports},
+	}, "v1", "Service")
+	if err != nil {
+		p.addf("%v", err)
+		return
+	}
+	for i, o := range g.out {
+		if o.GetKind() == "Service" && o.GroupVersionKind().Group == "" && o.GetNamespace() == g.installNS && o.GetName() == name {
+			g.out[i] = g.overShipped(o, svc, deployment)
+			return
+		}
+	}
+	g.add(svc)
+}
+
+// servicePorts are the ports of a Deployment's webhook Service: one per
+// distinct container and target port.
+func servicePorts(ws []v1alpha1.WebhookDescription) []corev1.ServicePort {
 	seen := map[string]bool{}
 	var ports []corev1.ServicePort
 	for _, w := range ws {
@@ -137,21 +166,7 @@ func (g *generator) webhookService(p *problems, name, deployment string, ws []v1
 			ports[i].Name = fmt.Sprintf("%d-%s", ports[i].Port, ports[i].TargetPort.String())
 		}
 	}
-	svc, err := toUnstructured(&corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: g.installNS},
-		Spec:       corev1.ServiceSpec{Selector: selector, Ports: ports},
-	}, "v1", "Service")
-	if err != nil {
-		p.addf("%v", err)
-		return
-	}
-	for i, o := range g.out {
-		if o.GetKind() == "Service" && o.GroupVersionKind().Group == "" && o.GetNamespace() == g.installNS && o.GetName() == name {
-			g.out[i] = g.overShipped(o, svc, deployment)
-			return
-		}
-	}
-	g.add(svc)
+	return ports
 }
 
 // overShipped resolves a bundle's Service named like the webhook Service
