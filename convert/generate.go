@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -42,8 +43,14 @@ func (b *bundle) convert(opts Options) ([]*unstructured.Unstructured, error) {
 	}
 	for _, o := range b.others {
 		if o.GetAPIVersion() == "" {
-			p.addf("%s %q has no apiVersion", o.GetKind(), o.GetName())
-			continue
+			apiVersion, ok := typedByKind[o.GetKind()]
+			if !ok {
+				p.addf("%s %q has no apiVersion", o.GetKind(), o.GetName())
+				continue
+			}
+			o = o.DeepCopy()
+			o.SetAPIVersion(apiVersion)
+			b.notes = append(b.notes, fmt.Sprintf("%s %q has no apiVersion; it is installed as %s, the only version of that kind, as OLM installs it", o.GetKind(), o.GetName(), apiVersion))
 		}
 		gk := o.GroupVersionKind().GroupKind()
 		namespaced, ok := supportedKinds[gk]

@@ -1,0 +1,53 @@
+package convert
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func corpusFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files, err := ReadDir(os.DirFS(filepath.Join("..", "test", "testdata", "registry-v1-corpus", dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// cluster-aas-operator 0.1.5 ships two ClusterRoles without apiVersion.
+// OLM reads the kinds it creates itself (RBAC, ServiceAccounts, Services,
+// ConfigMaps, Secrets) into their one API type whatever apiVersion says,
+// so it installs them; the converter fills the apiVersion in.
+func TestMissingAPIVersionOfKindsOLMCreatesByKind(t *testing.T) {
+	t.Parallel()
+	r, err := Convert(corpusFiles(t, "cluster-aas-operator/0.1.5"), Options{InstallNamespace: "op-ns", Certificates: fixedCerts()})
+	if err != nil {
+		t.Fatalf("Convert: %v", err)
+	}
+	for _, name := range []string{"claas-argocd-cluster-role", "cluster-templates-user-ct"} {
+		found := false
+		for _, o := range find(r.Objects, "ClusterRole", "") {
+			if o.GetName() == name {
+				found = true
+				if o.GetAPIVersion() != "rbac.authorization.k8s.io/v1" {
+					t.Errorf("%s: apiVersion %q", name, o.GetAPIVersion())
+				}
+			}
+		}
+		if !found {
+			t.Errorf("ClusterRole %s missing", name)
+		}
+	}
+	notes := strings.Join(r.Notes, "\n")
+	if !strings.Contains(notes, `ClusterRole "claas-argocd-cluster-role" has no apiVersion; it is installed as rbac.authorization.k8s.io/v1`) {
+		t.Errorf("notes = %q", r.Notes)
+	}
+	// A kind OLM creates through discovery still needs its apiVersion.
+	b := csvBundle(map[string]bool{"AllNamespaces": true}, "")
+	b["manifests/rule.yaml"] = []byte("kind: PrometheusRule\nmetadata: {name: alerts}\n")
+	if _, err := Convert(b, Options{InstallNamespace: "op-ns"}); err == nil || !strings.Contains(err.Error(), `PrometheusRule "alerts" has no apiVersion`) {
+		t.Errorf("error = %v", err)
+	}
+}
