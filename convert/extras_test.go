@@ -51,3 +51,32 @@ func TestMissingAPIVersionOfKindsOLMCreatesByKind(t *testing.T) {
 		t.Errorf("error = %v", err)
 	}
 }
+
+// ack-secretsmanager-controller 1.4.1 and ecr-secret-operator 0.6.0 ship
+// samples of their own API (kinds named Secret). The operator does not
+// need them, and OLM does not create them either (it reads an object of
+// kind Secret into a core Secret): they are left out, with a note.
+func TestCustomResourcesOfTheBundlesOwnAPIAreLeftOut(t *testing.T) {
+	t.Parallel()
+	for dir, samples := range map[string][]string{
+		"ack-secretsmanager-controller/1.4.1": {"example"},
+		"ecr-secret-operator/0.6.0":           {"ecr-secret", "ecr-secret-sample"},
+	} {
+		r, err := Convert(corpusFiles(t, dir), Options{InstallNamespace: "op-ns"})
+		if err != nil {
+			t.Errorf("%s: %v", dir, err)
+			continue
+		}
+		for _, o := range r.Objects {
+			if o.GetKind() == "Secret" && o.GroupVersionKind().Group != "" {
+				t.Errorf("%s: %s %s is installed", dir, o.GetAPIVersion(), o.GetName())
+			}
+		}
+		notes := strings.Join(r.Notes, "\n")
+		for _, name := range samples {
+			if !strings.Contains(notes, `Secret "`+name+`" is a custom resource of the bundle's own API`) {
+				t.Errorf("%s: no note for %s: %q", dir, name, r.Notes)
+			}
+		}
+	}
+}

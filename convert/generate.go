@@ -55,9 +55,11 @@ func (b *bundle) convert(opts Options) ([]*unstructured.Unstructured, error) {
 		gk := o.GroupVersionKind().GroupKind()
 		namespaced, ok := supportedKinds[gk]
 		if _, own := ownAPI[gk]; !ok && own {
-			// OLM v0 created such samples blindly (by kind name); they are
-			// often invalid against their own schema and fail the install.
-			p.addf("%s %q is a custom resource of the bundle's own API (%s): install it after the operator instead", o.GetKind(), o.GetName(), o.GetAPIVersion())
+			// A sample: the operator does not need it, and OLM v0 never
+			// creates it (an object of a kind named like a core kind is
+			// read into that core kind, any other fails the install).
+			// Created with the operator, it would act on placeholder values.
+			b.notes = append(b.notes, fmt.Sprintf("%s %q is a custom resource of the bundle's own API (%s), an example the operator does not need; it is left out: create it once the operator runs if you want it", o.GetKind(), o.GetName(), o.GetAPIVersion()))
 			continue
 		}
 		if !ok {
