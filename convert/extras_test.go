@@ -80,3 +80,25 @@ func TestCustomResourcesOfTheBundlesOwnAPIAreLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// percona-server-mongodb-operator 1.18.0 has an install mode type with a
+// typo ("OwnNamespacejl"). OLM only ever asks for the four known types,
+// so the entry is ignored with a note, and the bundle installs with the
+// modes it does support.
+func TestUnknownInstallModeTypeIsIgnored(t *testing.T) {
+	t.Parallel()
+	files := corpusFiles(t, "percona-server-mongodb-operator/1.18.0")
+	r, err := Convert(files, Options{InstallNamespace: "op-ns", WatchNamespaces: []string{"team-a"}})
+	if err != nil {
+		t.Fatalf("Convert: %v", err)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], `install mode type "OwnNamespacejl" is not one of [AllNamespaces OwnNamespace SingleNamespace MultiNamespace]`) {
+		t.Errorf("notes = %q", r.Notes)
+	}
+	// Its only real mode needs the namespace to watch.
+	_, err = Convert(files, Options{InstallNamespace: "op-ns"})
+	var cerr *Error
+	if !asError(err, &cerr) || len(cerr.Problems) != 1 || !strings.Contains(cerr.Problems[0], "supported install modes [SingleNamespace] need the namespaces to watch") {
+		t.Errorf("error = %v", err)
+	}
+}

@@ -30,7 +30,7 @@ func (b *bundle) convert(opts Options) ([]*unstructured.Unstructured, error) {
 		p.addf("install namespace %q is not a namespace name: %s", opts.InstallNamespace, strings.Join(errs, "; "))
 	}
 	csv := b.csv
-	modes := supportedModes(csv, &p)
+	modes := supportedModes(csv, &b.notes)
 	targets := targetNamespaces(modes, opts.InstallNamespace, opts.WatchNamespaces, &p)
 	b.checkUnsupported(&p)
 
