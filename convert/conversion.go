@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"crypto/x509"
 	"encoding/base64"
 	"fmt"
 	"maps"
@@ -18,24 +19,32 @@ import (
 // made for it as it stands.
 type undeclaredConversion struct {
 	crd      *unstructured.Unstructured
-	service  string // namespace/name it names
+	service  string // namespace/name it names (or its URL)
 	stored   string
 	others   []string // the other served versions, which need the webhook
 	path     string
 	port     int64
 	versions []any // conversionReviewVersions
+	// badCA says the stanza's caBundle holds no certificate, which keeps
+	// the API server from ever establishing the CRD.
+	badCA bool
 }
 
 // undeclaredConversions settles each CRD whose conversion webhook the CSV
 // does not declare, by what kube-apiserver does with a webhook that does
 // not exist (test/api/crdconversion_test.go):
-//   - with one version it never calls the webhook, so the CRD works; the
-//     dead stanza is dropped, so the object says what really happens.
-//   - with several it serves only the stored version; every read or write
-//     at another one fails. When the operator serves webhooks, the
-//     conversion is pointed at its generated webhook Service (the
-//     operator's webhook server is where it would be served); otherwise
-//     the bundle is refused, naming what would fail, in one problem.
+//   - a caBundle that holds no certificate (published bundles ship such
+//     placeholders) keeps the CRD from being established at all;
+//   - otherwise, with one version it never calls the webhook, so the CRD
+//     works; with several it serves only the stored version, and every
+//     read or write at another fails.
+//
+// So with one served version the stanza is dropped: the CRD then works
+// whatever its caBundle, and the object says what really happens. With
+// several, when the operator serves webhooks, the conversion is pointed at
+// its generated webhook Service (its webhook server is where it would be
+// served); otherwise the bundle is refused, naming what would fail, in
+// one problem.
 func (g *generator) undeclaredConversions(p *problems, crds []*unstructured.Unstructured) {
 	declared := map[string]bool{}
 	for _, w := range g.csv.Spec.WebhookDefinitions {
@@ -52,7 +61,11 @@ func (g *generator) undeclaredConversions(p *problems, crds []*unstructured.Unst
 		u := readUndeclared(crd)
 		if len(u.others) == 0 {
 			unstructured.RemoveNestedField(crd.Object, "spec", "conversion")
-			g.notes = append(g.notes, fmt.Sprintf("CustomResourceDefinition %s: its conversion webhook (service %s), which the ClusterServiceVersion does not declare, is dropped: with the single served version %s the API server never calls it", crd.GetName(), u.service, u.stored))
+			why := ""
+			if u.badCA {
+				why = " (and its caBundle, which holds no certificate, would keep the CRD from being served at all)"
+			}
+			g.notes = append(g.notes, fmt.Sprintf("CustomResourceDefinition %s: its conversion webhook (service %s), which the ClusterServiceVersion does not declare, is dropped: with the single served version %s the API server never calls it%s", crd.GetName(), u.service, u.stored, why))
 			continue
 		}
 		dep, ok := g.conversionServer(u)
@@ -75,24 +88,29 @@ func (g *generator) undeclaredConversions(p *problems, crds []*unstructured.Unst
 				port = sp.Port
 			}
 		}
-		_ = unstructured.SetNestedMap(crd.Object, map[string]any{
-			"strategy": "Webhook",
-			"webhook": map[string]any{
-				"conversionReviewVersions": u.versions,
-				"clientConfig": map[string]any{
-					"caBundle": base64.StdEncoding.EncodeToString(served.caBundle),
-					"service": map[string]any{
-						"namespace": g.installNS, "name": served.service,
-						"path": u.path, "port": int64(port),
-					},
-				},
-			},
-		}, "spec", "conversion")
+		pointConversion(crd, u.versions, served.caBundle, g.installNS, served.service, u.path, port)
 		g.notes = append(g.notes, fmt.Sprintf("CustomResourceDefinition %s: its conversion webhook (service %s), which the ClusterServiceVersion does not declare, is pointed at the webhook Service %s/%s of Deployment %s (path %s), where the operator serves its webhooks", crd.GetName(), u.service, g.installNS, served.service, dep, u.path))
 	}
 	if len(unserved) > 0 {
 		p.addf("%s", describeUnserved(unserved))
 	}
+}
+
+// pointConversion sets a CRD's conversion to a webhook Service.
+func pointConversion(crd *unstructured.Unstructured, reviewVersions []any, caBundle []byte, namespace, service, path string, port int32) {
+	_ = unstructured.SetNestedMap(crd.Object, map[string]any{
+		"strategy": "Webhook",
+		"webhook": map[string]any{
+			"conversionReviewVersions": reviewVersions,
+			"clientConfig": map[string]any{
+				"caBundle": base64.StdEncoding.EncodeToString(caBundle),
+				"service": map[string]any{
+					"namespace": namespace, "name": service,
+					"path": path, "port": int64(port),
+				},
+			},
+		},
+	}, "spec", "conversion")
 }
 
 func readUndeclared(crd *unstructured.Unstructured) undeclaredConversion {
@@ -101,11 +119,18 @@ func readUndeclared(crd *unstructured.Unstructured) undeclaredConversion {
 	ns, _, _ := unstructured.NestedString(webhook, "clientConfig", "service", "namespace")
 	name, _, _ := unstructured.NestedString(webhook, "clientConfig", "service", "name")
 	u.service = ns + "/" + name
+	if url, ok, _ := unstructured.NestedString(webhook, "clientConfig", "url"); ok && url != "" {
+		u.service = url
+	}
 	if path, ok, _ := unstructured.NestedString(webhook, "clientConfig", "service", "path"); ok && path != "" {
 		u.path = path
 	}
 	if port, ok, _ := unstructured.NestedInt64(webhook, "clientConfig", "service", "port"); ok {
 		u.port = port
+	}
+	if ca, ok, _ := unstructured.NestedString(webhook, "clientConfig", "caBundle"); ok && ca != "" {
+		data, err := base64.StdEncoding.DecodeString(ca)
+		u.badCA = err != nil || !holdsCertificates(data)
 	}
 	if vs, ok, _ := unstructured.NestedStringSlice(webhook, "conversionReviewVersions"); ok && len(vs) > 0 {
 		u.versions = nil
@@ -168,11 +193,15 @@ func (g *generator) podLabels(deployment string) map[string]string {
 }
 
 // describeUnserved says in one problem, grouped by the Service the CRDs
-// name, which versions of which CRDs would fail.
+// name, what would fail for each CRD.
 func describeUnserved(us []undeclaredConversion) string {
 	byService := map[string][]string{}
 	for _, u := range us {
-		byService[u.service] = append(byService[u.service], fmt.Sprintf("%s (stored as %s; %s would fail)", u.crd.GetName(), u.stored, strings.Join(u.others, ", ")))
+		what := fmt.Sprintf("%s (reads and writes at %s would fail; only %s, the stored version, would work)", u.crd.GetName(), strings.Join(u.others, ", "), u.stored)
+		if u.badCA {
+			what = fmt.Sprintf("%s (not served at all: its caBundle holds no certificate)", u.crd.GetName())
+		}
+		byService[u.service] = append(byService[u.service], what)
 	}
 	var groups []string
 	for _, svc := range slices.Sorted(maps.Keys(byService)) {
@@ -180,9 +209,15 @@ func describeUnserved(us []undeclaredConversion) string {
 		sort.Strings(crds)
 		groups = append(groups, fmt.Sprintf("service %s for %s", svc, strings.Join(crds, ", ")))
 	}
-	what := "a CustomResourceDefinition serves"
+	what, its := "a CustomResourceDefinition names", "its"
 	if len(us) > 1 {
-		what = fmt.Sprintf("%d CustomResourceDefinitions serve", len(us))
+		what, its = fmt.Sprintf("%d CustomResourceDefinitions name", len(us)), "their"
 	}
-	return fmt.Sprintf("%s several versions through a conversion webhook that the ClusterServiceVersion does not declare and no Deployment of the bundle serves, so the API server would serve only the stored version and fail every read or write at another: %s", what, strings.Join(groups, "; "))
+	return fmt.Sprintf("%s a conversion webhook that the ClusterServiceVersion does not declare and no Deployment of the bundle serves, so the API server could not convert between %s versions: %s", what, its, strings.Join(groups, "; "))
+}
+
+// holdsCertificates says whether data holds a PEM certificate, which is
+// what the API server asks of a caBundle (it loads it into a pool).
+func holdsCertificates(data []byte) bool {
+	return x509.NewCertPool().AppendCertsFromPEM(data)
 }

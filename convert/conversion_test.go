@@ -22,6 +22,10 @@ func withDeadConversion(crd []byte) []byte {
 `, 1))
 }
 
+func withBadCA(crd []byte) []byte {
+	return []byte(strings.Replace(string(crd), "      clientConfig:\n", "      clientConfig:\n        caBundle: XG4=\n", 1))
+}
+
 func conversionOf(t *testing.T, objs []*unstructured.Unstructured, name string) map[string]any {
 	t.Helper()
 	for _, o := range find(objs, "CustomResourceDefinition", "") {
@@ -39,7 +43,8 @@ func conversionOf(t *testing.T, objs []*unstructured.Unstructured, name string) 
 func TestUndeclaredConversionSingleVersion(t *testing.T) {
 	t.Parallel()
 	b := csvBundle(map[string]bool{"AllNamespaces": true}, "")
-	b["manifests/widgets.yaml"] = withDeadConversion(crdYAML("widgets", "example.com", "Widget", "v1"))
+	// A placeholder caBundle would keep it from being served at all.
+	b["manifests/widgets.yaml"] = withBadCA(withDeadConversion(crdYAML("widgets", "example.com", "Widget", "v1")))
 	// A version that is not served needs no conversion either.
 	b["manifests/gadgets.yaml"] = withDeadConversion([]byte(strings.Replace(string(crdYAML("gadgets", "example.com", "Gadget", "v1", "v1alpha1")), "served: true\n    storage: false", "served: false\n    storage: false", 1)))
 	r, err := Convert(b, Options{InstallNamespace: "op-ns"})
@@ -53,7 +58,7 @@ func TestUndeclaredConversionSingleVersion(t *testing.T) {
 	}
 	want := []string{
 		"CustomResourceDefinition gadgets.example.com: its conversion webhook (service system/webhook-service), which the ClusterServiceVersion does not declare, is dropped: with the single served version v1 the API server never calls it",
-		"CustomResourceDefinition widgets.example.com: its conversion webhook (service system/webhook-service), which the ClusterServiceVersion does not declare, is dropped: with the single served version v1 the API server never calls it",
+		"CustomResourceDefinition widgets.example.com: its conversion webhook (service system/webhook-service), which the ClusterServiceVersion does not declare, is dropped: with the single served version v1 the API server never calls it (and its caBundle, which holds no certificate, would keep the CRD from being served at all)",
 	}
 	if diff := cmp.Diff(want, r.Notes); diff != "" {
 		t.Errorf("notes (-want +got):\n%s", diff)
@@ -92,7 +97,8 @@ func TestUndeclaredConversionWiredToTheOperatorsWebhookService(t *testing.T) {
 }
 
 // With several versions and no webhook server in the bundle, every read or
-// write at a version but the stored one would fail: refused, in one
+// write at a version but the stored one would fail, or, with a caBundle
+// that holds no certificate, the CRD is not served at all: refused, in one
 // problem however many CRDs it concerns.
 func TestUndeclaredConversionUnservedIsOneProblem(t *testing.T) {
 	t.Parallel()
@@ -102,14 +108,19 @@ func TestUndeclaredConversionUnservedIsOneProblem(t *testing.T) {
 		b["manifests/"+plural+".yaml"] = withDeadConversion(crdYAML(plural, "example.com", kind, "v1", "v1beta1", "v1alpha1"))
 	}
 	b["manifests/deltas.yaml"] = []byte(strings.Replace(string(withDeadConversion(crdYAML("deltas", "example.com", "Delta", "v2", "v1"))), "name: webhook-service", "name: other-service", 1))
+	// stolostron 0.1.4 ships "XG4=" (a backslash and an n) as caBundle.
+	b["manifests/epsilons.yaml"] = withBadCA(withDeadConversion(crdYAML("epsilons", "example.com", "Epsilon", "v1", "v1beta1")))
 	_, err := Convert(b, Options{InstallNamespace: "op-ns"})
 	var cerr *Error
 	if !asError(err, &cerr) || len(cerr.Problems) != 1 {
 		t.Fatalf("want one problem, got %v", err)
 	}
-	want := "4 CustomResourceDefinitions serve several versions through a conversion webhook that the ClusterServiceVersion does not declare and no Deployment of the bundle serves, so the API server would serve only the stored version and fail every read or write at another: " +
-		"service system/other-service for deltas.example.com (stored as v2; v1 would fail); " +
-		"service system/webhook-service for alphas.example.com (stored as v1; v1beta1, v1alpha1 would fail), betas.example.com (stored as v1; v1beta1, v1alpha1 would fail), gammas.example.com (stored as v1; v1beta1, v1alpha1 would fail)"
+	want := "5 CustomResourceDefinitions name a conversion webhook that the ClusterServiceVersion does not declare and no Deployment of the bundle serves, so the API server could not convert between their versions: " +
+		"service system/other-service for deltas.example.com (reads and writes at v1 would fail; only v2, the stored version, would work); " +
+		"service system/webhook-service for alphas.example.com (reads and writes at v1beta1, v1alpha1 would fail; only v1, the stored version, would work), " +
+		"betas.example.com (reads and writes at v1beta1, v1alpha1 would fail; only v1, the stored version, would work), " +
+		"epsilons.example.com (not served at all: its caBundle holds no certificate), " +
+		"gammas.example.com (reads and writes at v1beta1, v1alpha1 would fail; only v1, the stored version, would work)"
 	if cerr.Problems[0] != want {
 		t.Errorf("problem:\n got %s\nwant %s", cerr.Problems[0], want)
 	}

@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"encoding/base64"
 	"fmt"
 	"maps"
 	"slices"
@@ -265,19 +264,7 @@ func (g *generator) conversion(p *problems, w v1alpha1.WebhookDescription, crds 
 		for _, v := range w.AdmissionReviewVersions {
 			versions = append(versions, v)
 		}
-		_ = unstructured.SetNestedMap(crd.Object, map[string]any{
-			"strategy": "Webhook",
-			"webhook": map[string]any{
-				"conversionReviewVersions": versions,
-				"clientConfig": map[string]any{
-					"caBundle": base64.StdEncoding.EncodeToString(caBundle),
-					"service": map[string]any{
-						"namespace": g.installNS, "name": w.DomainName() + "-service",
-						"path": path, "port": int64(w.ContainerPort),
-					},
-				},
-			},
-		}, "spec", "conversion")
+		pointConversion(crd, versions, caBundle, g.installNS, w.DomainName()+"-service", path, w.ContainerPort)
 	}
 }
 
