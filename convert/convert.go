@@ -75,25 +75,56 @@ func (p problems) err(bundle string) error {
 	return &Error{Bundle: bundle, Problems: sorted}
 }
 
-// Objects converts a bundle's files (manifests/ and metadata/, paths
-// relative to the bundle root) into the objects that install it, in apply
-// order.
-func Objects(files map[string][]byte, opts Options) ([]*unstructured.Unstructured, error) {
+// Result is a converted bundle.
+type Result struct {
+	// Objects install the bundle, in apply order.
+	Objects []*unstructured.Unstructured
+	// Metadata is the bundle's identity and what it needs from the
+	// cluster; converting does not check it.
+	Metadata Metadata
+	// Notes say, sorted, where the objects differ from the bundle as
+	// shipped and why (a Service of the bundle merged with a generated
+	// one, a dead conversion webhook dropped, ...).
+	Notes []string
+}
+
+// Convert converts a bundle's files (manifests/ and metadata/, paths
+// relative to the bundle root) into the objects that install it.
+func Convert(files map[string][]byte, opts Options) (*Result, error) {
 	b, err := parse(files)
 	if err != nil {
 		return nil, err
 	}
-	return b.convert(opts)
+	objs, err := b.convert(opts)
+	if err != nil {
+		return nil, err
+	}
+	notes := dedupe(b.notes)
+	return &Result{Objects: objs, Metadata: *b.metadata(), Notes: notes}, nil
 }
 
-// YAML converts the bundle and renders one YAML stream.
+// Objects converts a bundle into the objects that install it, in apply
+// order.
+func Objects(files map[string][]byte, opts Options) ([]*unstructured.Unstructured, error) {
+	r, err := Convert(files, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.Objects, nil
+}
+
+// YAML converts the bundle and renders one YAML stream, the notes first
+// as comments.
 func YAML(files map[string][]byte, opts Options) ([]byte, error) {
-	objs, err := Objects(files, opts)
+	r, err := Convert(files, opts)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	for _, o := range objs {
+	for _, n := range r.Notes {
+		buf.WriteString("# note: " + strings.ReplaceAll(n, "\n", " ") + "\n")
+	}
+	for _, o := range r.Objects {
 		data, err := Marshal(o)
 		if err != nil {
 			return nil, err

@@ -232,8 +232,6 @@ func TestObjects_AllProblemsAtOnceSorted(t *testing.T) {
 	}
 	want := []string{
 		"CustomResourceDefinition old.example.com uses apiextensions.k8s.io/v1beta1",
-		"dependencies are not supported: olm.package packageName: etcd version: '>=0.9.0'",
-		"dependencies are not supported: required CustomResourceDefinition others.example.com",
 		"owned APIService v1.metrics.example.com is not supported",
 		"subdirectories are not allowed in manifests/: found manifests/sub",
 		`unsupported resource "stray" with kind "Pod"`,

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -29,11 +30,11 @@ func (b *bundle) convert(opts Options) ([]*unstructured.Unstructured, error) {
 		p.addf("install namespace %q is not a namespace name: %s", opts.InstallNamespace, strings.Join(errs, "; "))
 	}
 	csv := b.csv
-	modes := supportedModes(csv, &p)
+	modes := supportedModes(csv, &b.notes)
 	targets := targetNamespaces(modes, opts.InstallNamespace, opts.WatchNamespaces, &p)
 	b.checkUnsupported(&p)
 
-	g := &generator{csv: csv, installNS: opts.InstallNamespace, targets: targets, shipped: map[string]bool{}, certMounts: map[string]string{}}
+	g := &generator{csv: csv, installNS: opts.InstallNamespace, targets: targets, shipped: map[string]bool{}, certMounts: map[string]string{}, served: map[string]servedWebhook{}}
 	ownAPI := map[schema.GroupKind]struct{}{}
 	for _, crd := range b.crds {
 		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
@@ -42,15 +43,23 @@ func (b *bundle) convert(opts Options) ([]*unstructured.Unstructured, error) {
 	}
 	for _, o := range b.others {
 		if o.GetAPIVersion() == "" {
-			p.addf("%s %q has no apiVersion", o.GetKind(), o.GetName())
-			continue
+			apiVersion, ok := typedByKind[o.GetKind()]
+			if !ok {
+				p.addf("%s %q has no apiVersion", o.GetKind(), o.GetName())
+				continue
+			}
+			o = o.DeepCopy()
+			o.SetAPIVersion(apiVersion)
+			b.notes = append(b.notes, fmt.Sprintf("%s %q has no apiVersion; it is installed as %s, the only version of that kind, as OLM installs it", o.GetKind(), o.GetName(), apiVersion))
 		}
 		gk := o.GroupVersionKind().GroupKind()
 		namespaced, ok := supportedKinds[gk]
 		if _, own := ownAPI[gk]; !ok && own {
-			// OLM v0 created such samples blindly (by kind name); they are
-			// often invalid against their own schema and fail the install.
-			p.addf("%s %q is a custom resource of the bundle's own API (%s): install it after the operator instead", o.GetKind(), o.GetName(), o.GetAPIVersion())
+			// A sample: the operator does not need it, and OLM v0 never
+			// creates it (an object of a kind named like a core kind is
+			// read into that core kind, any other fails the install).
+			// Created with the operator, it would act on placeholder values.
+			b.notes = append(b.notes, fmt.Sprintf("%s %q is a custom resource of the bundle's own API (%s), an example the operator does not need; it is left out: create it once the operator runs if you want it", o.GetKind(), o.GetName(), o.GetAPIVersion()))
 			continue
 		}
 		if !ok {
@@ -78,10 +87,12 @@ func (b *bundle) convert(opts Options) ([]*unstructured.Unstructured, error) {
 		source = FreshCertificates(time.Now())
 	}
 	g.webhooks(&p, crds, source)
+	g.undeclaredConversions(&p, crds)
 	g.serviceAccounts(&p)
 	g.permissions(&p)
 	g.deployments(&p)
 	g.checkDuplicates(&p)
+	b.notes = append(b.notes, g.notes...)
 	if err := p.err(b.name()); err != nil {
 		return nil, err
 	}
@@ -95,12 +106,6 @@ func (b *bundle) checkUnsupported(p *problems) {
 	for _, a := range spec.APIServiceDefinitions.Owned {
 		p.addf("owned APIService %s.%s is not supported", a.Version, a.Group)
 	}
-	for _, a := range spec.APIServiceDefinitions.Required {
-		p.addf("dependencies are not supported: required APIService %s.%s", a.Version, a.Group)
-	}
-	for _, c := range spec.CustomResourceDefinitions.Required {
-		p.addf("dependencies are not supported: required CustomResourceDefinition %s", c.Name)
-	}
 	have := map[string]bool{}
 	for _, crd := range b.crds {
 		have[crd.GetName()] = true
@@ -108,20 +113,6 @@ func (b *bundle) checkUnsupported(p *problems) {
 	for _, c := range spec.CustomResourceDefinitions.Owned {
 		if !have[c.Name] && c.Name != "" {
 			p.addf("owned CustomResourceDefinition %s is not in the bundle", c.Name)
-		}
-	}
-	declared := map[string]bool{}
-	for _, w := range spec.WebhookDefinitions {
-		for _, c := range w.ConversionCRDs {
-			declared[c] = true
-		}
-	}
-	for _, crd := range b.crds {
-		strategy, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "strategy")
-		if strategy == "Webhook" && !declared[crd.GetName()] {
-			ns, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "webhook", "clientConfig", "service", "namespace")
-			name, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "webhook", "clientConfig", "service", "name")
-			p.addf("CustomResourceDefinition %s has a conversion webhook (service %s/%s) that the ClusterServiceVersion does not declare, so no certificate or Service is made for it and the API server would never serve the CRD", crd.GetName(), ns, name)
 		}
 	}
 }
@@ -136,7 +127,11 @@ type generator struct {
 	// certMounts names the serving Secret of each Deployment that serves
 	// webhooks.
 	certMounts map[string]string
-	out        []*unstructured.Unstructured
+	// served are the generated webhook Services, by Deployment.
+	served map[string]servedWebhook
+	out    []*unstructured.Unstructured
+	// notes say where the output differs from the bundle as shipped.
+	notes []string
 }
 
 func (g *generator) add(o *unstructured.Unstructured) { g.out = append(g.out, o) }

@@ -13,17 +13,14 @@ var knownModes = []v1alpha1.InstallModeType{
 	v1alpha1.InstallModeTypeSingleNamespace, v1alpha1.InstallModeTypeMultiNamespace,
 }
 
-// supportedModes is the set of install modes the CSV supports; unknown mode
-// types are problems.
-func supportedModes(csv *v1alpha1.ClusterServiceVersion, p *problems) map[v1alpha1.InstallModeType]bool {
+// supportedModes is the set of install modes the CSV supports. OLM only
+// ever asks about the four known types, so an unknown one (a typo in a
+// published CSV) is ignored; notes say so.
+func supportedModes(csv *v1alpha1.ClusterServiceVersion, notes *[]string) map[v1alpha1.InstallModeType]bool {
 	out := map[v1alpha1.InstallModeType]bool{}
 	for _, m := range csv.Spec.InstallModes {
-		known := false
-		for _, k := range knownModes {
-			known = known || m.Type == k
-		}
-		if !known {
-			p.addf("install mode type %q is not one of %v", m.Type, knownModes)
+		if !slices.Contains(knownModes, m.Type) {
+			*notes = append(*notes, fmt.Sprintf("install mode type %q is not one of %v; it is ignored, as OLM ignores it", m.Type, knownModes))
 			continue
 		}
 		if m.Supported {

@@ -30,6 +30,20 @@ var supportedKinds = map[schema.GroupKind]bool{
 	{Group: "console.openshift.io", Kind: "ConsolePlugin"}:           false,
 }
 
+// typedByKind are the kinds OLM v0 creates by reading a bundle's object
+// into the one API type of that kind, whatever its apiVersion says (every
+// other kind it creates through discovery, which needs the apiVersion).
+var typedByKind = map[string]string{
+	"Service":            "v1",
+	"ServiceAccount":     "v1",
+	"ConfigMap":          "v1",
+	"Secret":             "v1",
+	"Role":               "rbac.authorization.k8s.io/v1",
+	"RoleBinding":        "rbac.authorization.k8s.io/v1",
+	"ClusterRole":        "rbac.authorization.k8s.io/v1",
+	"ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
+}
+
 // applyOrder puts objects in the order they can be created in: definitions
 // and identities before what uses them, workloads last.
 var applyOrder = map[string]int{

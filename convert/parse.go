@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,25 +13,28 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 )
 
 const (
 	manifestsDir    = "manifests"
 	annotationsFile = "metadata/annotations.yaml"
-	dependencyFile  = "metadata/dependencies.yaml"
-	packageKey      = "operators.operatorframework.io.bundle.package.v1"
 )
 
 // bundle is a parsed registry+v1 bundle.
 type bundle struct {
-	pkg    string
-	csv    *v1alpha1.ClusterServiceVersion
-	crds   []*unstructured.Unstructured
-	others []*unstructured.Unstructured
+	pkg  string
+	meta metadata
+	csv  *v1alpha1.ClusterServiceVersion
+	// csvProperties are the CSV's olm.properties annotation, read.
+	csvProperties []Property
+	crds          []*unstructured.Unstructured
+	others        []*unstructured.Unstructured
 	// problems found while reading, reported with those of the conversion.
 	problems problems
+	// notes say where the output differs from the bundle as shipped.
+	notes []string
 }
 
 // name identifies the bundle in messages: the CSV name, else the package.
@@ -48,7 +52,7 @@ func (b *bundle) name() string {
 // readable but unsupported is collected as problems.
 func parse(files map[string][]byte) (*bundle, error) {
 	b := &bundle{}
-	if err := b.readAnnotations(files); err != nil {
+	if err := b.readMetadata(files); err != nil {
 		return nil, err
 	}
 	var names []string
@@ -89,6 +93,7 @@ func parse(files map[string][]byte) (*bundle, error) {
 					continue
 				}
 				b.csv = csv
+				b.readCSVProperties()
 			case o.GetKind() == "CustomResourceDefinition":
 				if o.GetAPIVersion() != "apiextensions.k8s.io/v1" {
 					b.problems.addf("CustomResourceDefinition %s uses %s, which Kubernetes no longer serves: convert it to apiextensions.k8s.io/v1", o.GetName(), o.GetAPIVersion())
@@ -107,48 +112,37 @@ func parse(files map[string][]byte) (*bundle, error) {
 		sort.Strings(csvs)
 		b.problems.addf("more than one ClusterServiceVersion in %s/ (%v)", manifestsDir, csvs)
 	}
-	b.readDependencies(files)
 	return b, nil
 }
 
-func (b *bundle) readAnnotations(files map[string][]byte) error {
-	data, ok := files[annotationsFile]
-	if !ok {
-		return fmt.Errorf("convert registry+v1 bundle to plain+v0 bundle: the bundle has no %s", annotationsFile)
+// readMetadata takes the package name from metadata/, read as
+// operator-registry reads it.
+func (b *bundle) readMetadata(files map[string][]byte) error {
+	b.meta = readMetadata(files)
+	if b.meta.annotationsFile == "" {
+		return fmt.Errorf("convert registry+v1 bundle to plain+v0 bundle: no file in %s/ holds the bundle annotations (%s)", metadataDir, annotationsFile)
 	}
-	var doc struct {
-		Annotations map[string]string `json:"annotations"`
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("convert registry+v1 bundle to plain+v0 bundle: %s is not valid YAML: %w", annotationsFile, err)
-	}
-	b.pkg = doc.Annotations[packageKey]
+	b.pkg = b.meta.annotations[packageKey]
 	if b.pkg == "" {
-		b.problems.addf("%s has no %s annotation", annotationsFile, packageKey)
+		b.problems.addf("%s has no %s annotation", b.meta.annotationsFile, packageKey)
+	}
+	for _, s := range b.meta.skipped {
+		b.notes = append(b.notes, fmt.Sprintf("%s is not YAML or JSON, so it is ignored, as OLM ignores it", s))
 	}
 	return nil
 }
 
-// readDependencies reports declared dependencies: nothing here resolves
-// them, so installing would fail later with a less clear message.
-func (b *bundle) readDependencies(files map[string][]byte) {
-	data, ok := files[dependencyFile]
+// readCSVProperties reads the CSV's olm.properties annotation, which OLM
+// adds to the bundle's properties; like OLM, a value that is not a
+// property list is ignored.
+func (b *bundle) readCSVProperties() {
+	raw, ok := b.csv.Annotations[csvPropertiesKey]
 	if !ok {
 		return
 	}
-	var doc struct {
-		Dependencies []struct {
-			Type  string `json:"type"`
-			Value any    `json:"value"`
-		} `json:"dependencies"`
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		b.problems.addf("%s is not valid YAML: %v", dependencyFile, err)
-		return
-	}
-	for _, d := range doc.Dependencies {
-		v, _ := yaml.Marshal(d.Value)
-		b.problems.addf("dependencies are not supported: %s %s", d.Type, bytes.TrimSpace(bytes.ReplaceAll(v, []byte("\n"), []byte(" "))))
+	if err := json.Unmarshal([]byte(raw), &b.csvProperties); err != nil {
+		b.csvProperties = nil
+		b.notes = append(b.notes, fmt.Sprintf("the ClusterServiceVersion's %s annotation is not a list of properties, so it is ignored, as OLM ignores it: %v", csvPropertiesKey, err))
 	}
 }
 
@@ -158,12 +152,19 @@ func decodeAll(data []byte) ([]*unstructured.Unstructured, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var out []*unstructured.Unstructured
 	for {
-		var m map[string]any
-		err := dec.Decode(&m)
+		// Decoded again with apimachinery's JSON, whole numbers become
+		// int64 like in objects the converter generates, so the two
+		// compare equal.
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		if err := utiljson.Unmarshal(raw, &m); err != nil {
 			return nil, err
 		}
 		if len(m) == 0 {

@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"encoding/base64"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -103,10 +103,18 @@ func (g *generator) webhooks(p *problems, crds []*unstructured.Unstructured, sou
 			Data:       map[string][]byte{"tls.crt": cert.Serving.CertPEM, "tls.key": cert.Serving.KeyPEM, "ca.crt": cert.CABundle},
 		}, "v1", "Secret")
 		g.certMounts[dep] = secret
+		g.served[dep] = servedWebhook{service: service, ports: servicePorts(ws), caBundle: cert.CABundle}
 		for _, w := range ws {
 			g.webhookConfig(p, w, crds, cert.CABundle)
 		}
 	}
+}
+
+// servedWebhook is the generated webhook Service of a Deployment.
+type servedWebhook struct {
+	service  string
+	ports    []corev1.ServicePort
+	caBundle []byte
 }
 
 func (g *generator) webhookService(p *problems, name, deployment string, ws []v1alpha1.WebhookDescription) {
@@ -116,6 +124,27 @@ func (g *generator) webhookService(p *problems, name, deployment string, ws []v1
 			selector = d.Spec.Selector.MatchLabels
 		}
 	}
+	ports := servicePorts(ws)
+	svc, err := toUnstructured(&corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: g.installNS},
+		Spec:       corev1.ServiceSpec{Selector: selector, Ports: ports},
+	}, "v1", "Service")
+	if err != nil {
+		p.addf("%v", err)
+		return
+	}
+	for i, o := range g.out {
+		if o.GetKind() == "Service" && o.GroupVersionKind().Group == "" && o.GetNamespace() == g.installNS && o.GetName() == name {
+			g.out[i] = g.overShipped(o, svc, deployment)
+			return
+		}
+	}
+	g.add(svc)
+}
+
+// servicePorts are the ports of a Deployment's webhook Service: one per
+// distinct container and target port.
+func servicePorts(ws []v1alpha1.WebhookDescription) []corev1.ServicePort {
 	seen := map[string]bool{}
 	var ports []corev1.ServicePort
 	for _, w := range ws {
@@ -136,10 +165,47 @@ func (g *generator) webhookService(p *problems, name, deployment string, ws []v1
 			ports[i].Name = fmt.Sprintf("%d-%s", ports[i].Port, ports[i].TargetPort.String())
 		}
 	}
-	g.typed(p, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: g.installNS},
-		Spec:       corev1.ServiceSpec{Selector: selector, Ports: ports},
-	}, "v1", "Service")
+	return ports
+}
+
+// overShipped resolves a bundle's Service named like the webhook Service
+// of a Deployment. OLM server-side applies its own Service over the
+// bundle's with force, so its selector (an atomic map) and its ports (keyed
+// by port and protocol) replace the bundle's, and everything else of the
+// bundle's Service stays; the converter does the same, and notes it.
+func (g *generator) overShipped(shipped, generated *unstructured.Unstructured, deployment string) *unstructured.Unstructured {
+	out := shipped.DeepCopy()
+	selector, _, _ := unstructured.NestedFieldCopy(generated.Object, "spec", "selector")
+	_ = unstructured.SetNestedField(out.Object, selector, "spec", "selector")
+	ports, _, _ := unstructured.NestedSlice(generated.Object, "spec", "ports")
+	taken := map[string]bool{}
+	for _, port := range ports {
+		taken[portKey(port)] = true
+	}
+	old, _, _ := unstructured.NestedSlice(shipped.Object, "spec", "ports")
+	for _, port := range old {
+		if !taken[portKey(port)] {
+			ports = append(ports, port)
+		}
+	}
+	_ = unstructured.SetNestedSlice(out.Object, ports, "spec", "ports")
+	where := fmt.Sprintf("Service %s/%s: the bundle ships a Service with the name of the webhook Service generated for Deployment %s", g.installNS, shipped.GetName(), deployment)
+	if equality.Semantic.DeepEqual(out.Object, shipped.Object) {
+		g.notes = append(g.notes, where+"; it agrees with the generated one and the bundle's Service is kept as shipped")
+		return shipped
+	}
+	g.notes = append(g.notes, where+"; as OLM does, the bundle's Service is kept with the webhook's selector and ports put over its own")
+	return out
+}
+
+// portKey identifies a Service port as server-side apply merges them.
+func portKey(port any) string {
+	m, _ := port.(map[string]any)
+	protocol, _ := m["protocol"].(string)
+	if protocol == "" {
+		protocol = string(corev1.ProtocolTCP)
+	}
+	return fmt.Sprintf("%v/%s", m["port"], protocol)
 }
 
 func (g *generator) webhookConfig(p *problems, w v1alpha1.WebhookDescription, crds []*unstructured.Unstructured, caBundle []byte) {
@@ -198,19 +264,7 @@ func (g *generator) conversion(p *problems, w v1alpha1.WebhookDescription, crds 
 		for _, v := range w.AdmissionReviewVersions {
 			versions = append(versions, v)
 		}
-		_ = unstructured.SetNestedMap(crd.Object, map[string]any{
-			"strategy": "Webhook",
-			"webhook": map[string]any{
-				"conversionReviewVersions": versions,
-				"clientConfig": map[string]any{
-					"caBundle": base64.StdEncoding.EncodeToString(caBundle),
-					"service": map[string]any{
-						"namespace": g.installNS, "name": w.DomainName() + "-service",
-						"path": path, "port": int64(w.ContainerPort),
-					},
-				},
-			},
-		}, "spec", "conversion")
+		pointConversion(crd, versions, caBundle, g.installNS, w.DomainName()+"-service", path, w.ContainerPort)
 	}
 }
 

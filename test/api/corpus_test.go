@@ -96,6 +96,27 @@ var _ = Describe("registry+v1 corpus", Ordered, func() {
 		applyCRDs(ctx, crds)
 	})
 
+	// Each bundle converts and passes a server-side dry-run apply, or is
+	// refused with its problems. 56 of 60 convert (47 before issue 18):
+	//   - awss3-operator-registry 1.0.1, dbaas-operator 0.5.0,
+	//     kuadrant-operator 0.11.1, mercury-operator 1.0.2,
+	//     rabbitmq-messaging-topology-operator 1.19.3, shipwright-operator
+	//     0.15.2: their dependencies are data for the caller to check, no
+	//     longer a refusal (rukpak v0.24.0 installed them too).
+	//   - cluster-aas-operator 0.1.5: the same, and its two ClusterRoles
+	//     without apiVersion get the one OLM creates them with.
+	//   - ack-secretsmanager-controller 1.4.1, ecr-secret-operator 0.6.0:
+	//     the samples of their own API (kinds named Secret) are left out, as
+	//     OLM never creates them.
+	// Still refused, each for what cannot work as shipped:
+	//   - cockroachdb 2.1.1, hyperfoil-bundle 0.5.1: apiextensions.k8s.io/
+	//     v1beta1 CRDs, which Kubernetes has not served since 1.22.
+	//   - percona-server-mongodb-operator 1.18.0: its one real install mode,
+	//     SingleNamespace, needs spec.config.watchNamespaces (with it, it
+	//     converts: the next spec).
+	//   - stolostron 0.1.4: a CRD with two versions names a conversion
+	//     webhook the CSV does not declare and nothing in the bundle serves,
+	//     with a placeholder caBundle: the API server would not serve it.
 	It("converts each bundle or lists its problems, and every converted bundle passes a server-side dry-run apply", func(ctx context.Context) {
 		dirs, err := filepath.Glob(filepath.Join(root(), "registry-v1-corpus", "*", "*"))
 		Expect(err).NotTo(HaveOccurred())
@@ -109,40 +130,64 @@ var _ = Describe("registry+v1 corpus", Ordered, func() {
 		var converted, refused []string
 		for i, dir := range bundles {
 			name := filepath.Base(filepath.Dir(dir)) + "/" + filepath.Base(dir)
-			files, err := convert.ReadDir(os.DirFS(dir))
-			Expect(err).NotTo(HaveOccurred())
-			ns := fmt.Sprintf("corpus-%02d", i)
-			objs, err := convert.Objects(files, convert.Options{InstallNamespace: ns})
-			if err != nil {
-				var cerr *convert.Error
-				Expect(errors.As(err, &cerr)).To(BeTrue(), "%s: not a list of problems: %v", name, err)
-				Expect(cerr.Problems).NotTo(BeEmpty())
-				refused = append(refused, name+": "+strings.Join(cerr.Problems, "; "))
+			if ok, problems := convertAndDryRun(ctx, dir, fmt.Sprintf("corpus-%02d", i), nil); !ok {
+				refused = append(refused, name+": "+strings.Join(problems, "; "))
 				continue
-			}
-			Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-			var crds, rest []*unstructured.Unstructured
-			for _, o := range objs {
-				if o.GetKind() == "CustomResourceDefinition" {
-					crds = append(crds, o)
-				} else {
-					rest = append(rest, o)
-				}
-			}
-			applyCRDs(ctx, crds)
-			for _, o := range rest {
-				err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("corpus-test"), client.ForceOwnership, client.DryRunAll)
-				Expect(err).NotTo(HaveOccurred(), "%s: %s %s/%s", name, o.GetKind(), o.GetNamespace(), o.GetName())
 			}
 			converted = append(converted, name)
 		}
 		sort.Strings(refused)
 		GinkgoWriter.Printf("converted %d of %d corpus bundles; refused:\n  %s\n", len(converted), len(bundles), strings.Join(refused, "\n  "))
 		AddReportEntry("corpus conversion rate", fmt.Sprintf("%d/%d", len(converted), len(bundles)))
-		// What converts today; a change that loses a bundle must say why.
-		Expect(len(converted)).To(BeNumerically(">=", 47))
+		// A change of verdict must be explained above.
+		var refusedNames []string
+		for _, r := range refused {
+			refusedNames = append(refusedNames, strings.SplitN(r, ":", 2)[0])
+		}
+		Expect(refusedNames).To(Equal([]string{
+			"cockroachdb/2.1.1", "hyperfoil-bundle/0.5.1", "percona-server-mongodb-operator/1.18.0", "stolostron/0.1.4",
+		}))
+	})
+
+	It("converts percona-server-mongodb-operator 1.18.0 when told the namespace to watch", func(ctx context.Context) {
+		Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "corpus-percona-watched"}})).To(Succeed())
+		ok, problems := convertAndDryRun(ctx, filepath.Join(root(), "registry-v1-corpus", "percona-server-mongodb-operator", "1.18.0"), "corpus-percona", []string{"corpus-percona-watched"})
+		Expect(ok).To(BeTrue(), "problems: %v", problems)
 	})
 })
+
+// convertAndDryRun converts a bundle for namespace ns (created here) and
+// applies it: its CRDs for real, the rest as a server-side dry run. A
+// refusal returns its problems.
+func convertAndDryRun(ctx context.Context, dir, ns string, watch []string) (bool, []string) {
+	files, err := convert.ReadDir(os.DirFS(dir))
+	Expect(err).NotTo(HaveOccurred())
+	r, err := convert.Convert(files, convert.Options{InstallNamespace: ns, WatchNamespaces: watch})
+	if err != nil {
+		var cerr *convert.Error
+		Expect(errors.As(err, &cerr)).To(BeTrue(), "%s: not a list of problems: %v", dir, err)
+		Expect(cerr.Problems).NotTo(BeEmpty())
+		return false, cerr.Problems
+	}
+	for _, n := range r.Notes {
+		GinkgoWriter.Printf("%s: note: %s\n", filepath.Base(filepath.Dir(dir)), n)
+	}
+	Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	var crds, rest []*unstructured.Unstructured
+	for _, o := range r.Objects {
+		if o.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, o)
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	applyCRDs(ctx, crds)
+	for _, o := range rest {
+		err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("corpus-test"), client.ForceOwnership, client.DryRunAll)
+		Expect(err).NotTo(HaveOccurred(), "%s: %s %s/%s", dir, o.GetKind(), o.GetNamespace(), o.GetName())
+	}
+	return true, nil
+}
 
 func toMap(obj any) (map[string]any, error) {
 	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
