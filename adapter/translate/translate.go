@@ -71,6 +71,7 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 			Labels:          OwnerLabels(bd.Name),
 			Annotations:     annotations,
 			OwnerReferences: OwnerReferences(bd),
+			Finalizers:      []string{KappControllerFinalizer},
 		},
 		Spec: kappctrlv1alpha1.AppSpec{
 			ServiceAccountName: sa,
@@ -99,13 +100,6 @@ func madeFrom(bd *rukpakv1alpha2.BundleDeployment, content *Content) (map[string
 	return a, nil
 }
 
-func deployFor(bd *rukpakv1alpha2.BundleDeployment) []kappctrlv1alpha1.AppDeploy {
-	if bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassRegistry {
-		return registryDeploy()
-	}
-	return []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{}}}
-}
-
 // syncPeriodFor is the BD's own period when it asks for one; otherwise it
 // is shortened only for Apps whose own fetch follows a branch, as
 // everything else changes through events.
@@ -118,9 +112,9 @@ func syncPeriodFor(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Con
 		return d, nil
 	}
 	if TracksBranch(bd) && content == nil && cfg.BranchSyncPeriod > 0 && cfg.BranchSyncPeriod < cfg.SyncPeriod {
-		return cfg.BranchSyncPeriod, nil
+		return jittered(cfg.BranchSyncPeriod, bd.Name), nil
 	}
-	return cfg.SyncPeriod, nil
+	return jittered(cfg.SyncPeriod, bd.Name), nil
 }
 
 // TracksBranch reports whether bd follows a moving git branch.

@@ -36,6 +36,8 @@ var (
 	images, pinned = map[string]string{}, map[string]string{}
 	// stopAdapter ends the adapter running in this process.
 	stopAdapter func()
+	// stopStandIn ends the stand-in for kapp-controller's deletes.
+	stopStandIn = func() {}
 )
 
 // branchPeriod is short here: the adapter's own branch check has no floor.
@@ -59,6 +61,9 @@ var _ = BeforeSuite(func(ctx context.Context) {
 		images["plain-v0/"+name], pinned["plain-v0/"+name] = ref, ref[:strings.LastIndex(ref, ":")]+"@"+digest.String()
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var standInCtx context.Context
+	standInCtx, stopStandIn = context.WithCancel(context.WithoutCancel(ctx))
+	standInForAppDeletes(standInCtx)
 	startAdapter(ctx)
 }, NodeTimeout(3*time.Minute))
 
@@ -66,6 +71,7 @@ var _ = AfterSuite(func() {
 	if stopAdapter != nil {
 		stopAdapter()
 	}
+	stopStandIn()
 	if env != nil {
 		env.Stop()
 	}
