@@ -100,6 +100,7 @@ func (r *Reconciler) letGo(ctx context.Context, bd *rukpakv1alpha2.BundleDeploym
 	r.cache.forget(bd.UID)
 	r.states.forget(bd.Name)
 	r.progress.forget(bd.Name)
+	r.forgetPlacement(bd.Name)
 	// NotFound: a second reconcile from a stale cache raced the first.
 	if err := r.patchFinalizers(ctx, bd, controllerutil.RemoveFinalizer); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("remove finalizer: %w", err)
@@ -110,12 +111,13 @@ func (r *Reconciler) letGo(ctx context.Context, bd *rukpakv1alpha2.BundleDeploym
 // liveApp is bd's App, nil when there is none.
 func (r *Reconciler) liveApp(ctx context.Context, name string) (*kappctrlv1alpha1.App, error) {
 	app := &kappctrlv1alpha1.App{}
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: name}, app)
+	ns := r.appNS(name)
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, app)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get App %s/%s: %w", r.cfg.SystemNamespace, name, err)
+		return nil, fmt.Errorf("get App %s/%s: %w", ns, name, err)
 	}
 	return app, nil
 }

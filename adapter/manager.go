@@ -43,6 +43,11 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		}
 	}
 	system := map[string]cache.Config{o.Config.SystemNamespace: {}}
+	// Apps spread over app namespaces, with their content Secrets and the
+	// copies of what they reference.
+	for _, ns := range o.Config.AppNamespaces {
+		system[ns] = cache.Config{}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
@@ -57,7 +62,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Controller:                    config.Controller{SkipNameValidation: &o.Restartable},
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{
-				// The adapter only ever reads Apps in its own namespace.
+				// The adapter only ever reads Apps in its own namespace (and the app namespaces).
 				&kappctrlv1alpha1.App{}: {Namespaces: system},
 				// Secrets are read from the system namespace only, never elsewhere.
 				&corev1.Secret{}: {Namespaces: system},
@@ -77,7 +82,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up controller: %w", err)
 	}
-	if err := addDriftRepair(mgr, o.Config.SystemNamespace); err != nil {
+	if err := addDriftRepair(mgr, r.appKey); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

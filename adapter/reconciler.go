@@ -37,6 +37,7 @@ type Reconciler struct {
 	cache    contentCache
 	states   stateTracker
 	progress progressClock
+	placed   placement
 	digests  *fetch.DigestCache
 	now      func() time.Time
 }
@@ -58,6 +59,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	bd := &rukpakv1alpha2.BundleDeployment{}
 	if err := r.client.Get(ctx, req.NamespacedName, bd); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if _, err := r.place(ctx, bd.Name); err != nil {
+		return ctrl.Result{}, err
 	}
 	switch {
 	case !r.classes.claims(bd):
@@ -95,9 +99,12 @@ func (r *Reconciler) install(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 		}
 		facts.Fetched = f.resolved
 	}
-	desired, err := translate.App(bd, r.cfg, f.content())
+	desired, err := translate.App(bd, r.appConfig(bd.Name), f.content())
 	if err != nil {
 		return 0, err, nil
+	}
+	if err := r.mirror(ctx, bd); err != nil {
+		return 0, &stepError{step: stepStore, err: err}, nil
 	}
 	if facts.App, err = r.applyApp(ctx, desired); err != nil {
 		return 0, err, nil

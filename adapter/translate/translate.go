@@ -20,6 +20,12 @@ import (
 type Config struct {
 	// SystemNamespace holds the Apps and every Secret or ConfigMap a BD references.
 	SystemNamespace string
+	// AppNamespaces, when set, are the namespaces the Apps are spread over
+	// instead (see Placement), each served by a kapp-controller of its own.
+	AppNamespaces []string
+	// AppNamespace is where this App goes when not SystemNamespace: the
+	// reconciler sets it per BundleDeployment from AppNamespaces.
+	AppNamespace string
 	// ServiceAccountName is the installer account kapp deploys with.
 	ServiceAccountName string
 	// SyncPeriod is how often kapp-controller re-applies an unchanged App.
@@ -67,7 +73,7 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 		TypeMeta: metav1.TypeMeta{APIVersion: kappctrlv1alpha1.SchemeGroupVersion.String(), Kind: "App"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            bd.Name,
-			Namespace:       cfg.SystemNamespace,
+			Namespace:       cfg.appNamespace(),
 			Labels:          OwnerLabels(bd.Name),
 			Annotations:     annotations,
 			OwnerReferences: OwnerReferences(bd),

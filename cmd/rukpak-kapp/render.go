@@ -34,13 +34,14 @@ func render(args []string, out io.Writer) error {
 	systemNamespace := fs.String("system-namespace", "rukpak-system", "namespace of the Apps")
 	installer := fs.String("installer-service-account", "rukpak-kapp-installer", "ServiceAccount kapp deploys with")
 	syncPeriod := fs.Duration("app-sync-period", 10*time.Minute, "App sync period")
+	appNamespaces := fs.String("app-namespaces", "", "comma-separated namespaces the Apps are spread over (as `run --app-namespaces`)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if len(files) == 0 {
 		return errors.New("render needs at least one -f")
 	}
-	cfg := translate.Config{SystemNamespace: *systemNamespace, ServiceAccountName: *installer, SyncPeriod: *syncPeriod}
+	cfg := translate.Config{SystemNamespace: *systemNamespace, ServiceAccountName: *installer, SyncPeriod: *syncPeriod, AppNamespaces: splitList(*appNamespaces)}
 	for _, name := range files {
 		bds, err := readBundleDeployments(name)
 		if err != nil {

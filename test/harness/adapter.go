@@ -19,7 +19,9 @@ type Adapter struct {
 	proc       *process
 	env        *Env
 	args       []string
-	bin        string
+	// base are the flags it started with, before any Restart's.
+	base []string
+	bin  string
 }
 
 // startAdapter builds cmd/rukpak-kapp once per harness and runs it.
@@ -54,6 +56,7 @@ func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error)
 		},
 	}
 	a.args = append(a.args, extra...)
+	a.base = a.args
 	return a, a.Start(ctx)
 }
 
@@ -78,6 +81,14 @@ func (a *Adapter) Start(ctx context.Context) error {
 	}
 	c := &http.Client{Timeout: time.Second}
 	return a.proc.waitFor(ctx, 30*time.Second, "metrics endpoint", func() error { return httpOK(c, a.MetricsURL, "") })
+}
+
+// Restart stops the adapter and starts it again with extra flags after the
+// ones it first started with; none: as it first started.
+func (a *Adapter) Restart(ctx context.Context, extra ...string) error {
+	a.Stop()
+	a.args = append(append([]string(nil), a.base...), extra...)
+	return a.Start(ctx)
 }
 
 // Pid is the adapter process's id.

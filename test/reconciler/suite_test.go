@@ -38,6 +38,8 @@ var (
 	stopAdapter func()
 	// stopStandIn ends the stand-in for kapp-controller's deletes.
 	stopStandIn = func() {}
+	// appNamespaces is the adapter's --app-namespaces from its next start.
+	appNamespaces []string
 )
 
 // branchPeriod is short here: the adapter's own branch check has no floor.
@@ -90,6 +92,7 @@ func startAdapter(ctx context.Context) {
 	mgr, err := adapter.NewManager(cfg, adapter.Options{
 		Config: translate.Config{
 			SystemNamespace:    harness.SystemNamespace,
+			AppNamespaces:      appNamespaces,
 			ServiceAccountName: "rukpak-kapp-installer",
 			SyncPeriod:         10 * time.Minute,
 			BranchSyncPeriod:   branchPeriod,
