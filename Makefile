@@ -81,12 +81,15 @@ bench-convert:
 	cd test/bench/convert && go test -run '^$$' -bench . -benchtime 5x -count 3
 
 ## bench-scale: N plain bundles with rukpak-kapp, rukpak v0.24.0 and bare Apps (N=100, IDLE=10m by default;
-## ALONE=1 gives each system the machine to itself, as N=1000 needs here; docs/benchmarks.md)
+## ALONE=1 gives each system the machine to itself, as N=1000 needs here; SHARDS=K spreads the Apps over K
+## namespaces with a kapp-controller each; CONCURRENCY is kapp-controller's -concurrency; docs/benchmarks.md)
 N ?= 100
 IDLE ?= 10m
 ALONE ?=
+SHARDS ?= 1
+CONCURRENCY ?= 10
 bench-scale:
-	go run ./test/bench/scale -n $(N) -idle $(IDLE) $(if $(ALONE),-alone)
+	go run ./test/bench/scale -n $(N) -idle $(IDLE) -shards $(SHARDS) -concurrency $(CONCURRENCY) $(if $(ALONE),-alone)
 
 ## bench-smoke: the scale benchmark at N=5 with a short idle window, so it cannot rot
 bench-smoke:

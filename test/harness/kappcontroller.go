@@ -60,7 +60,11 @@ metadata:
 type KappController struct {
 	// Namespace limits the controller to the Apps of one namespace from
 	// its next start on; empty: every namespace.
-	Namespace        string
+	Namespace string
+	// Concurrency is its -concurrency (App workers) from its next start on;
+	// 0: the harness's 4, which keeps the suites' load on 2 cores low.
+	// kapp-controller's own default is 10.
+	Concurrency      int
 	name             string
 	dir              string
 	env              []string
@@ -84,7 +88,7 @@ func installKappControllerAPI(ctx context.Context, t *toolEnv, c client.Client) 
 
 // startKappController runs an instance named name (its log names) that
 // reconciles the Apps of namespace (empty: all) with kubeconfig.
-func startKappController(ctx context.Context, t *toolEnv, cp *ControlPlane, dir, name, namespace, kubeconfig string, trusted *TestCA) (*KappController, error) {
+func startKappController(ctx context.Context, t *toolEnv, cp *ControlPlane, dir, name, namespace, kubeconfig string, trusted *TestCA, workers int) (*KappController, error) {
 	for _, d := range []string{"home", "memtmp"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, err
@@ -108,7 +112,7 @@ func startKappController(ctx context.Context, t *toolEnv, cp *ControlPlane, dir,
 		// servers signed by this CA are trusted.
 		"GIT_SSL_CAINFO="+caFile,
 	)
-	kc := &KappController{Namespace: namespace, name: name, dir: dir, env: env, tools: t}
+	kc := &KappController{Namespace: namespace, Concurrency: workers, name: name, dir: dir, env: env, tools: t}
 	if err := kc.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -145,7 +149,11 @@ func (kc *KappController) Start(ctx context.Context) error {
 // container would; the sidecar keeps running.
 func (kc *KappController) StartController(ctx context.Context) error {
 	logStart := logSize(filepath.Join(kc.tools.logDir, kc.name+".log"))
-	args := []string{"-start-api-server=false", "-metrics-bind-address=0", "-concurrency=4"}
+	workers := kc.Concurrency
+	if workers == 0 {
+		workers = 4
+	}
+	args := []string{"-start-api-server=false", "-metrics-bind-address=0", "-concurrency=" + itoa(workers)}
 	if kc.Namespace != "" {
 		args = append(args, "-namespace="+kc.Namespace)
 	}
@@ -197,7 +205,7 @@ func (e *Env) StartKappController(ctx context.Context, name, namespace string) (
 	if err != nil {
 		return nil, err
 	}
-	return startKappController(ctx, e.tools, e.ControlPlane, dir, name, namespace, kubeconfig, e.ClusterCA)
+	return startKappController(ctx, e.tools, e.ControlPlane, dir, name, namespace, kubeconfig, e.ClusterCA, e.kcWorkers)
 }
 
 func (kc *KappController) binary() string { return filepath.Join(kc.tools.bin, "kapp-controller") }

@@ -29,6 +29,16 @@ type result struct {
 	// Background is the CPU seconds the systems installed earlier used
 	// during this one's install: they share the machine.
 	Background float64
+	// ControlPlaneCPU is what etcd and kube-apiserver used meanwhile.
+	ControlPlaneCPU float64
+	// Controller is kapp-controller's requests per second during the
+	// install (the floor's own for the floor); empty for rukpak.
+	Controller rate
+	// Drift is the repairs timed after the idle window; nil where the
+	// system repairs only at its sync period (the floor).
+	Drift *driftResult
+	// Setup is what the run measured with.
+	Setup benchSetup
 }
 
 type bench struct {
@@ -38,6 +48,11 @@ type bench struct {
 	v2       string
 	idle     time.Duration
 	installT time.Duration
+	// controlPlane are etcd and kube-apiserver, shared by every system.
+	controlPlane procSet
+	// repairs is how many drifted objects each system repairs.
+	repairs int
+	setup   benchSetup
 }
 
 // running is a system whose objects are installed and whose processes
@@ -51,7 +66,7 @@ type running struct {
 // install starts s and creates its N objects, timing each to done, while
 // the systems in earlier keep running.
 func (b *bench) install(ctx context.Context, s system, earlier []*running) (*running, error) {
-	res := &result{System: s.Name(), N: len(b.refs), Idle: b.idle}
+	res := &result{System: s.Name(), N: len(b.refs), Idle: b.idle, Setup: b.setup}
 	procs, err := s.Start(ctx)
 	if err != nil {
 		return nil, err
@@ -66,6 +81,10 @@ func (b *bench) install(ctx context.Context, s system, earlier []*running) (*run
 		return nil, err
 	}
 	bg0, err := cpuOf(earlier)
+	if err != nil {
+		return nil, err
+	}
+	cp0, err := b.controlPlane.cpu()
 	if err != nil {
 		return nil, err
 	}
@@ -93,8 +112,17 @@ func (b *bench) install(ctx context.Context, s system, earlier []*running) (*run
 		return nil, err
 	}
 	res.Background = bg1 - bg0
+	cp1, err := b.controlPlane.cpu()
+	if err != nil {
+		return nil, err
+	}
+	res.ControlPlaneCPU = total(sub(cp1, cp0))
 	if res.InstallAPI, err = countRequests(b.audit, t0, t1); err != nil {
 		return nil, err
+	}
+	if kc := controllerClient(s.Name()); kc != "" {
+		res.Controller = res.InstallAPI[kc].rate(t0, t1)
+		fmt.Fprintf(os.Stderr, "%s requests during install: %s\n", kc, largestFirst(res.InstallAPI[kc].Verbs))
 	}
 	if slices.Contains(systemClients[s.Name()], "adapter") {
 		fmt.Fprintf(os.Stderr, "adapter writes during install: %s\n", res.InstallAPI["adapter"].byKind())
@@ -172,11 +200,18 @@ func (b *bench) rest(ctx context.Context, runs []*running) error {
 	return nil
 }
 
-// finish times one change and reads the peak RSS of the run.
+// finish times one change and the drift repairs, and reads the peak RSS
+// of the run.
 func (b *bench) finish(ctx context.Context, r *running) error {
 	var err error
 	if r.res.Change, err = b.change(ctx, r.s); err != nil {
 		return err
+	}
+	if repairs(r.s) && b.repairs > 0 {
+		if r.res.Drift, err = b.drift(ctx, r.s); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, r.res.driftLine())
 	}
 	r.res.PeakRSS, err = r.procs.rss()
 	return err
