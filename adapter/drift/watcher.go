@@ -54,6 +54,7 @@ type appState struct {
 	// what it was.
 	pending time.Time
 	what    string
+	deleted bool
 	fight   fight
 	// deployed identifies the spec kapp-controller last deployed: while a
 	// different spec is being deployed, deletes are kapp's pruning.
@@ -196,6 +197,7 @@ func (w *Watcher) changed(ctx context.Context, gk schema.GroupKind, m *metav1.Pa
 	if st.pending.IsZero() {
 		st.pending = w.now()
 		st.what = fmt.Sprintf("%s %s was %s", gk.Kind, objectName(m), how)
+		st.deleted = how == "deleted"
 	}
 	w.queue.AddAfter(key, coalesce)
 }
@@ -250,7 +252,7 @@ func (w *Watcher) repair(ctx context.Context, key client.ObjectKey) error {
 		w.queue.AddAfter(key, wait)
 		return nil
 	}
-	what := st.what
+	what, deleted := st.what, st.deleted
 	w.mu.Unlock()
 	err := kick(ctx, w.client, app)
 	if apierrors.IsConflict(err) {
@@ -268,17 +270,24 @@ func (w *Watcher) repair(ctx context.Context, key client.ObjectKey) error {
 	w.mu.Unlock()
 	reapplies.Inc()
 	log.FromContext(ctx).Info("installed object drifted; kapp-controller re-applies the App", "app", key.String(), "drift", what)
-	w.record(ctx, app, what)
+	w.record(ctx, app, what, deleted)
 	return nil
 }
 
 // record tells the BundleDeployment's user what was repaired.
-func (w *Watcher) record(ctx context.Context, app *kappctrlv1alpha1.App, what string) {
+// The Events API folds Events of one reason and action about one object
+// into a series that keeps the first note, so deletes and changes get a
+// reason each.
+func (w *Watcher) record(ctx context.Context, app *kappctrlv1alpha1.App, what string, deleted bool) {
 	bd := &rukpakv1alpha2.BundleDeployment{}
 	if w.recorder == nil || w.cache.Get(ctx, client.ObjectKey{Name: app.Labels[ownerNameLabel]}, bd) != nil {
 		return
 	}
-	w.recorder.Eventf(bd, nil, corev1.EventTypeNormal, "Reapplying", "DriftRepair",
+	reason := "InstalledObjectChanged"
+	if deleted {
+		reason = "InstalledObjectDeleted"
+	}
+	w.recorder.Eventf(bd, nil, corev1.EventTypeNormal, reason, "Reapply",
 		"%s by someone other than kapp; kapp-controller re-applies the bundle", what)
 }
 
