@@ -13,7 +13,7 @@ import (
 
 func TestApp_KappOptionsAndFinalizer(t *testing.T) {
 	t.Parallel()
-	tuned := []string{"--wait-check-interval=1s", "--app-changes-max-to-keep=0", "--logs=false"}
+	tuned := []string{"--wait-check-interval=250ms", "--app-changes-max-to-keep=0", "--logs=false"}
 	image := imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"})
 	tests := []struct {
 		name  string

@@ -54,7 +54,7 @@ func wantApp(fetch kappctrlv1alpha1.AppFetch) *kappctrlv1alpha1.App {
 				}},
 			}}},
 			Deploy: []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{
-				RawOptions: []string{"--wait-check-interval=1s", "--app-changes-max-to-keep=0", "--logs=false"},
+				RawOptions: []string{"--wait-check-interval=250ms", "--app-changes-max-to-keep=0", "--logs=false"},
 			}}},
 		},
 	}

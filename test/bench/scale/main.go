@@ -145,12 +145,12 @@ func run(ctx context.Context, setup benchSetup, names []string, cleanup bool) ([
 			return nil, err
 		}
 	}
-	refs, v2, err := pushBundles(env.Registry, filepath.Join(env.Dir, "bundles"), n)
+	refs, single, v2, err := pushBundles(env.Registry, filepath.Join(env.Dir, "bundles"), n)
 	if err != nil {
 		return nil, err
 	}
 	all := map[string]system{"rukpak-kapp": &rukpakKapp{env: env, shards: setup.shards}, "floor": &floor{env: env, shards: setup.shards}, "rukpak": &rukpak{env: env}}
-	b := &bench{c: c, audit: env.ControlPlane.AuditLog, refs: refs, v2: v2, idle: setup.idle, installT: time.Duration(n)*2*time.Second + 5*time.Minute,
+	b := &bench{c: c, audit: env.ControlPlane.AuditLog, refs: refs, single: single, v2: v2, idle: setup.idle, installT: time.Duration(n)*2*time.Second + 5*time.Minute,
 		controlPlane: procSet{"control plane": env.ControlPlane.Pids()}, repairs: min(setup.repairs, n-1), setup: setup}
 	var runs []*running
 	results := func() []*result {

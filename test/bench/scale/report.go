@@ -19,7 +19,19 @@ func percentile(d []time.Duration, p float64) time.Duration {
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 
 func (r *result) summaryLine() string {
-	return fmt.Sprintf("%s; one change in %s", r.installed(), secs(r.Change))
+	return fmt.Sprintf("%s; one change in %s; one apply at rest in %s", r.installed(), secs(r.Change), singles(r.Single))
+}
+
+// singles lists the times of the applies at rest, in the order made.
+func singles(d []time.Duration) string {
+	if len(d) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(d))
+	for _, x := range d {
+		parts = append(parts, secs(x))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (r *result) installLine() string {
@@ -101,11 +113,11 @@ func tables(results []*result) string {
 	if len(results) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", results[0].Setup)
 	}
-	fmt.Fprintf(&b, "\n| system | N | all Installed | p50 | p95 | max | one change | CPU s (install) | control plane CPU s meanwhile | CPU s of earlier systems meanwhile | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\n| system | N | all Installed | p50 | p95 | max | one change | one apply at rest (%d, one at a time) | CPU s (install) | control plane CPU s meanwhile | CPU s of earlier systems meanwhile | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", singleApplies)
 	for _, r := range results {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %.1f (%s) | %.1f | %.1f | %s |\n", r.System, r.N, secs(r.Total),
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %.1f (%s) | %.1f | %.1f | %s |\n", r.System, r.N, secs(r.Total),
 			secs(percentile(r.Installed, .5)), secs(percentile(r.Installed, .95)), secs(percentile(r.Installed, 1)),
-			secs(r.Change), total(r.InstallCPU), perProcess(r.InstallCPU, ""), r.ControlPlaneCPU, r.Background, perProcess(r.PeakRSS, ""))
+			secs(r.Change), singles(r.Single), total(r.InstallCPU), perProcess(r.InstallCPU, ""), r.ControlPlaneCPU, r.Background, perProcess(r.PeakRSS, ""))
 	}
 	fmt.Fprintf(&b, "\n| system | kapp-controller requests per App (install) | kapp-controller requests/s: mean / median second / busiest second |\n|---|---|---|\n")
 	for _, r := range results {

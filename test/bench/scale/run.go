@@ -25,7 +25,10 @@ type result struct {
 	InstallAPI, IdleAPI map[string]apiCount
 	Idle                time.Duration
 	Change              time.Duration
-	Missing             int // objects not installed within the bound
+	// Single is the time to Installed of each of a few more objects,
+	// created one at a time at rest: what a user feels on one apply.
+	Single  []time.Duration
+	Missing int // objects not installed within the bound
 	// Background is the CPU seconds the systems installed earlier used
 	// during this one's install: they share the machine.
 	Background float64
@@ -45,6 +48,7 @@ type bench struct {
 	c        client.WithWatch
 	audit    string
 	refs     []string
+	single   []string
 	v2       string
 	idle     time.Duration
 	installT time.Duration
@@ -207,6 +211,9 @@ func (b *bench) finish(ctx context.Context, r *running) error {
 	if r.res.Change, err = b.change(ctx, r.s); err != nil {
 		return err
 	}
+	if r.res.Single, err = b.singles(ctx, r.s); err != nil {
+		return err
+	}
 	if repairs(r.s) && b.repairs > 0 {
 		if r.res.Drift, err = b.drift(ctx, r.s); err != nil {
 			return err
@@ -350,6 +357,23 @@ func (w *doneWatcher) wait(ctx context.Context, n int, bound time.Duration) ([]t
 	return out, n - len(out)
 }
 
+// waitFor waits until name is done and returns how long it took from its
+// create; true when it was not done within bound.
+func (w *doneWatcher) waitFor(ctx context.Context, name string, bound time.Duration) (time.Duration, bool) {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		w.mu.Lock()
+		at, done := w.doneAt[name]
+		created := w.createdAt[name]
+		w.mu.Unlock()
+		if done {
+			return at.Sub(created), false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0, true
+}
+
 func (w *doneWatcher) last() time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -360,4 +384,37 @@ func (w *doneWatcher) last() time.Time {
 		}
 	}
 	return last
+}
+
+// singleApplies is how many objects are created one at a time at rest.
+const singleApplies = 3
+
+// singles creates one more object at a time for each of b.single (bundles
+// N, N+1, ...), each once the one before is done, and times each from its
+// create to done, seen through a watch.
+func (b *bench) singles(ctx context.Context, s system) ([]time.Duration, error) {
+	var out []time.Duration
+	for k, ref := range b.single {
+		obj, err := s.Object(len(b.refs)+k, ref)
+		if err != nil {
+			return nil, err
+		}
+		w := newDoneWatcher(s.Done)
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		go w.follow(watchCtx, b.c, s.List, client.MatchingLabels{systemLabel: s.Name()})
+		w.created(obj.GetName())
+		if err := b.c.Create(ctx, obj); err != nil {
+			stopWatch()
+			return nil, fmt.Errorf("create %s: %w", obj.GetName(), err)
+		}
+		// The watch also reports the N objects already done; wait for
+		// this one.
+		took, missing := w.waitFor(ctx, obj.GetName(), b.installT)
+		stopWatch()
+		if missing {
+			return nil, fmt.Errorf("%s was not installed within %s", obj.GetName(), b.installT)
+		}
+		out = append(out, took)
+	}
+	return out, nil
 }
