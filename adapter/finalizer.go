@@ -100,6 +100,7 @@ func (r *Reconciler) letGo(ctx context.Context, bd *rukpakv1alpha2.BundleDeploym
 	r.cache.forget(bd.UID)
 	r.states.forget(bd.Name)
 	r.progress.forget(bd.Name)
+	r.waiting.set(bd.Name, false)
 	// NotFound: a second reconcile from a stale cache raced the first.
 	if err := r.patchFinalizers(ctx, bd, controllerutil.RemoveFinalizer); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("remove finalizer: %w", err)

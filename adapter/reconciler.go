@@ -8,6 +8,8 @@ package adapter
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +39,8 @@ type Reconciler struct {
 	cache    contentCache
 	states   stateTracker
 	progress progressClock
+	waiting  waitingSet
+	apis     APIs
 	digests  *fetch.DigestCache
 	now      func() time.Time
 }
@@ -45,10 +49,11 @@ type Reconciler struct {
 const digestCacheBytes = 32 << 20
 
 // NewReconciler wires a Reconciler. classes are the provisioner classes it
-// claims; BundleDeployments of other classes are never touched.
-func NewReconciler(c client.Client, cfg translate.Config, classes Classes, recorder events.EventRecorder) *Reconciler {
+// claims; BundleDeployments of other classes are never touched. apis
+// answers registry+v1 bundles' olm.gvk dependencies.
+func NewReconciler(c client.Client, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *Reconciler {
 	return &Reconciler{
-		client: c, cfg: cfg, classes: classes, recorder: recorder,
+		client: c, cfg: cfg, classes: classes, recorder: recorder, apis: apis,
 		cache: newContentCache(), digests: fetch.NewDigestCache(digestCacheBytes), now: time.Now,
 	}
 }
@@ -94,6 +99,15 @@ func (r *Reconciler) install(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 			return timer, nil, nil
 		}
 		facts.Fetched = f.resolved
+		if f.bundle != nil {
+			facts.Notes = f.bundle.Notes
+		}
+		if unmet, err := r.dependenciesOf(ctx, bd, f); err != nil || len(unmet) > 0 {
+			if err == nil {
+				facts.Failure = &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(unmet, "; ")}
+			}
+			return timer, err, nil
+		}
 	}
 	desired, err := translate.App(bd, r.cfg, f.content())
 	if err != nil {
@@ -117,6 +131,23 @@ func (r *Reconciler) install(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 		facts.Workloads = &w
 	}
 	return timer, nil, retry
+}
+
+// dependenciesOf checks a registry+v1 bundle's dependencies before its
+// content is installed; what is installed already is not judged again. A
+// BundleDeployment that waits is woken by what it waits for.
+func (r *Reconciler) dependenciesOf(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f fetched) ([]string, error) {
+	if f.bundle == nil || len(f.bundle.Dependencies) == 0 || bd.Annotations[rukpakv1alpha2.AnnotationSkipDependencyCheck] == "true" ||
+		status.Current(bd, f.resolved) {
+		r.waiting.set(bd.Name, false)
+		return nil, nil
+	}
+	unmet, err := r.unmetDependencies(ctx, bd, f.bundle)
+	if err != nil {
+		return nil, &stepError{step: stepStore, err: fmt.Errorf("check dependencies: %w", err)}
+	}
+	r.waiting.set(bd.Name, len(unmet) > 0)
+	return unmet, nil
 }
 
 // report computes the status from the facts and writes it, once: the only

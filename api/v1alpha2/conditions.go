@@ -34,7 +34,16 @@ const (
 	// AnnotationResolvedSource is the source, pinned to what the adapter
 	// fetched (JSON), when the adapter fetched the content itself.
 	AnnotationResolvedSource = "core.rukpak.io/resolved-source"
+	// AnnotationBundleMetadata is a registry+v1 bundle's package, labels
+	// and dependencies (JSON): other BundleDeployments' olm.package and
+	// olm.label dependencies are met by the Apps that carry it.
+	AnnotationBundleMetadata = "core.rukpak.io/bundle-metadata"
 )
+
+// AnnotationSkipDependencyCheck on a BundleDeployment, set to "true",
+// installs a registry+v1 bundle without checking its declared dependencies
+// against the cluster, as rukpak v0.24.0 did.
+const AnnotationSkipDependencyCheck = "core.rukpak.io/skip-dependency-check"
 
 // Condition types.
 const (
@@ -65,6 +74,9 @@ const (
 	ReasonInstallFailed = "InstallFailed"
 	// ReasonUpgradeFailed is set when a deploy failed after an earlier one succeeded.
 	ReasonUpgradeFailed = "UpgradeFailed"
+	// ReasonDependenciesUnmet is set (Installed=False) while a registry+v1
+	// bundle's declared dependencies are not met in the cluster.
+	ReasonDependenciesUnmet = "DependenciesUnmet"
 	// ReasonInstallPending is set (Installed=Unknown) before kapp-controller ran the deploy for the current spec.
 	ReasonInstallPending = "InstallPending"
 	// ReasonInstalling is set (Installed=Unknown) while kapp applies and waits.
