@@ -8,7 +8,9 @@ import (
 
 func TestAPIsNeeded(t *testing.T) {
 	t.Parallel()
-	gvk := func(g, v, k string) schema.GroupVersionKind { return schema.GroupVersionKind{Group: g, Version: v, Kind: k} }
+	gvk := func(g, v, k string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: g, Version: v, Kind: k}
+	}
 	deps := []Dependency{
 		{Type: DependencyGVK, GVK: gvk("b.example.com", "v1", "B")},
 		{Type: DependencyPackage, Package: "p", VersionRange: ">=1.0.0"},
