@@ -14,7 +14,7 @@ run: tools build
 test: tools verify unit fuzz api-test e2e-test bench-smoke
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
-TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp rukpak-core
+TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp rukpak-core rukpak-helm
 tools:
 	bash test/tools/build.sh $(TOOLS)
 

@@ -43,7 +43,9 @@ type Input struct {
 	// take-over applies exactly these: what rukpak rendered and installed.
 	Installed []*unstructured.Unstructured
 	// Live holds each installed object as the cluster has it; a missing
-	// entry means the object is gone.
+	// entry means the object is gone. Nil when the objects were not read
+	// (the adapter cannot read every kind): then they are assumed as rukpak
+	// left them, and kapp itself refuses another app's objects.
 	Live map[Ref]*unstructured.Unstructured
 	// Rendered is what rukpak-kapp renders from bd's spec now (placed),
 	// for the plain and registry+v1 classes; nil when it was not rendered.
@@ -51,6 +53,9 @@ type Input struct {
 	// SourceDifferences lists how the helm chart and values bd names now
 	// differ from the release's (ChartDifferences); helm class only.
 	SourceDifferences []string
+	// RenderErr says the bundle bd names now could not be fetched or
+	// rendered, so whether it is what rukpak installed is unknown.
+	RenderErr error
 }
 
 // Plan is what the take-over of one BundleDeployment does.
@@ -119,6 +124,7 @@ const (
 	BlockOtherOwner     = "OwnedElsewhere"
 	BlockUnreadable     = "ReleaseUnreadable"
 	BlockNotInstalledBy = "NotInstalledByRukpak"
+	BlockSourceUnknown  = "SourceUnreadable"
 )
 
 // Take computes the take-over of in.BD.
@@ -152,6 +158,9 @@ func Take(in Input) Plan {
 	for _, obj := range in.Installed {
 		ref := RefOf(obj)
 		live, ok := in.Live[ref]
+		if in.Live == nil {
+			live, ok = AsRukpakLeftIt(bd, obj), true
+		}
 		if !ok {
 			p.Objects = append(p.Objects, ObjectChange{Ref: ref, Action: "create"})
 			continue
@@ -224,6 +233,26 @@ func adopt(bd *rukpakv1alpha2.BundleDeployment, installed, live *unstructured.Un
 	}
 }
 
+// AsRukpakLeftIt is an installed object as rukpak's Helm applied it: the
+// release's rendering with Helm's ownership metadata.
+func AsRukpakLeftIt(bd *rukpakv1alpha2.BundleDeployment, installed *unstructured.Unstructured) *unstructured.Unstructured {
+	u := installed.DeepCopy()
+	labels := u.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[labelHelmManagedBy] = "Helm"
+	u.SetLabels(labels)
+	annotations := u.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[annotationHelmReleaseName] = bd.Name
+	annotations[annotationHelmReleaseNS] = bd.Spec.InstallNamespace
+	u.SetAnnotations(annotations)
+	return u
+}
+
 // keptByKapp are annotations kapp's default rebase rules keep from the
 // cluster although the applied object lacks them.
 func keptByKapp(live *unstructured.Unstructured) []string {
@@ -291,6 +320,9 @@ func copyMap(m map[string]string) map[string]string {
 // installed: the take-over applies rukpak's release as it is, so a changed
 // source would silently wait for the next change. Change one at a time.
 func (p *Plan) checkSource(in Input) {
+	if in.RenderErr != nil {
+		p.block(nil, BlockSourceUnknown, fmt.Sprintf("cannot tell whether the bundle is still what rukpak installed: %v", in.RenderErr))
+	}
 	for _, d := range in.SourceDifferences {
 		p.block(nil, BlockSourceChanged, "the chart or values differ from rukpak's release: "+d+"; take over with what rukpak installed, then change the BundleDeployment")
 	}

@@ -120,6 +120,17 @@ func TestTake(t *testing.T) {
 			wantObjects: []ObjectChange{wantAdopt(cmRef, nil), wantAdopt(depRef, nil)},
 		},
 		{
+			name:        "objects not read (the adapter's view) are taken as rukpak's Helm left them",
+			in:          func(in *Input) { in.Live = nil },
+			wantObjects: []ObjectChange{wantAdopt(cmRef, nil), wantAdopt(depRef, nil)},
+		},
+		{
+			name:          "a bundle that cannot be fetched blocks: it may no longer be what rukpak installed",
+			in:            func(in *Input) { in.RenderErr = errors.New("fetch the bundle: 401") },
+			wantBlockers:  []string{BlockSourceUnknown},
+			checkMessages: []string{"fetch the bundle: 401"},
+		},
+		{
 			name: "an object rukpak installed that is gone is created again",
 			in: func(in *Input) {
 				delete(in.Live, cmRef)

@@ -20,6 +20,8 @@ func main() {
 		err = render(os.Args[2:], os.Stdout)
 	case "convert":
 		err = convertCmd(os.Args[2:], os.Stdout)
+	case "migrate":
+		err = migrateCmd(os.Args[2:], os.Stdout)
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -42,5 +44,8 @@ commands:
   render   print the App (and content Secrets) the controller would apply: render -f bd.yaml [-f ...]
   convert  print the plain manifests of a registry+v1 bundle directory, for kapp deploy -f -:
            convert registry-v1 DIR --install-namespace NS [--watch-namespaces A,B]
+  migrate  plan: show what taking over the BundleDeployments rukpak v0.24.0 installed in the cluster of
+           $KUBECONFIG will change and what blocks it, writing nothing; exits 1 when something blocks:
+           migrate plan [--system-namespace NS] [--classes LIST] [-o text|json]
 `)
 }

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -150,43 +147,21 @@ func (s *floor) Stop() {
 	}
 }
 
-// rukpak is rukpak v0.24.0's cmd/core, run out of cluster.
+// rukpak is rukpak v0.24.0's cmd/core, run out of cluster by the harness.
 type rukpak struct {
 	env  *harness.Env
-	proc *exec.Cmd
+	proc *harness.Rukpak
 }
 
 func (*rukpak) Name() string { return "rukpak" }
 
 func (s *rukpak) Start(ctx context.Context) (procSet, error) {
-	dir := filepath.Join(s.env.Dir, "rukpak")
-	for _, d := range []string{"storage", "unpack"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return nil, err
-		}
+	var err error
+	// Plain bundles only: the helm provisioner would only add idle cost.
+	if s.proc, err = s.env.StartRukpak(ctx, false); err != nil {
+		return nil, fmt.Errorf("start rukpak core: %w", err)
 	}
-	port, err := harness.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	log, err := os.Create(filepath.Join(s.env.Dir, "logs", "rukpak-core.log"))
-	if err != nil {
-		return nil, err
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	s.proc = exec.Command(filepath.Join(s.env.Root, "bin", "rukpak-core"),
-		"--kubeconfig", s.env.ControlPlane.Kubeconfig,
-		"--system-namespace", harness.SystemNamespace,
-		"--provisioner-storage-dir", filepath.Join(dir, "storage"),
-		"--unpack-cache-dir", filepath.Join(dir, "unpack"),
-		"--http-bind-address", addr, "--http-external-address", "http://"+addr,
-		"--health-probe-bind-address", "0")
-	s.proc.Stdout, s.proc.Stderr = log, log
-	s.proc.Env = harness.ProcessEnv()
-	if err := s.proc.Start(); err != nil {
-		return nil, fmt.Errorf("start rukpak core (run make tools): %w", err)
-	}
-	return procSet{"rukpak": {s.proc.Process.Pid}}, nil
+	return procSet{"rukpak": s.proc.Pids()}, nil
 }
 
 func (s *rukpak) Object(i int, ref string) (client.Object, error) {
@@ -198,9 +173,8 @@ func (*rukpak) Change(obj client.Object, ref string) {
 	obj.(*rukpakv1alpha2.BundleDeployment).Spec.Source.Image.Ref = ref
 }
 func (s *rukpak) Stop() {
-	if s.proc != nil && s.proc.Process != nil {
-		_ = s.proc.Process.Kill()
-		_ = s.proc.Wait()
+	if s.proc != nil {
+		s.proc.Stop()
 	}
 }
 
