@@ -45,10 +45,17 @@ func TakeOverInput(ctx context.Context, c client.Reader, mapper meta.RESTMapper,
 		if err == nil {
 			objs, err = takeover.Place(objs, bd.Spec.InstallNamespace, scope)
 		}
+		var crds []*unstructured.Unstructured
+		if err == nil {
+			crds, err = takeover.ReleaseCRDs(in.Release)
+		}
+		if err == nil {
+			crds, err = takeover.Place(crds, bd.Spec.InstallNamespace, scope)
+		}
 		if err != nil {
 			in.Release, in.ReleaseErr = nil, fmt.Errorf("%s: %w", in.Releases[len(in.Releases)-1].Name, err)
 		}
-		in.Installed = objs
+		in.Installed, in.ChartCRDs = objs, crds
 	}
 	if in.Release != nil {
 		in.RenderErr = renderForTakeOver(ctx, c, systemNamespace, bd, scope, &in)
@@ -57,7 +64,7 @@ func TakeOverInput(ctx context.Context, c client.Reader, mapper meta.RESTMapper,
 		return in, nil
 	}
 	in.Live = map[takeover.Ref]*unstructured.Unstructured{}
-	for _, o := range in.Installed {
+	for _, o := range takeover.TakeOverObjects(in) {
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(o.GroupVersionKind())
 		err := c.Get(ctx, client.ObjectKeyFromObject(o), live)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,6 +33,29 @@ func TakenOverGeneration(annotations map[string]string) (generation int64, ok bo
 func KeepsRukpakRendering(bd *rukpakv1alpha2.BundleDeployment, appAnnotations map[string]string) bool {
 	g, ok := TakenOverGeneration(appAnnotations)
 	return ok && g == bd.Generation
+}
+
+// ReleaseCRDs are the CustomResourceDefinitions in the crds/ directory of
+// the release's chart, which Helm installs before the release and never
+// records in its manifest. (Subcharts' crds/ are not in the release.)
+func ReleaseCRDs(rel *Release) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, name := range sortedKeys(rel.Chart.Files) {
+		if !strings.HasPrefix(name, "crds/") || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") || strings.HasSuffix(name, ".json")) {
+			continue
+		}
+		objs, err := ParseManifest(rel.Chart.Files[name])
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: %w", name, err)
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+// TakeOverObjects are the objects the take-over App applies.
+func TakeOverObjects(in Input) []*unstructured.Unstructured {
+	return append(append([]*unstructured.Unstructured{}, in.Installed...), in.ChartCRDs...)
 }
 
 // Files lays rukpak's installed objects out as a plain bundle, one JSON

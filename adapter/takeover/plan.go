@@ -42,6 +42,11 @@ type Input struct {
 	// Installed are the objects of Release's manifest, placed (Place). The
 	// take-over applies exactly these: what rukpak rendered and installed.
 	Installed []*unstructured.Unstructured
+	// ChartCRDs are the CustomResourceDefinitions of the chart's crds/
+	// directory (ReleaseCRDs). Helm installs them apart from the release,
+	// without its metadata or owner reference; the take-over applies them
+	// too, so kapp owns them as it owns the CRDs of every helm install.
+	ChartCRDs []*unstructured.Unstructured
 	// Live holds each installed object as the cluster has it; a missing
 	// entry means the object is gone. Nil when the objects were not read
 	// (the adapter cannot read every kind): then they are assumed as rukpak
@@ -155,11 +160,18 @@ func Take(in Input) Plan {
 		p.block(nil, BlockReleaseFailed, fmt.Sprintf("rukpak's last release %s is %q, not deployed: rukpak did not finish installing; let it finish (or fix the BundleDeployment) before the take-over", rel.Secret, rel.Status))
 	}
 
-	for _, obj := range in.Installed {
+	chartCRD := map[Ref]bool{}
+	for _, obj := range in.ChartCRDs {
+		chartCRD[RefOf(obj)] = true
+	}
+	for _, obj := range append(append([]*unstructured.Unstructured{}, in.Installed...), in.ChartCRDs...) {
 		ref := RefOf(obj)
 		live, ok := in.Live[ref]
 		if in.Live == nil {
 			live, ok = AsRukpakLeftIt(bd, obj), true
+			if chartCRD[ref] {
+				live = obj
+			}
 		}
 		if !ok {
 			p.Objects = append(p.Objects, ObjectChange{Ref: ref, Action: "create"})
@@ -169,7 +181,7 @@ func Take(in Input) Plan {
 			r := ref
 			p.block(&r, BlockOtherOwner, fmt.Sprintf("%s is already managed by the kapp app with label %s=%s; kapp refuses to take an object from another app", ref, KappLabels[0], app))
 		}
-		if !ownedBy(live.GetOwnerReferences(), bd) && live.GetAnnotations()[annotationHelmReleaseName] != bd.Name {
+		if !chartCRD[ref] && !ownedBy(live.GetOwnerReferences(), bd) && live.GetAnnotations()[annotationHelmReleaseName] != bd.Name {
 			r := ref
 			p.block(&r, BlockNotInstalledBy, fmt.Sprintf("%s exists but is neither owned by BundleDeployment %s nor part of its Helm release; it is someone else's object", ref, bd.Name))
 		}

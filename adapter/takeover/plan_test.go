@@ -131,6 +131,22 @@ func TestTake(t *testing.T) {
 			checkMessages: []string{"fetch the bundle: 401"},
 		},
 		{
+			name: "a chart's crds/ CRD that Helm installed bare is adopted, not blocked as someone else's",
+			in: func(in *Input) {
+				crd := rendered(t, "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: greetings.hello.test}\n")
+				in.ChartCRDs = []*unstructured.Unstructured{crd}
+				in.Live[RefOf(crd)] = crd
+			},
+			wantObjects: []ObjectChange{wantAdopt(cmRef, nil), wantAdopt(depRef, nil), {
+				Ref: Ref{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "greetings.hello.test"}, Action: "adopt",
+				Labels: MapChange{Added: map[string]string{"core.rukpak.io/owner-kind": "BundleDeployment", "core.rukpak.io/owner-name": "bd", "kapp.k14s.io/app": KappValue, "kapp.k14s.io/association": KappValue}},
+				Annotations: MapChange{Added: map[string]string{
+					"kapp.k14s.io/disable-default-label-scoping-rules": "", "kapp.k14s.io/disable-default-ownership-label-rules": "",
+					"kapp.k14s.io/identity": KappValue, "kapp.k14s.io/original": KappValue, "kapp.k14s.io/original-diff-md5": KappValue,
+				}},
+			}},
+		},
+		{
 			name: "an object rukpak installed that is gone is created again",
 			in: func(in *Input) {
 				delete(in.Live, cmRef)
@@ -377,6 +393,27 @@ func TestFiles(t *testing.T) {
 	}
 	if dep.GetOwnerReferences()[0].Kind != "BundleDeployment" {
 		t.Error("Files modified its input")
+	}
+}
+
+func TestReleaseCRDs(t *testing.T) {
+	t.Parallel()
+	rel := &Release{Chart: Chart{Files: map[string][]byte{
+		"crds/b.yaml":  []byte("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: b}\n"),
+		"crds/a.json":  []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"a"}}`),
+		"crds/README":  []byte("not a manifest"),
+		"files/x.yaml": []byte("kind: ConfigMap"),
+	}}}
+	objs, err := ReleaseCRDs(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.GetName())
+	}
+	if want := []string{"a", "b"}; !cmp.Equal(names, want) {
+		t.Errorf("got %q, want %q", names, want)
 	}
 }
 
