@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -9,9 +8,7 @@ import (
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -176,57 +173,6 @@ func (s *rukpak) Stop() {
 	if s.proc != nil {
 		s.proc.Stop()
 	}
-}
-
-// finalizerPolicyFor points config/admission's policy at the alias class,
-// as its comment tells an operator with another --classes list to do:
-// rukpak would never remove the adapter's finalizer from its own
-// BundleDeployments. It waits until the API server applies the change.
-func finalizerPolicyFor(ctx context.Context, env *harness.Env, class string) error {
-	rendered, err := env.Kustomize(ctx, "config/admission")
-	if err != nil {
-		return err
-	}
-	var docs [][]byte
-	for _, doc := range bytes.Split(rendered, []byte("\n---\n")) {
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
-			return fmt.Errorf("read config/admission: %w", err)
-		}
-		if obj.GetKind() == "MutatingAdmissionPolicy" {
-			conds, _, _ := unstructured.NestedSlice(obj.Object, "spec", "matchConditions")
-			if len(conds) != 1 {
-				return fmt.Errorf("config/admission's policy has %d match conditions, the benchmark expects one; update it", len(conds))
-			}
-			conds[0].(map[string]any)["expression"] = "object.spec.provisionerClassName in ['" + class + "']"
-			if err := unstructured.SetNestedSlice(obj.Object, conds, "spec", "matchConditions"); err != nil {
-				return err
-			}
-		}
-		out, err := yaml.Marshal(obj.Object)
-		if err != nil {
-			return err
-		}
-		docs = append(docs, out)
-	}
-	if _, err := harness.ApplyYAML(ctx, env.Client, bytes.Join(docs, []byte("\n---\n"))); err != nil {
-		return fmt.Errorf("point the finalizer policy at %s: %w", class, err)
-	}
-	for range 120 {
-		ours := bundleDeployment("probe", "probe", class, "default", "127.0.0.1/probe:v1")
-		theirs := bundleDeployment("probe", "probe", rukpakv1alpha2.ClassPlain, "default", "127.0.0.1/probe:v1")
-		if err := env.Client.Create(ctx, ours, client.DryRunAll); err != nil {
-			return err
-		}
-		if err := env.Client.Create(ctx, theirs, client.DryRunAll); err != nil {
-			return err
-		}
-		if len(ours.Finalizers) == 1 && len(theirs.Finalizers) == 0 {
-			return nil
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	return fmt.Errorf("the finalizer policy does not apply to %s only 30 s after the change", class)
 }
 
 func restartKappController(ctx context.Context, env *harness.Env) error {
