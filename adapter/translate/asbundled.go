@@ -44,6 +44,15 @@ func StyleOf(live *kappctrlv1alpha1.App) Style {
 	if Style(live.Annotations[AnnotationStyle]) == StyleAsBundled {
 		return StyleAsBundled
 	}
+	// The template tells too, should the annotation be lost: turning an
+	// as-bundled App back would change every workload's selector.
+	for _, t := range live.Spec.Template {
+		if t.Ytt != nil && t.Ytt.Inline != nil {
+			if _, ok := t.Ytt.Inline.Paths[asBundledFile]; ok {
+				return StyleAsBundled
+			}
+		}
+	}
 	return StyleLabelScoped
 }
 

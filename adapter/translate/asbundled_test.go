@@ -27,6 +27,10 @@ func TestStyleOf(t *testing.T) {
 		{"an App made before styles keeps kapp's label scoping", app(nil), StyleLabelScoped},
 		{"an App made as bundled stays so", app(map[string]string{AnnotationStyle: "as-bundled"}), StyleAsBundled},
 		{"an unknown style is treated as the old one, which changes nothing installed", app(map[string]string{AnnotationStyle: "future"}), StyleLabelScoped},
+		{"an as-bundled App that lost its annotation is still told by its template", &kappctrlv1alpha1.App{Spec: kappctrlv1alpha1.AppSpec{Template: []kappctrlv1alpha1.AppTemplate{
+			{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{}},
+			{Ytt: &kappctrlv1alpha1.AppTemplateYtt{Inline: &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{asBundledFile: asBundledOverlay}}}},
+		}}}, StyleAsBundled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
