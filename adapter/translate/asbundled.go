@@ -231,7 +231,8 @@ rebaseRules:
           #@overlay/replace or_add=True
           ownerReferences: #@ result
           #@ else:
-          #@overlay/remove missing_ok=True
+          #@overlay/match missing_ok=True
+          #@overlay/remove
           ownerReferences:
           #@ end
   resourceMatchers:
