@@ -38,6 +38,7 @@ api-test:
 
 e2e-test:
 	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v
+	go test -v -count=1 -timeout 20m ./test/takeover/... -ginkgo.v
 
 generate:
 	bash test/tools/build.sh controller-gen

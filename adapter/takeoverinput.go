@@ -85,10 +85,11 @@ func TakeOverInput(ctx context.Context, c client.Reader, mapper meta.RESTMapper,
 func renderForTakeOver(ctx context.Context, c client.Reader, systemNamespace string, bd *rukpakv1alpha2.BundleDeployment, scope takeover.Scope, in *takeover.Input) error {
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	files, _, err := sourceFetcher{reader: c, namespace: systemNamespace}.fetch(ctx, bd)
+	files, resolved, err := sourceFetcher{reader: c, namespace: systemNamespace}.fetch(ctx, bd)
 	if err != nil {
 		return fmt.Errorf("fetch the bundle: %w", err)
 	}
+	in.Resolved = resolved
 	bundle, err := translate.BundleFiles(bd, files, convert.FreshCertificates(time.Now()))
 	if err != nil {
 		return fmt.Errorf("read the bundle: %w", err)

@@ -61,6 +61,10 @@ type Input struct {
 	// RenderErr says the bundle bd names now could not be fetched or
 	// rendered, so whether it is what rukpak installed is unknown.
 	RenderErr error
+	// Resolved is bd's source pinned to what was fetched now (image
+	// digest, git commit), compared with the status.resolvedSource rukpak
+	// wrote when it installed.
+	Resolved *rukpakv1alpha2.BundleSource
 }
 
 // Plan is what the take-over of one BundleDeployment does.
@@ -335,6 +339,9 @@ func (p *Plan) checkSource(in Input) {
 	if in.RenderErr != nil {
 		p.block(nil, BlockSourceUnknown, fmt.Sprintf("cannot tell whether the bundle is still what rukpak installed: %v", in.RenderErr))
 	}
+	if was, now := pinned(in.BD.Status.ResolvedSource), pinned(in.Resolved); was != "" && now != "" && was != now {
+		p.block(nil, BlockSourceChanged, fmt.Sprintf("the source now resolves to %s, rukpak installed %s: point spec.source at what rukpak installed for the take-over, then change it", now, was))
+	}
 	for _, d := range in.SourceDifferences {
 		p.block(nil, BlockSourceChanged, "the chart or values differ from rukpak's release: "+d+"; take over with what rukpak installed, then change the BundleDeployment")
 	}
@@ -367,6 +374,20 @@ func (p *Plan) checkSource(in Input) {
 		}
 		p.block(nil, BlockSourceChanged, msg)
 	}
+}
+
+// pinned is the image digest reference or git commit a resolved source
+// names, "" when it pins nothing comparable.
+func pinned(src *rukpakv1alpha2.BundleSource) string {
+	switch {
+	case src == nil:
+		return ""
+	case src.Image != nil && strings.Contains(src.Image.Ref, "@sha256:"):
+		return src.Image.Ref
+	case src.Git != nil && src.Git.Ref.Commit != "":
+		return src.Git.Repository + "@" + src.Git.Ref.Commit
+	}
+	return ""
 }
 
 func byRef(objs []*unstructured.Unstructured) map[Ref]*unstructured.Unstructured {

@@ -203,6 +203,23 @@ func TestTake(t *testing.T) {
 			checkMessages: []string{"Deployment.apps apps/web differs", "Secret apps/new is new", "reg/b@sha256:1"},
 		},
 		{
+			name: "a tag that moved since rukpak installed it blocks, whatever the class",
+			in: func(in *Input) {
+				in.BD.Spec.ProvisionerClassName = rukpakv1alpha2.ClassRegistry
+				in.BD.Status.ResolvedSource = &rukpakv1alpha2.BundleSource{Type: "image", Image: &rukpakv1alpha2.ImageSource{Ref: "reg/b@sha256:1"}}
+				in.Resolved = &rukpakv1alpha2.BundleSource{Type: "image", Image: &rukpakv1alpha2.ImageSource{Ref: "reg/b@sha256:2"}}
+			},
+			wantBlockers:  []string{BlockSourceChanged},
+			checkMessages: []string{"resolves to reg/b@sha256:2, rukpak installed reg/b@sha256:1"},
+		},
+		{
+			name: "the same digest rukpak installed does not block",
+			in: func(in *Input) {
+				in.BD.Status.ResolvedSource = &rukpakv1alpha2.BundleSource{Type: "image", Image: &rukpakv1alpha2.ImageSource{Ref: "reg/b@sha256:1"}}
+				in.Resolved = &rukpakv1alpha2.BundleSource{Type: "image", Image: &rukpakv1alpha2.ImageSource{Ref: "reg/b@sha256:1"}}
+			},
+		},
+		{
 			name: "a plain bundle rendered as rukpak did (owner metadata aside) does not block",
 			in:   func(in *Input) { in.Rendered = []*unstructured.Unstructured{cm, dep} },
 		},
