@@ -31,10 +31,20 @@ func TestBack(t *testing.T) {
 		_ = unstructured.SetNestedStringMap(u.Object, map[string]string{"app": "web", "kapp.k14s.io/app": "1"}, "spec", "selector", "matchLabels")
 	}
 
+	bundle := rendered(t, depYAML)
+	job := rendered(t, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate, namespace: apps}\nspec:\n  template:\n    spec: {containers: [{name: m, image: m:v1}], restartPolicy: Never}\n")
+	jobLive := job.DeepCopy()
+	_ = unstructured.SetNestedField(jobLive.Object, "m:v2", "spec", "template", "spec", "containers", "0", "image")
+	containers, _, _ := unstructured.NestedSlice(jobLive.Object, "spec", "template", "spec", "containers")
+	containers[0].(map[string]any)["image"] = "m:v2"
+	_ = unstructured.SetNestedSlice(jobLive.Object, containers, "spec", "template", "spec", "containers")
+	otherSelector := rendered(t, strings.Replace(depYAML, "selector: {matchLabels: {app: web}}", "selector: {matchLabels: {app: other}}", 1))
+
 	tests := []struct {
 		name          string
 		app           *kappctrlv1alpha1.App
 		live          []*unstructured.Unstructured
+		expected      []*unstructured.Unstructured
 		chart         map[string][]byte
 		wantAdoptable bool
 		wantReasons   []string
@@ -42,7 +52,7 @@ func TestBack(t *testing.T) {
 	}{
 		{
 			name: "as bundled: kapp puts Helm's ownership and the controller reference back", app: asBundled,
-			live:          []*unstructured.Unstructured{kappInstalled()},
+			live: []*unstructured.Unstructured{kappInstalled()}, expected: []*unstructured.Unstructured{bundle},
 			wantAdoptable: true,
 			wantObjects: []ObjectChange{{
 				Ref: Ref{Group: "apps", Kind: "Deployment", Namespace: "apps", Name: "web"}, Action: "release",
@@ -52,17 +62,23 @@ func TestBack(t *testing.T) {
 			}},
 		},
 		{
-			name: "label scoped: never adoptable, left in place", app: labelScoped,
-			live:        []*unstructured.Unstructured{kappInstalled(scoped)},
-			wantReasons: []string{"made before rukpak-kapp installed objects as bundled"},
+			name: "label scoped: kapp's extra selector label is no conflict, Helm only adds", app: labelScoped,
+			live: []*unstructured.Unstructured{kappInstalled(scoped)}, expected: []*unstructured.Unstructured{bundle},
+			wantAdoptable: true,
+			wantReasons:   []string{"kapp's label stays in workload selectors"},
 		},
 		{
-			name: "an as-bundled App whose workload still carries kapp's selector labels is not adoptable", app: asBundled,
-			live:        []*unstructured.Unstructured{kappInstalled(scoped)},
-			wantReasons: []string{"Deployment.apps apps/web carries kapp's labels at .spec.selector.matchLabels"},
+			name: "a selector rukpak renders otherwise is left in place, not made adoptable", app: asBundled,
+			live: []*unstructured.Unstructured{kappInstalled()}, expected: []*unstructured.Unstructured{otherSelector},
+			wantReasons: []string{"Deployment.apps apps/web: rukpak renders .spec.selector differently"},
 		},
 		{
-			name: "a chart rukpak would render differently is adoptable with a warning", app: asBundled,
+			name: "a Job template rukpak renders otherwise is left in place", app: asBundled,
+			live: []*unstructured.Unstructured{jobLive}, expected: []*unstructured.Unstructured{job},
+			wantReasons: []string{"Job.batch apps/migrate: rukpak renders .spec.template differently"},
+		},
+		{
+			name: "unknown rendering with a chart rukpak renders differently: adoptable with a warning", app: asBundled,
 			live: []*unstructured.Unstructured{kappInstalled()}, chart: map[string][]byte{"templates/job.yaml": []byte("{{ now }}")},
 			wantAdoptable: true,
 			wantReasons:   []string{"check before moving back: chart template templates/job.yaml uses now"},
@@ -71,7 +87,7 @@ func TestBack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := Back(testBD(rukpakv1alpha2.ClassPlain), tt.app, tt.live, tt.chart)
+			h := Back(testBD(rukpakv1alpha2.ClassPlain), tt.app, tt.live, tt.expected, tt.chart)
 			if h.Adoptable != tt.wantAdoptable {
 				t.Errorf("adoptable = %v, reasons %q", h.Adoptable, h.Reasons)
 			}
@@ -83,7 +99,10 @@ func TestBack(t *testing.T) {
 					t.Errorf("reason %d = %q, want it to contain %q", i, h.Reasons[i], w)
 				}
 			}
-			if tt.wantAdoptable && tt.wantObjects == nil {
+			if !tt.wantAdoptable && h.Objects != nil {
+				t.Errorf("objects not made adoptable still get changes: %+v", h.Objects)
+			}
+			if tt.wantObjects == nil {
 				return
 			}
 			if diff := cmp.Diff(tt.wantObjects, h.Objects); diff != "" {

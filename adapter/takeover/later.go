@@ -49,7 +49,10 @@ func renderingChanges(installed, rendered []*unstructured.Unstructured) []string
 			out = append(out, fmt.Sprintf("%s (rukpak-kapp's rendering) will be created", ref))
 			continue
 		}
-		paths := changedPaths(withoutOwnerMetadata(h).Object, withoutOwnerMetadata(want[ref]).Object, "")
+		a, b := withoutOwnerMetadata(h), withoutOwnerMetadata(want[ref])
+		delete(a.Object, "status")
+		delete(b.Object, "status")
+		paths := changedPaths(a.Object, b.Object, "")
 		if len(paths) == 0 {
 			continue
 		}

@@ -21,8 +21,11 @@ var RukpakFinalizers = []string{"core.rukpak.io/delete-cached-bundle", "core.ruk
 
 // Metadata kapp writes on every object it manages; the values are kapp's.
 var (
-	KappLabels      = []string{"kapp.k14s.io/app", "kapp.k14s.io/association"}
-	KappAnnotations = []string{"kapp.k14s.io/identity", "kapp.k14s.io/original", "kapp.k14s.io/original-diff-md5"}
+	KappLabels = []string{"kapp.k14s.io/app", "kapp.k14s.io/association"}
+	// KappAnnotations kapp always writes. It usually also records the
+	// applied object in kapp.k14s.io/original and original-diff-md5, but
+	// not always (seen missing on a ConfigMap), so they are not predicted.
+	KappAnnotations = []string{"kapp.k14s.io/identity"}
 	// AsBundledAnnotations are the annotations an as-bundled App adds.
 	AsBundledAnnotations = []string{"kapp.k14s.io/disable-default-label-scoping-rules", "kapp.k14s.io/disable-default-ownership-label-rules"}
 )

@@ -83,7 +83,7 @@ func TestTake(t *testing.T) {
 	wantAdopt := func(ref Ref, extraAnnotations map[string]string) ObjectChange {
 		added := map[string]string{
 			"kapp.k14s.io/disable-default-label-scoping-rules": "", "kapp.k14s.io/disable-default-ownership-label-rules": "",
-			"kapp.k14s.io/identity": KappValue, "kapp.k14s.io/original": KappValue, "kapp.k14s.io/original-diff-md5": KappValue,
+			"kapp.k14s.io/identity": KappValue,
 		}
 		return ObjectChange{
 			Ref: ref, Action: "adopt",
@@ -142,7 +142,7 @@ func TestTake(t *testing.T) {
 				Labels: MapChange{Added: map[string]string{"core.rukpak.io/owner-kind": "BundleDeployment", "core.rukpak.io/owner-name": "bd", "kapp.k14s.io/app": KappValue, "kapp.k14s.io/association": KappValue}},
 				Annotations: MapChange{Added: map[string]string{
 					"kapp.k14s.io/disable-default-label-scoping-rules": "", "kapp.k14s.io/disable-default-ownership-label-rules": "",
-					"kapp.k14s.io/identity": KappValue, "kapp.k14s.io/original": KappValue, "kapp.k14s.io/original-diff-md5": KappValue,
+					"kapp.k14s.io/identity": KappValue,
 				}},
 			}},
 		},

@@ -31,18 +31,18 @@ const (
 // from the live App so that what is installed does not change.
 //
 // The App is marked noopDelete: deleting it afterwards leaves every object
-// in place. For an App made as bundled, kapp first puts Helm's ownership
-// metadata and the BundleDeployment's controller owner reference back on
-// every object, exactly as rukpak's Helm release had them, so rukpak adopts
-// the objects on its next install (Helm patches them to its rendering).
-//
-// A label-scoped App's workloads have selectors rukpak would have to
-// change, which the API server refuses; Helm would then record a failed
-// install and helm-operator-plugins would uninstall it, deleting every
-// object. So such objects are never made adoptable: they stay as they are,
-// rukpak reports that it cannot import them, and adoptable is false.
-func Released(live *kappctrlv1alpha1.App, bd *rukpakv1alpha2.BundleDeployment) (app *kappctrlv1alpha1.App, adoptable bool, err error) {
-	app = &kappctrlv1alpha1.App{
+// in place. Before that, kapp puts Helm's ownership metadata and the
+// BundleDeployment's controller owner reference back on every object,
+// exactly as rukpak's Helm release had them, so rukpak adopts the objects
+// on its next install. Helm's adoption only adds or overwrites what its
+// rendering sets and never removes a field, so kapp's labels stay (also in
+// the selectors of a label-scoped App's workloads, where they are
+// harmless); a field the API server keeps immutable that rukpak renders
+// differently fails the adoption, and rukpak then uninstalls the release.
+// takeover.Back decides adoptable; when false, the App only gets
+// noopDelete and the objects stay as they are.
+func Released(live *kappctrlv1alpha1.App, bd *rukpakv1alpha2.BundleDeployment, adoptable bool) (*kappctrlv1alpha1.App, error) {
+	app := &kappctrlv1alpha1.App{
 		TypeMeta: metav1.TypeMeta{APIVersion: kappctrlv1alpha1.SchemeGroupVersion.String(), Kind: "App"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            live.Name,
@@ -57,20 +57,26 @@ func Released(live *kappctrlv1alpha1.App, bd *rukpakv1alpha2.BundleDeployment) (
 	if app.Annotations == nil {
 		app.Annotations = map[string]string{}
 	}
-	if StyleOf(live) != StyleAsBundled {
+	if !adoptable {
 		app.Annotations[AnnotationReleased] = ReleasedInPlace
-		return app, false, nil
+		return app, nil
 	}
 	overlay := metadataOverlay(
 		map[string]string{AnnotationHelmReleaseName: bd.Name, AnnotationHelmReleaseNS: bd.Spec.InstallNamespace},
 		map[string]string{LabelHelmManagedBy: HelmManagedBy},
 		rukpakOwnerReferences(bd),
 	)
-	if err := addTemplateFiles(app, map[string]string{releaseFile: overlay}, releaseFile); err != nil {
-		return nil, false, err
+	files := map[string]string{releaseFile: overlay}
+	if StyleOf(live) != StyleAsBundled {
+		// Without the owner reference rule kapp would keep the objects'
+		// owner references from the cluster (none) over the overlay's.
+		files[ownerReferencesFile] = ownerReferencesConfig
+	}
+	if err := addTemplateFiles(app, files, releaseFile); err != nil {
+		return nil, err
 	}
 	app.Annotations[AnnotationReleased] = ReleasedAdoptable
-	return app, true, nil
+	return app, nil
 }
 
 // rukpakOwnerReferences is the owner reference helm-operator-plugins puts

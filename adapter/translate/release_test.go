@@ -30,67 +30,69 @@ func TestReleased(t *testing.T) {
 	t.Parallel()
 	b := bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"}))
 	b.Spec.InstallNamespace = "apps"
-
-	t.Run("as bundled: kapp puts Helm's ownership and the owner reference back, deletion keeps everything", func(t *testing.T) {
-		t.Parallel()
-		in := live(t, StyleAsBundled)
-		before := in.DeepCopy()
-		got, adoptable, err := Released(in, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !adoptable {
-			t.Error("adoptable = false for an App made as bundled")
-		}
-		if diff := cmp.Diff(before, in); diff != "" {
-			t.Errorf("the live App was modified:\n%s", diff)
-		}
-		if !got.Spec.NoopDelete {
-			t.Error("noopDelete is not set: deleting the App would delete everything it installed")
-		}
-		if got.Annotations[AnnotationReleased] != ReleasedAdoptable {
-			t.Errorf("annotations = %v", got.Annotations)
-		}
-		if got.UID != "" || got.ResourceVersion != "" || got.ManagedFields != nil || got.Finalizers != nil || got.Status.ObservedGeneration != 0 {
-			t.Errorf("server-set fields kept, an apply would be refused: %+v", got.ObjectMeta)
-		}
-		y := got.Spec.Template[0].Ytt
-		overlay := y.Inline.Paths[releaseFile]
-		for _, want := range []string{`\"app.kubernetes.io/managed-by\":\"Helm\"`, `\"meta.helm.sh/release-name\":\"my-bd\"`, `\"meta.helm.sh/release-namespace\":\"apps\"`, `\"uid\":\"uid-1\"`, `\"controller\":true`, `\"blockOwnerDeletion\":true`} {
-			if !strings.Contains(overlay, want) {
-				t.Errorf("release overlay lacks %s", want)
+	for _, style := range []Style{StyleAsBundled, StyleLabelScoped} {
+		t.Run(string(style), func(t *testing.T) {
+			t.Parallel()
+			in := live(t, style)
+			before := in.DeepCopy()
+			got, err := Released(in, b, true)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if !strings.Contains(strings.Join(y.FileMarks, ","), releaseFile+":type=yaml-template") {
-			t.Errorf("release overlay is not evaluated: file marks %q", y.FileMarks)
-		}
-		// Fetch, deploy and everything else stay, so nothing else changes.
-		want := before.Spec.DeepCopy()
-		want.NoopDelete = true
-		want.Template[0].Ytt.Inline.Paths[releaseFile] = overlay
-		want.Template[0].Ytt.FileMarks = y.FileMarks
-		if diff := cmp.Diff(*want, got.Spec); diff != "" {
-			t.Errorf("spec (-want +got):\n%s", diff)
-		}
-	})
+			if diff := cmp.Diff(before, in); diff != "" {
+				t.Errorf("the live App was modified:\n%s", diff)
+			}
+			if !got.Spec.NoopDelete {
+				t.Error("noopDelete is not set: deleting the App would delete everything it installed")
+			}
+			if got.Annotations[AnnotationReleased] != ReleasedAdoptable {
+				t.Errorf("annotations = %v", got.Annotations)
+			}
+			if got.UID != "" || got.ResourceVersion != "" || got.ManagedFields != nil || got.Finalizers != nil || got.Status.ObservedGeneration != 0 {
+				t.Errorf("server-set fields kept, an apply would be refused: %+v", got.ObjectMeta)
+			}
+			y := got.Spec.Template[0].Ytt
+			overlay := y.Inline.Paths[releaseFile]
+			for _, want := range []string{`\"app.kubernetes.io/managed-by\":\"Helm\"`, `\"meta.helm.sh/release-name\":\"my-bd\"`, `\"meta.helm.sh/release-namespace\":\"apps\"`, `\"uid\":\"uid-1\"`, `\"controller\":true`, `\"blockOwnerDeletion\":true`} {
+				if !strings.Contains(overlay, want) {
+					t.Errorf("release overlay lacks %s", want)
+				}
+			}
+			if !strings.Contains(strings.Join(y.FileMarks, ","), releaseFile+":type=yaml-template") {
+				t.Errorf("release overlay is not evaluated: file marks %q", y.FileMarks)
+			}
+			if y.Inline.Paths[ownerReferencesFile] != ownerReferencesConfig {
+				t.Error("without the owner reference rule kapp keeps the cluster's owner references over the overlay's")
+			}
+			// Fetch, deploy and everything else stay, so nothing else changes.
+			want := before.Spec.DeepCopy()
+			want.NoopDelete = true
+			want.Template[0].Ytt.Inline.Paths = y.Inline.Paths
+			want.Template[0].Ytt.FileMarks = y.FileMarks
+			if diff := cmp.Diff(*want, got.Spec); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+			if StyleOf(got) != style {
+				t.Errorf("the release changed the App's style to %s", StyleOf(got))
+			}
+		})
+	}
+}
 
-	t.Run("label scoped: objects are only left in place, never made adoptable", func(t *testing.T) {
-		t.Parallel()
-		in := live(t, StyleLabelScoped)
-		got, adoptable, err := Released(in, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if adoptable {
-			t.Error("adoptable = true: Helm would fail to change the selectors and then uninstall everything")
-		}
-		if !got.Spec.NoopDelete || got.Annotations[AnnotationReleased] != ReleasedInPlace {
-			t.Errorf("noopDelete = %v, annotations = %v", got.Spec.NoopDelete, got.Annotations)
-		}
-		want := in.Spec.DeepCopy()
-		want.NoopDelete = true
-		if diff := cmp.Diff(*want, got.Spec); diff != "" {
-			t.Errorf("only noopDelete may change (-want +got):\n%s", diff)
-		}
-	})
+func TestReleased_InPlace(t *testing.T) {
+	t.Parallel()
+	b := bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"}))
+	in := live(t, StyleAsBundled)
+	got, err := Released(in, b, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Spec.NoopDelete || got.Annotations[AnnotationReleased] != ReleasedInPlace {
+		t.Errorf("noopDelete = %v, annotations = %v", got.Spec.NoopDelete, got.Annotations)
+	}
+	want := in.Spec.DeepCopy()
+	want.NoopDelete = true
+	if diff := cmp.Diff(*want, got.Spec); diff != "" {
+		t.Errorf("only noopDelete may change when the objects are not made adoptable (-want +got):\n%s", diff)
+	}
 }
