@@ -68,7 +68,15 @@ var _ = Describe("taking over a running rukpak", Ordered, ContinueOnFailure, fun
 			for _, o := range r.Plan.Objects {
 				refs = append(refs, o.Ref)
 				Expect(o.Action).To(Equal("adopt"), "%s %s", t.name, o.Ref)
+				u, err := live(ctx, o.Ref)
+				Expect(err).NotTo(HaveOccurred())
+				if u.GetLabels()["app.kubernetes.io/managed-by"] != "Helm" {
+					// A chart's crds/ CRD: Helm installed it bare.
+					Expect(o.Labels.Added).To(HaveKey(rukpakv1alpha2.LabelOwnerName), "%s %s", t.name, o.Ref)
+					continue
+				}
 				Expect(o.Labels.Removed).To(HaveKey("app.kubernetes.io/managed-by"), "%s %s", t.name, o.Ref)
+				Expect(o.Annotations.Removed).To(HaveKey("meta.helm.sh/release-name"), "%s %s", t.name, o.Ref)
 				Expect(o.OwnerReferences.Removed).To(HaveLen(1), "%s %s", t.name, o.Ref)
 			}
 			Expect(len(refs)).To(Equal(len(t.objects)), "%s: the plan covers every installed object", t.name)
@@ -118,6 +126,12 @@ var _ = Describe("taking over a running rukpak", Ordered, ContinueOnFailure, fun
 	})
 
 	It("removes everything a taken-over BundleDeployment installed when it is deleted", func(ctx context.Context) {
+		defer func() {
+			now := &unstructured.Unstructured{}
+			now.SetGroupVersionKind(widgetGVK)
+			err := env.Client.Get(ctx, client.ObjectKeyFromObject(widget), now)
+			Expect(apierrors.IsNotFound(err) || strings.Contains(errString(err), "no matches for kind")).To(BeTrue(), "the custom resource outlived its CRD: %v", err)
+		}()
 		for _, t := range bds {
 			deleteAndWait(ctx, t.name)
 			for ref := range t.before {
