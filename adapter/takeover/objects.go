@@ -1,18 +1,15 @@
 package takeover
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
 
 // Ref names one installed object.
@@ -51,32 +48,11 @@ type Scope func(schema.GroupKind) (namespaced, known bool)
 // manifest and plain bundles are written. Lists are flattened, as kapp
 // and Helm do.
 func ParseManifest(data []byte) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, fmt.Errorf("parse manifest: %w", err)
-		}
-		if len(obj) == 0 {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: obj}
-		if u.IsList() {
-			list, err := u.ToList()
-			if err != nil {
-				return nil, fmt.Errorf("parse manifest: %w", err)
-			}
-			for i := range list.Items {
-				out = append(out, &list.Items[i])
-			}
-			continue
-		}
-		out = append(out, u)
+	objs, err := convert.DecodeAll(data)
+	if err != nil {
+		return nil, fmt.Errorf("parse manifest: %w", err)
 	}
+	return objs, nil
 }
 
 // Place puts namespaced objects without a namespace into ns and takes the

@@ -42,17 +42,13 @@ const (
 // takeover.Back decides adoptable; when false, the App only gets
 // noopDelete and the objects stay as they are.
 func Released(live *kappctrlv1alpha1.App, bd *rukpakv1alpha2.BundleDeployment, adoptable bool) (*kappctrlv1alpha1.App, error) {
-	app := &kappctrlv1alpha1.App{
-		TypeMeta: metav1.TypeMeta{APIVersion: kappctrlv1alpha1.SchemeGroupVersion.String(), Kind: "App"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            live.Name,
-			Namespace:       live.Namespace,
-			Labels:          copyMap(live.Labels),
-			Annotations:     copyMap(live.Annotations),
-			OwnerReferences: live.DeepCopy().OwnerReferences,
-		},
-		Spec: *live.Spec.DeepCopy(),
-	}
+	app := live.DeepCopy()
+	app.TypeMeta = metav1.TypeMeta{APIVersion: kappctrlv1alpha1.SchemeGroupVersion.String(), Kind: "App"}
+	app.Status = kappctrlv1alpha1.AppStatus{}
+	// What the API server sets cannot be applied.
+	m := &app.ObjectMeta
+	m.UID, m.ResourceVersion, m.Generation, m.CreationTimestamp = "", "", 0, metav1.Time{}
+	m.ManagedFields, m.Finalizers, m.DeletionTimestamp, m.DeletionGracePeriodSeconds = nil, nil, nil, nil
 	app.Spec.NoopDelete = true
 	if app.Annotations == nil {
 		app.Annotations = map[string]string{}
@@ -83,15 +79,4 @@ func Released(live *kappctrlv1alpha1.App, bd *rukpakv1alpha2.BundleDeployment, a
 // on every object of a rukpak release, so Helm's adoption patch leaves it.
 func rukpakOwnerReferences(bd *rukpakv1alpha2.BundleDeployment) []metav1.OwnerReference {
 	return OwnerReferences(bd)
-}
-
-func copyMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
