@@ -176,6 +176,17 @@ var _ = Describe("one BundleDeployment at a time, rukpak and rukpak-kapp both ru
 		deleteAndWait(ctx, "stays")
 	}, NodeTimeout(3*time.Minute))
 
+	It("migrate plan names what blocks and exits 1", func(ctx context.Context) {
+		newBD(ctx, "never", rukpakv1alpha2.ClassPlain, strings.Replace(images["plain"], ":v1", ":missing", 1), "")
+		DeferCleanup(deleteAndWait, "never")
+		reports, code := migratePlan(ctx, "--classes", aliasPlain+"="+rukpakv1alpha2.ClassPlain)
+		Expect(code).To(Equal(1))
+		Expect(reports["never"].Plan).NotTo(BeNil())
+		Expect(reports["never"].Plan.Blockers).To(ConsistOf(HaveField("Reason", takeover.BlockNoRelease)))
+		Expect(reports["moves"].Plan).NotTo(BeNil())
+		Expect(reports["moves"].Plan.Blockers).To(BeEmpty())
+	})
+
 	It("hands a BundleDeployment over in place when its class is changed to an alias rukpak-kapp claims", func(ctx context.Context) {
 		setClass(ctx, "moves", aliasPlain)
 		Eventually(getBD(ctx, "moves")).WithTimeout(60 * time.Second).Should(installedByAdapter())
