@@ -33,8 +33,11 @@ func (e *Env) StartRukpak(ctx context.Context, helm bool) (*Rukpak, error) {
 	return r, r.Start(ctx)
 }
 
-// Start (re)starts the processes.
+// Start starts the processes that are not running.
 func (r *Rukpak) Start(ctx context.Context) error {
+	if r.running() {
+		return nil
+	}
 	var err error
 	if r.core, err = r.start(ctx, rukpakCoreBinary, "--provisioner-storage-dir"); err != nil {
 		return err
@@ -81,6 +84,14 @@ func (r *Rukpak) start(ctx context.Context, name, storageFlag string) (*process,
 		return nil, err
 	}
 	return p, nil
+}
+
+func (r *Rukpak) running() bool {
+	if r.core == nil {
+		return false
+	}
+	exited, _ := r.core.Exited()
+	return !exited
 }
 
 // Pids are the running processes' ids.

@@ -29,7 +29,15 @@ type taken struct {
 	plan    *takeover.Plan
 }
 
-var _ = Describe("taking over a running rukpak", Ordered, ContinueOnFailure, func() {
+// One ordered container: the contexts share rukpak and the adapter, which
+// each reconfigures, so they must not be shuffled.
+var _ = Describe("moving between rukpak and rukpak-kapp", Ordered, ContinueOnFailure, func() {
+	Context("taking over a running rukpak", Ordered, takeOverAll)
+	Context("one BundleDeployment at a time, rukpak and rukpak-kapp both running", Ordered, oneAtATime)
+	Context("the take-over and hand-back decisions, applied by the test in the reconciler's place", Ordered, byHand)
+})
+
+func takeOverAll() {
 	bds := []*taken{{name: "to-plain"}, {name: "to-helm"}, {name: "to-registry"}}
 	var widget *unstructured.Unstructured
 
@@ -86,7 +94,7 @@ var _ = Describe("taking over a running rukpak", Ordered, ContinueOnFailure, fun
 
 	It("makes every BundleDeployment Installed through its App within 60 s of switching", func(ctx context.Context) {
 		rukpak.Stop()
-		Expect(env.StartAdapter(ctx)).To(Succeed())
+		runAdapter(ctx, strings.Join([]string{rukpakv1alpha2.ClassPlain, rukpakv1alpha2.ClassHelm, rukpakv1alpha2.ClassRegistry}, ","))
 		deadline := time.Now().Add(60 * time.Second)
 		for _, t := range bds {
 			Eventually(getBD(ctx, t.name)).WithTimeout(time.Until(deadline)).Should(installedByAdapter(), "%s", t.name)
@@ -142,23 +150,15 @@ var _ = Describe("taking over a running rukpak", Ordered, ContinueOnFailure, fun
 			}
 		}
 	}, NodeTimeout(4*time.Minute))
-})
+}
 
-var _ = Describe("one BundleDeployment at a time, rukpak and rukpak-kapp both running", Ordered, ContinueOnFailure, func() {
+func oneAtATime() {
 	var objects []*unstructured.Unstructured
 	var before, keptBefore map[takeover.Ref]state
 
 	BeforeAll(func(ctx context.Context) {
 		// rukpak claims the built-in classes; the adapter only the aliases.
-		if env.Adapter != nil {
-			env.Adapter.Stop()
-			env.Adapter.SetArgs("--classes", strings.Join([]string{
-				aliasPlain + "=" + rukpakv1alpha2.ClassPlain, aliasHelm + "=" + rukpakv1alpha2.ClassHelm, aliasRegistry + "=" + rukpakv1alpha2.ClassRegistry,
-			}, ","))
-			Expect(env.Adapter.Start(ctx)).To(Succeed())
-		} else {
-			Expect(env.StartAdapter(ctx, "--classes", aliasPlain+"="+rukpakv1alpha2.ClassPlain)).To(Succeed())
-		}
+		runAdapter(ctx, aliasClasses)
 		Expect(rukpak.Start(ctx)).To(Succeed())
 
 		newBD(ctx, "moves", rukpakv1alpha2.ClassPlain, images["plain"], "")
@@ -226,7 +226,23 @@ var _ = Describe("one BundleDeployment at a time, rukpak and rukpak-kapp both ru
 			}
 		}
 	}, NodeTimeout(4*time.Minute))
-})
+}
+
+// aliasClasses is the --classes list of an adapter beside rukpak.
+var aliasClasses = strings.Join([]string{
+	aliasPlain + "=" + rukpakv1alpha2.ClassPlain, aliasHelm + "=" + rukpakv1alpha2.ClassHelm, aliasRegistry + "=" + rukpakv1alpha2.ClassRegistry,
+}, ",")
+
+// runAdapter (re)starts the adapter claiming classes.
+func runAdapter(ctx context.Context, classes string) {
+	if env.Adapter == nil {
+		ExpectWithOffset(1, env.StartAdapter(ctx, "--classes", classes)).To(Succeed())
+		return
+	}
+	env.Adapter.Stop()
+	env.Adapter.SetArgs("--classes", classes)
+	ExpectWithOffset(1, env.Adapter.Start(ctx)).To(Succeed())
+}
 
 func refsOf(objs []*unstructured.Unstructured) []takeover.Ref {
 	var out []takeover.Ref
