@@ -3,10 +3,13 @@ package harness
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,14 +68,13 @@ func (e *Env) PointFinalizerPolicyAt(ctx context.Context, classes ...string) err
 	}
 	for range 120 {
 		ours, theirs := probe(classes[0]), probe("not-"+classes[0])
-		if err := e.Client.Create(ctx, ours, client.DryRunAll); err != nil {
-			return err
-		}
-		if err := e.Client.Create(ctx, theirs, client.DryRunAll); err != nil {
-			return err
-		}
-		if len(ours.Finalizers) == 1 && len(theirs.Finalizers) == 0 {
+		err := errors.Join(e.Client.Create(ctx, ours, client.DryRunAll), e.Client.Create(ctx, theirs, client.DryRunAll))
+		switch {
+		case err == nil && len(ours.Finalizers) == 1 && len(theirs.Finalizers) == 0:
 			return nil
+		// Right after start the client may not have discovered the CRD yet.
+		case err != nil && !meta.IsNoMatchError(err) && !apierrors.IsServiceUnavailable(err):
+			return err
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
