@@ -3,6 +3,8 @@ package takeover_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -36,7 +38,19 @@ func byHand() {
 
 	BeforeAll(func(ctx context.Context) {
 		Expect(rukpak.Start(ctx)).To(Succeed())
-		newBD(ctx, name, rukpakv1alpha2.ClassHelm, images["helm"], `{"values":"replicaCount: 2\ngreeting: by hand\n"}`)
+		// A plain bundle of its own from ConfigMaps: no cluster-scoped
+		// object that another context's BundleDeployment may hold.
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-manifests", Namespace: harness.SystemNamespace}, Data: map[string]string{}}
+		for _, f := range []string{"deployment.yaml", "service.yaml", "settings.yaml"} {
+			data, err := os.ReadFile(filepath.Join("testdata", "plain", "manifests", f))
+			Expect(err).NotTo(HaveOccurred())
+			cm.Data[f] = string(data)
+		}
+		Expect(env.Client.Create(ctx, cm)).To(Succeed())
+		newBD(ctx, name, rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{
+			Type:       rukpakv1alpha2.SourceTypeConfigMaps,
+			ConfigMaps: []rukpakv1alpha2.ConfigMapSource{{ConfigMap: rukpakv1alpha2.LocalObjectReference{Name: cm.Name}, Path: "manifests"}},
+		}, "")
 		Eventually(getBD(ctx, name)).WithTimeout(3 * time.Minute).Should(installedByRukpak())
 		objects = installedObjects(ctx, mustBD(ctx, name))
 		before = snapshot(ctx, objects)
@@ -45,14 +59,14 @@ func byHand() {
 	}, NodeTimeout(4*time.Minute))
 
 	AfterAll(func(ctx context.Context) {
-		setClass(ctx, name, rukpakv1alpha2.ClassHelm)
+		setClass(ctx, name, rukpakv1alpha2.ClassPlain)
 		deleteAndWait(ctx, name)
 	}, NodeTimeout(3*time.Minute))
 
 	It("takes over in place: rukpak's release through an as-bundled App, owner references and Helm metadata gone, nothing rolled", func(ctx context.Context) {
 		bd := mustBD(ctx, name)
 		view := bd.DeepCopy()
-		view.Spec.ProvisionerClassName = rukpakv1alpha2.ClassHelm
+		view.Spec.ProvisionerClassName = rukpakv1alpha2.ClassPlain
 		in, err := adapter.TakeOverInput(ctx, env.Client, env.Client.RESTMapper(), harness.SystemNamespace, view, true)
 		Expect(err).NotTo(HaveOccurred())
 		plan := takeover.Take(in)
@@ -120,7 +134,7 @@ func byHand() {
 		Eventually(func() error { _, err := getApp(ctx, name); return err }).WithTimeout(time.Minute).Should(Satisfy(apierrors.IsNotFound))
 		Expect(snapshot(ctx, objects)).To(Equal(before), "deleting the released App deleted or recreated something")
 
-		setClass(ctx, name, rukpakv1alpha2.ClassHelm)
+		setClass(ctx, name, rukpakv1alpha2.ClassPlain)
 		Eventually(getBD(ctx, name)).WithTimeout(2*time.Minute).Should(installedByRukpak(), "rukpak did not adopt the objects")
 		Expect(releaseSecrets(ctx, mustBD(ctx, name))).NotTo(BeEmpty())
 		Expect(snapshot(ctx, objects)).To(Equal(before), "an object was recreated, or a Deployment got a new ReplicaSet")

@@ -27,15 +27,19 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
-// newBD creates a BundleDeployment of an image in its own namespace.
-func newBD(ctx context.Context, name, class, image, config string) {
+// image is a BundleDeployment source of an image.
+func image(ref string) rukpakv1alpha2.BundleSource {
+	return rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: ref}}
+}
+
+// newBD creates a BundleDeployment installing into its own namespace.
+func newBD(ctx context.Context, name, class string, src rukpakv1alpha2.BundleSource, config string) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	ExpectWithOffset(1, client.IgnoreAlreadyExists(env.Client.Create(ctx, ns))).To(Succeed())
 	bd := &rukpakv1alpha2.BundleDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: rukpakv1alpha2.BundleDeploymentSpec{
-			InstallNamespace: name, ProvisionerClassName: class,
-			Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: image}},
+			InstallNamespace: name, ProvisionerClassName: class, Source: src,
 		},
 	}
 	if config != "" {

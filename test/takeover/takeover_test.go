@@ -32,9 +32,9 @@ type taken struct {
 // One ordered container: the contexts share rukpak and the adapter, which
 // each reconfigures, so they must not be shuffled.
 var _ = Describe("moving between rukpak and rukpak-kapp", Ordered, ContinueOnFailure, func() {
+	Context("the take-over and hand-back decisions, applied by the test in the reconciler's place", Ordered, byHand)
 	Context("taking over a running rukpak", Ordered, takeOverAll)
 	Context("one BundleDeployment at a time, rukpak and rukpak-kapp both running", Ordered, oneAtATime)
-	Context("the take-over and hand-back decisions, applied by the test in the reconciler's place", Ordered, byHand)
 })
 
 func takeOverAll() {
@@ -42,10 +42,10 @@ func takeOverAll() {
 	var widget *unstructured.Unstructured
 
 	BeforeAll(func(ctx context.Context) {
-		newBD(ctx, "to-plain", rukpakv1alpha2.ClassPlain, images["plain"], "")
-		newBD(ctx, "to-helm", rukpakv1alpha2.ClassHelm, images["helm"], `{"values":"replicaCount: 2\ngreeting: taken over\n"}`)
+		newBD(ctx, "to-plain", rukpakv1alpha2.ClassPlain, image(images["plain"]), "")
+		newBD(ctx, "to-helm", rukpakv1alpha2.ClassHelm, image(images["helm"]), `{"values":"replicaCount: 2\ngreeting: taken over\n"}`)
 		// rukpak v0.24.0 installs registry+v1 in AllNamespaces mode only.
-		newBD(ctx, "to-registry", rukpakv1alpha2.ClassRegistry, images["registry"], "")
+		newBD(ctx, "to-registry", rukpakv1alpha2.ClassRegistry, image(images["registry"]), "")
 		for _, t := range bds {
 			Eventually(getBD(ctx, t.name)).WithTimeout(3*time.Minute).Should(installedByRukpak(), "rukpak did not install %s", t.name)
 		}
@@ -161,8 +161,8 @@ func oneAtATime() {
 		runAdapter(ctx, aliasClasses)
 		Expect(rukpak.Start(ctx)).To(Succeed())
 
-		newBD(ctx, "moves", rukpakv1alpha2.ClassPlain, images["plain"], "")
-		newBD(ctx, "stays", rukpakv1alpha2.ClassHelm, images["helm"], `{"values":"greeting: stays with rukpak\n"}`)
+		newBD(ctx, "moves", rukpakv1alpha2.ClassPlain, image(images["plain"]), "")
+		newBD(ctx, "stays", rukpakv1alpha2.ClassHelm, image(images["helm"]), `{"values":"greeting: stays with rukpak\n"}`)
 		for _, name := range []string{"moves", "stays"} {
 			Eventually(getBD(ctx, name)).WithTimeout(3*time.Minute).Should(installedByRukpak(), "rukpak did not install %s", name)
 		}
@@ -177,7 +177,7 @@ func oneAtATime() {
 	}, NodeTimeout(3*time.Minute))
 
 	It("migrate plan names what blocks and exits 1", func(ctx context.Context) {
-		newBD(ctx, "never", rukpakv1alpha2.ClassPlain, strings.Replace(images["plain"], ":v1", ":missing", 1), "")
+		newBD(ctx, "never", rukpakv1alpha2.ClassPlain, image(strings.Replace(images["plain"], ":v1", ":missing", 1)), "")
 		DeferCleanup(deleteAndWait, "never")
 		reports, code := migratePlan(ctx, "--classes", aliasPlain+"="+rukpakv1alpha2.ClassPlain)
 		Expect(code).To(Equal(1))
