@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/types"
@@ -84,6 +85,21 @@ func installedByAdapter() types.GomegaMatcher {
 		}
 		return fmt.Sprintf("%s/%s/gen-current=%v: %s", c.Status, c.Reason, c.ObservedGeneration == bd.Generation, c.Message)
 	}, HavePrefix("True/InstallationSucceeded/gen-current=true"))
+}
+
+// installedThroughApp checks that rukpak-kapp installed bd's current
+// generation through its App: the condition alone can be carried forward
+// from rukpak's status before kapp-controller deployed anything.
+func installedThroughApp(ctx context.Context, name string) func(Gomega) {
+	return func(g Gomega) {
+		bd, err := getBD(ctx, name)()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(bd).To(installedByAdapter())
+		app := &kappctrlv1alpha1.App{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: harness.SystemNamespace, Name: name}, app)).To(Succeed())
+		g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
+		g.Expect(app.Status.Conditions).To(ContainElement(HaveField("Type", kappctrlv1alpha1.ReconcileSucceeded)), app.Status.UsefulErrorMessage)
+	}
 }
 
 // state is what must not change when rukpak-kapp takes over.

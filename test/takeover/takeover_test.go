@@ -97,7 +97,7 @@ func takeOverAll() {
 		runAdapter(ctx, strings.Join([]string{rukpakv1alpha2.ClassPlain, rukpakv1alpha2.ClassHelm, rukpakv1alpha2.ClassRegistry}, ","))
 		deadline := time.Now().Add(60 * time.Second)
 		for _, t := range bds {
-			Eventually(getBD(ctx, t.name)).WithTimeout(time.Until(deadline)).Should(installedByAdapter(), "%s", t.name)
+			Eventually(installedThroughApp(ctx, t.name)).WithContext(ctx).WithTimeout(time.Until(deadline)).Should(Succeed(), "%s", t.name)
 		}
 	}, NodeTimeout(2*time.Minute))
 
@@ -189,7 +189,7 @@ func oneAtATime() {
 
 	It("hands a BundleDeployment over in place when its class is changed to an alias rukpak-kapp claims", func(ctx context.Context) {
 		setClass(ctx, "moves", aliasPlain)
-		Eventually(getBD(ctx, "moves")).WithTimeout(60 * time.Second).Should(installedByAdapter())
+		Eventually(installedThroughApp(ctx, "moves")).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
 		Expect(snapshot(ctx, objects)).To(Equal(before), "an object was recreated, or the Deployment got a new ReplicaSet")
 		Expect(releaseSecrets(ctx, mustBD(ctx, "moves"))).To(BeEmpty())
 		for _, ref := range refsOf(objects) {
