@@ -15,7 +15,7 @@ run: tools build
 test: tools verify unit fuzz api-test reconciler-test e2e-test release-test bench-smoke
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
-TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp rukpak-core
+TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp rukpak-core rukpak-helm
 tools:
 	bash test/tools/build.sh $(TOOLS)
 
@@ -43,6 +43,7 @@ reconciler-test:
 
 e2e-test:
 	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v
+	go test -v -count=1 -timeout 20m ./test/takeover/... -ginkgo.v
 
 ## release-test: make image and make release against the local control plane (image, manifest, package, upgrade)
 release-test:

@@ -19,7 +19,9 @@ type Adapter struct {
 	proc       *process
 	env        *Env
 	args       []string
-	bin        string
+	// base is how many of args are the harness's defaults.
+	base int
+	bin  string
 }
 
 // startAdapter builds cmd/rukpak-kapp once per harness and runs it.
@@ -53,9 +55,27 @@ func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error)
 				AliasPlainClass + "=" + rukpakv1alpha2.ClassPlain}, ","),
 		},
 	}
+	a.base = len(a.args)
 	a.args = append(a.args, extra...)
 	return a, a.Start(ctx)
 }
+
+// StartAdapter starts the adapter on a harness started without it, with
+// extra flags after the defaults (a later --classes wins).
+func (e *Env) StartAdapter(ctx context.Context, extra ...string) error {
+	if e.Adapter != nil {
+		return fmt.Errorf("the adapter is already started; use Adapter.Stop and Adapter.Start")
+	}
+	a, err := startAdapter(ctx, e, extra)
+	if err != nil {
+		return err
+	}
+	e.Adapter = a
+	return nil
+}
+
+// SetArgs replaces the extra flags the adapter runs with from its next Start.
+func (a *Adapter) SetArgs(extra ...string) { a.args = append(a.args[:a.base:a.base], extra...) }
 
 // AliasPlainClass is a provisioner class the harness's adapter installs as
 // core-rukpak-io-plain.

@@ -104,7 +104,7 @@ func run(ctx context.Context, n int, idle time.Duration, names []string, cleanup
 		return nil, fmt.Errorf("start local control plane: %w", err)
 	}
 	defer env.Stop()
-	if err := finalizerPolicyFor(ctx, env, harness.AliasPlainClass); err != nil {
+	if err := env.PointFinalizerPolicyAt(ctx, harness.AliasPlainClass); err != nil {
 		return nil, err
 	}
 	cfg := rest.CopyConfig(env.ControlPlane.Config)
