@@ -5,12 +5,9 @@ import (
 	"fmt"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -52,47 +49,6 @@ func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 	}
 	out := status.Compute(status.Facts{BD: bd, App: app, Now: r.now()})
 	return r.writeStatus(ctx, bd, out.Status)
-}
-
-// release hands a BundleDeployment whose class the adapter no longer claims
-// to whoever claims it now, deleting nothing it installed: the App is told
-// to leave the objects in place (noopDelete) and removed, with the content
-// the adapter stored, and then the finalizer. kapp's record of the App stays
-// in the system namespace, so the objects are adopted again, not
-// duplicated, if the class comes back.
-func (r *Reconciler) release(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) error {
-	if !controllerutil.ContainsFinalizer(bd, Finalizer) {
-		return nil
-	}
-	app, err := r.liveApp(ctx, bd.Name)
-	if err != nil {
-		return err
-	}
-	if app != nil {
-		if !app.Spec.NoopDelete {
-			patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"noopDelete":true}}`))
-			if err := r.client.Patch(ctx, app, patch, client.FieldOwner(FieldOwner)); err != nil {
-				return fmt.Errorf("keep the installed objects of App %s/%s: %w", app.Namespace, app.Name, err)
-			}
-			log.FromContext(ctx).Info("releasing: provisioner class no longer claimed; the installed objects stay", "class", bd.Spec.ProvisionerClassName)
-		}
-		if app.DeletionTimestamp.IsZero() {
-			if err := r.client.Delete(ctx, app); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("delete App %s/%s: %w", app.Namespace, app.Name, err)
-			}
-		}
-		// The App watch brings this back once kapp-controller let it go.
-		return nil
-	}
-	if err := r.pruneContent(ctx, bd.Name, nil); err != nil {
-		return err
-	}
-	certs := &corev1.Secret{}
-	certs.Namespace, certs.Name = r.cfg.SystemNamespace, certSecretName(bd.Name)
-	if err := r.client.Delete(ctx, certs); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("delete webhook certificate secret: %w", err)
-	}
-	return r.letGo(ctx, bd)
 }
 
 // letGo forgets bd and removes the finalizer.

@@ -85,6 +85,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // facts of the status. err stops progress; retry is a failure beside a
 // working install (prune, workloads) that is reported and retried.
 func (r *Reconciler) install(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, facts *status.Facts) (timer time.Duration, err, retry error) {
+	live, err := r.liveApp(ctx, bd.Name)
+	if err != nil {
+		return 0, inStep(stepStore, "%w", err), nil
+	}
+	if handled, err := r.takeOver(ctx, bd, live, facts); handled {
+		return 0, err, nil
+	}
 	var f fetched
 	if bundle.AdapterFetches(bd) {
 		if f, err = r.content(ctx, bd); err != nil {
@@ -109,11 +116,13 @@ func (r *Reconciler) install(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 			return timer, err, nil
 		}
 	}
-	desired, err := translate.App(bd, r.cfg, f.content())
+	// Apps made before as-bundled Apps existed keep label scoping: changing
+	// an installed workload's selector fails, and its pod template rolls.
+	desired, err := translate.AppInStyle(bd, r.cfg, f.content(), translate.StyleOf(live))
 	if err != nil {
 		return 0, err, nil
 	}
-	if facts.App, err = r.applyApp(ctx, desired); err != nil {
+	if facts.App, err = r.applyApp(ctx, desired, live); err != nil {
 		return 0, err, nil
 	}
 	if deployedCurrent(facts.App) && facts.Failure == nil {

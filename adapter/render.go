@@ -40,7 +40,7 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 			c.Secrets = append(c.Secrets, translate.ContentSecret{Name: ch.Name, Dir: ch.Dir})
 		}
 	}
-	app, err := translate.App(bd, cfg, c)
+	app, err := translate.AppInStyle(bd, cfg, c, translate.StyleAsBundled)
 	if err != nil {
 		return nil, err
 	}

@@ -214,6 +214,11 @@ func (s state) failed(f Failure) conditions {
 		c := s.installFailed(s.unpackedTrue(), "Waiting for the bundle's dependencies: "+msg)
 		c.installed.Reason = rukpakv1alpha2.ReasonDependenciesUnmet
 		return c
+	case TakeOverBlocked:
+		c := s.installFailed(s.unpackedTrue(), "What rukpak installed cannot be taken over in place, so nothing was changed: "+msg+
+			". `rukpak-kapp migrate plan` shows the plan; docs/migrating-from-rukpak.md says how to unblock it")
+		c.installed.Reason = rukpakv1alpha2.ReasonTakeOverBlocked
+		return c
 	case SpecUnsupported:
 		return s.installFailed(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed, msg),
 			"The bundle cannot be installed: "+msg)
@@ -373,6 +378,7 @@ var (
 	failureReasons = []string{
 		rukpakv1alpha2.ReasonUnpackFailed, rukpakv1alpha2.ReasonInstallFailed, rukpakv1alpha2.ReasonUpgradeFailed,
 		rukpakv1alpha2.ReasonDeleteFailed, rukpakv1alpha2.ReasonUnhealthy, rukpakv1alpha2.ReasonDependenciesUnmet,
+		rukpakv1alpha2.ReasonTakeOverBlocked,
 	}
 )
 

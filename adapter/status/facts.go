@@ -69,6 +69,9 @@ const (
 	// DependenciesUnmet: the bundle waits for what it declares it needs;
 	// it installs as soon as the cluster offers it.
 	DependenciesUnmet
+	// TakeOverBlocked: what rukpak installed cannot be taken over in
+	// place; nothing was changed.
+	TakeOverBlocked
 )
 
 // Failure is one failure of the adapter's own steps, classified.

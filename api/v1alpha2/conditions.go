@@ -77,6 +77,9 @@ const (
 	// ReasonDependenciesUnmet is set (Installed=False) while a registry+v1
 	// bundle's declared dependencies are not met in the cluster.
 	ReasonDependenciesUnmet = "DependenciesUnmet"
+	// ReasonTakeOverBlocked is set (Installed=False) when what rukpak
+	// installed for the BundleDeployment cannot be taken over in place.
+	ReasonTakeOverBlocked = "TakeOverBlocked"
 	// ReasonInstallPending is set (Installed=Unknown) before kapp-controller ran the deploy for the current spec.
 	ReasonInstallPending = "InstallPending"
 	// ReasonInstalling is set (Installed=Unknown) while kapp applies and waits.

@@ -118,10 +118,10 @@ const installer = "rukpak-kapp-installer"
 // Object is exactly the App the adapter would write, minus its owner.
 func (s *floor) Object(i int, ref string) (client.Object, error) {
 	bd := bundleDeployment(fmt.Sprintf("fl-%04d", i), s.Name(), rukpakv1alpha2.ClassPlain, namespaceOf(s), ref)
-	app, err := translate.App(bd, translate.Config{
+	app, err := translate.AppInStyle(bd, translate.Config{
 		SystemNamespace: floorApps, ServiceAccountName: installer,
 		SyncPeriod: 10 * time.Minute, BranchSyncPeriod: time.Minute,
-	}, nil)
+	}, nil, translate.StyleAsBundled)
 	if err != nil {
 		return nil, err
 	}
