@@ -64,10 +64,17 @@ func (r *Reconciler) letGo(ctx context.Context, bd *rukpakv1alpha2.BundleDeploym
 	return nil
 }
 
-// liveApp is bd's App, nil when there is none.
+// liveApp is bd's App, nil when there is none. The informer cache may not
+// have seen an App this adapter created a moment ago, and "no App" decides
+// how one is made (a take-over, the style of its objects), so that answer
+// is confirmed with the API server.
 func (r *Reconciler) liveApp(ctx context.Context, name string) (*kappctrlv1alpha1.App, error) {
+	key := client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: name}
 	app := &kappctrlv1alpha1.App{}
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: name}, app)
+	err := r.client.Get(ctx, key, app)
+	if apierrors.IsNotFound(err) {
+		err = r.direct.Get(ctx, key, app)
+	}
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

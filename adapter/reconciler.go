@@ -33,6 +33,7 @@ const FieldOwner = "rukpak-kapp"
 // Reconciler turns BundleDeployments of the claimed classes into Apps.
 type Reconciler struct {
 	client   client.Client
+	direct   client.Reader
 	cfg      translate.Config
 	classes  Classes
 	recorder events.EventRecorder
@@ -48,12 +49,13 @@ type Reconciler struct {
 // digestCacheBytes bounds the images kept unpacked in memory.
 const digestCacheBytes = 32 << 20
 
-// NewReconciler wires a Reconciler. classes are the provisioner classes it
-// claims; BundleDeployments of other classes are never touched. apis
-// answers registry+v1 bundles' olm.gvk dependencies.
-func NewReconciler(c client.Client, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *Reconciler {
+// NewReconciler wires a Reconciler. c reads from the informer cache; direct
+// reads from the API server, where the cache may lag. classes are the
+// provisioner classes it claims; BundleDeployments of other classes are
+// never touched. apis answers registry+v1 bundles' olm.gvk dependencies.
+func NewReconciler(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *Reconciler {
 	return &Reconciler{
-		client: c, cfg: cfg, classes: classes, recorder: recorder, apis: apis,
+		client: c, direct: direct, cfg: cfg, classes: classes, recorder: recorder, apis: apis,
 		cache: newContentCache(), digests: fetch.NewDigestCache(digestCacheBytes), now: time.Now,
 	}
 }
