@@ -49,7 +49,7 @@ func renderBD(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) (*kappct
 
 var _ = Describe("for Carvel CLI users", func() {
 	It("renders offline exactly the App and content Secrets the controller applies", func(ctx context.Context) {
-		plainBD(ctx, "render-plain", images["plain-v0/valid"])
+		plainBD(ctx, "render-plain", images["hello"])
 		plainBD(ctx, "render-tls", tlsImages["hello"], func(bd *rukpakv1alpha2.BundleDeployment) {
 			bd.Spec.Source.Image.CertificateData = string(env.TLSRegistry.CA.PEM)
 		})
@@ -82,7 +82,7 @@ var _ = Describe("for Carvel CLI users", func() {
 	})
 
 	It("leaves Apps that kapp inspects and lists changes for", func(ctx context.Context) {
-		plainBD(ctx, "kapp-inspect", images["plain-v0/valid"])
+		plainBD(ctx, "kapp-inspect", images["hello"])
 		Eventually(getBD(ctx, "kapp-inspect")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 
 		kapp := func(args ...string) []byte {

@@ -37,7 +37,7 @@ var _ = Describe("faults", Serial, func() {
 	})
 
 	It("converge after kapp-controller is killed mid-deploy", func(ctx context.Context) {
-		plainBD(ctx, "fault-kc", images["plain-v0/valid"])
+		plainBD(ctx, "fault-kc", images["hello"])
 		Eventually(func() (string, error) {
 			app, err := getApp(ctx, "fault-kc")
 			if err != nil || len(app.Status.Conditions) == 0 {
@@ -49,11 +49,11 @@ var _ = Describe("faults", Serial, func() {
 		Expect(env.KappController.StartController(ctx)).To(Succeed())
 
 		Eventually(getBD(ctx, "fault-kc")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-		Expect(ownedCRDs(ctx, "fault-kc")()).To(HaveLen(8))
+		Expect(ownedCRDs(ctx, "fault-kc")()).To(HaveLen(1))
 	})
 
 	It("converge after the API server restarts, and keep following changes", func(ctx context.Context) {
-		plainBD(ctx, "fault-apiserver", images["plain-v0/valid"])
+		plainBD(ctx, "fault-apiserver", images["hello"])
 		Eventually(getBD(ctx, "fault-apiserver")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 		Expect(env.ControlPlane.RestartAPIServer(ctx)).To(Succeed())
 
