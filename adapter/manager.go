@@ -32,15 +32,24 @@ type Options struct {
 	Restartable bool
 }
 
-// NewManager builds the controller manager that runs the adapter against
-// the cluster cfg points at: the command's `run` and the reconciler tests
-// start exactly this.
-func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+// Scheme knows the kinds the adapter reads and writes.
+func Scheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, fmt.Errorf("build scheme: %w", err)
 		}
+	}
+	return scheme, nil
+}
+
+// NewManager builds the controller manager that runs the adapter against
+// the cluster cfg points at: the command's `run` and the reconciler tests
+// start exactly this.
+func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
 	}
 	system := map[string]cache.Config{o.Config.SystemNamespace: {}}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
