@@ -44,7 +44,7 @@ func stuckDelete(ctx context.Context, name string) *corev1.ServiceAccount {
 	Eventually(getBD(ctx, name)).Should(haveCondition("Installed", "False", "DeleteFailed", sa))
 	Consistently(getBD(ctx, name)).WithTimeout(5*time.Second).Should(HaveField("DeletionTimestamp", Not(BeNil())),
 		"the BundleDeployment must stay, showing why, instead of vanishing with its objects left behind")
-	Expect(ownedCRDs(ctx, name)()).To(HaveLen(8))
+	Expect(ownedCRDs(ctx, name)()).To(HaveLen(1))
 	account.ResourceVersion = ""
 	return account
 }
