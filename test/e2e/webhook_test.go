@@ -21,20 +21,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 // hostIP is a non-loopback address of this machine: the API server refuses
 // loopback addresses in Endpoints.
 func hostIP() string {
-	addrs, err := net.InterfaceAddrs()
-	Expect(err).NotTo(HaveOccurred())
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() && !ipn.IP.IsLinkLocalUnicast() {
-			return ipn.IP.String()
-		}
-	}
-	Fail("this machine has no non-loopback IPv4 address for the webhook stand-in to listen on")
-	return ""
+	ip, err := harness.HostIP()
+	Expect(err).NotTo(HaveOccurred(), "the webhook stand-in needs an address to listen on")
+	return ip
 }
 
 // denyingWebhook stands in for the operator's pod: it serves admission
