@@ -101,10 +101,14 @@ func Objects(s Spec) []client.Object {
 // ValuesSecretName is the name of bdName's values Secret.
 func ValuesSecretName(bdName string) string { return bdName + "-values" }
 
-// versionSelection pins version. kapp-controller leaves prereleases out
-// before it applies constraints unless they are asked for (vendir's
-// HighestConstrainedVersion), so a prerelease (a plain bundle's content
-// version) asks for them.
+// versionSelection pins version. For a prerelease (a plain bundle's
+// content version) it asks for prereleases too. kapp-controller v0.53.1
+// adds that itself when it picks the version for an exact constraint
+// (pkg/packageinstall/packageinstall.go), but not when a new Package
+// arrives and it looks for the PackageInstalls that may take it
+// (packageinstall_version_handler.go, vendir's HighestConstrainedVersion,
+// which drops prereleases unless asked): without it a PackageInstall
+// applied before its Package waits for its retry back-off instead.
 func versionSelection(version string) *versionsv1alpha1.VersionSelectionSemver {
 	sel := &versionsv1alpha1.VersionSelectionSemver{Constraints: version}
 	if strings.Contains(version, "-") {

@@ -73,9 +73,9 @@ func TestContentVersion(t *testing.T) {
 		{"manifests/a.yaml": []byte("b")},
 		{"manifests/b.yaml": []byte("a")},
 		{"manifests/a.yaml": []byte("a"), "manifests/b.yaml": nil},
-		// Every hex prefix starting with 0: a numeric identifier with a
-		// leading 0 is no semver, so the identifier must not be one.
-		{"manifests/a.yaml": []byte("x17")},
+		// Its digest starts 0794873306346064: all digits with a leading 0,
+		// which as a numeric identifier of its own would be no semver.
+		{"manifests/a.yaml": []byte("x2898")},
 	} {
 		v := ContentVersion(files)
 		if seen[v] {
@@ -147,6 +147,13 @@ func TestObjects(t *testing.T) {
 		t.Fatal("the values Secret does not hold the values")
 	}
 	pi := objs[5].(*packagingv1alpha1.PackageInstall)
+	// The check kapp-controller makes when a Package arrives, for each
+	// PackageInstall of its refName (PackageInstallVersionHandler): does
+	// the PackageInstall take this version?
+	got, err := versions.HighestConstrainedVersion([]string{"0.0.0-sha256-ab", "0.0.0-sha256-cd", "1.0.0"}, versionsv1alpha1.VersionSelection{Semver: pi.Spec.PackageRef.VersionSelection})
+	if err != nil || got != "0.0.0-sha256-ab" {
+		t.Fatalf("kapp-controller would select %q (%v)", got, err)
+	}
 	wantSpec := packagingv1alpha1.PackageInstallSpec{
 		ServiceAccountName: "installer",
 		PackageRef: &packagingv1alpha1.PackageRef{RefName: "hello.bundles.rukpak-kapp.dev", VersionSelection: &versionsv1alpha1.VersionSelectionSemver{
@@ -157,11 +164,6 @@ func TestObjects(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantSpec, pi.Spec); diff != "" {
 		t.Fatalf("PackageInstall spec (-want +got):\n%s", diff)
-	}
-	// What kapp-controller's selection makes of it: the prerelease is picked.
-	got, err := versions.HighestConstrainedVersion([]string{"0.0.0-sha256-ab", "0.0.0-sha256-cd", "1.0.0"}, versionsv1alpha1.VersionSelection{Semver: pi.Spec.PackageRef.VersionSelection})
-	if err != nil || got != "0.0.0-sha256-ab" {
-		t.Fatalf("kapp-controller would select %q (%v)", got, err)
 	}
 
 	plain := Objects(Spec{BundleDeployment: bd("p", rukpakv1alpha2.ClassPlain, nil), Version: "1.0.0", Template: template, Namespace: "pkgs"})
