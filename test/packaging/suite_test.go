@@ -8,6 +8,8 @@ package packaging_test
 
 import (
 	"context"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,7 +19,11 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
-var env *harness.Env
+var (
+	env *harness.Env
+	// rukpakKapp is the binary, built once, that the specs run as a user would.
+	rukpakKapp string
+)
 
 func TestPackaging(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -31,7 +37,12 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, PackagingAPI: true, Servers: true})
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("harness logs: %s\n", env.LogDir())
-}, NodeTimeout(4*time.Minute))
+	rukpakKapp = filepath.Join(env.Dir, "rukpak-kapp")
+	build := exec.CommandContext(ctx, "go", "build", "-o", rukpakKapp, "./cmd/rukpak-kapp")
+	build.Dir = env.Root
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "build rukpak-kapp: %s", out)
+}, NodeTimeout(6*time.Minute))
 
 var _ = AfterSuite(func() {
 	if env != nil {
