@@ -87,17 +87,24 @@ func Bundle(files map[string][]byte, o BundleOptions) (v1.Image, error) {
 	return mutate.Annotations(img, o.Annotations).(v1.Image), nil
 }
 
-// Push writes img to repo:tag with the credentials of the default keychain
-// (~/.docker/config.json) and returns its reference by digest.
-func Push(ctx context.Context, repo, tag string, img v1.Image) (string, error) {
+// Pushable is an image or an image index.
+type Pushable interface {
+	remote.Taggable
+	Digest() (v1.Hash, error)
+}
+
+// Push writes an image or index, with its blobs, to repo:tag with the
+// credentials of the default keychain (~/.docker/config.json) and returns
+// its reference by digest.
+func Push(ctx context.Context, repo, tag string, t Pushable) (string, error) {
 	ref, err := name.NewTag(repo + ":" + tag)
 	if err != nil {
 		return "", fmt.Errorf("image name %s:%s: %w", repo, tag, err)
 	}
-	if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+	if err := remote.Push(ref, t, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 		return "", fmt.Errorf("push %s: %w", ref, err)
 	}
-	d, err := img.Digest()
+	d, err := t.Digest()
 	if err != nil {
 		return "", err
 	}

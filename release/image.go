@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/rukpak-kapp/rukpak-kapp/ocibundle"
@@ -39,7 +36,7 @@ func buildAndPushImage(ctx context.Context, o *options, info buildInfo) (string,
 	if err != nil {
 		return "", err
 	}
-	return pushIndex(ctx, o.registry+"/rukpak-kapp", info.Version, idx)
+	return ocibundle.Push(ctx, o.registry+"/rukpak-kapp", info.Version, idx)
 }
 
 // imageIndex is the multi-platform image of the given binaries. It is a
@@ -95,19 +92,4 @@ func platformImage(base v1.Layer, binary []byte, p platform, info buildInfo) (v1
 		return nil, err
 	}
 	return mutate.Annotations(img, info.annotations("rukpak-kapp")).(v1.Image), nil
-}
-
-func pushIndex(ctx context.Context, repo, tag string, idx v1.ImageIndex) (string, error) {
-	ref, err := name.NewTag(repo + ":" + tag)
-	if err != nil {
-		return "", fmt.Errorf("image name %s:%s: %w", repo, tag, err)
-	}
-	if err := remote.WriteIndex(ref, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
-		return "", fmt.Errorf("push %s: %w", ref, err)
-	}
-	d, err := idx.Digest()
-	if err != nil {
-		return "", err
-	}
-	return repo + "@" + d.String(), nil
 }
