@@ -78,7 +78,7 @@ func (e *Env) preparePackagingAPI(ctx context.Context, dir string) (*packagingAP
 			return nil, fmt.Errorf("create namespace %s: %w", ns, err)
 		}
 	}
-	if err := e.routeToHost(ctx, KappControllerNamespace, packagingAPIService, packagingAPIPortName, ip, int32(port)); err != nil {
+	if err := e.RouteToHost(ctx, KappControllerNamespace, packagingAPIService, packagingAPIPortName, ip, int32(port)); err != nil {
 		return nil, err
 	}
 	if _, err := ApplyYAML(ctx, e.Client, []byte(fmt.Sprintf(`apiVersion: apiregistration.k8s.io/v1
@@ -138,11 +138,12 @@ func (p *packagingAPI) start(kc *KappController, args []string) (*process, error
 	return startProcessWith(kc.name, kc.dir, env, kc.tools.logDir, &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}, p.sandbox, argv...)
 }
 
-// routeToHost makes the selector-less Service ns/name whose port portName
-// (443) leads to ip:port, through an EndpointSlice: what kube-apiserver
-// 1.37's aggregator resolves Services with (kube-aggregator's
-// NewEndpointServiceResolver reads EndpointSlices only).
-func (e *Env) routeToHost(ctx context.Context, ns, name, portName, ip string, port int32) error {
+// RouteToHost routes the Service ns/name's port portName to ip:port
+// through an EndpointSlice, what kube-apiserver 1.37 resolves Services
+// with for aggregated APIs and webhooks (kube-aggregator's
+// NewEndpointServiceResolver reads EndpointSlices only). Unless the
+// Service exists it is made selector-less, with portName as port 443.
+func (e *Env) RouteToHost(ctx context.Context, ns, name, portName, ip string, port int32) error {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{
