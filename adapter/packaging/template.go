@@ -8,7 +8,7 @@ import (
 
 // AppTemplate is the App spec of a Package: the template and deploy steps
 // of app, the App the adapter makes for the BundleDeployment
-// (translate.App), after fetch. The account, sync period and default
+// (translate.AppInStyle), after fetch. The account, sync period and default
 // namespace are the PackageInstall's to say. A helm chart is at chartPath
 // of what fetch brings ("" for its root), and its values come from the
 // PackageInstall's values Secrets, which kapp-controller adds to the first
