@@ -24,6 +24,13 @@ const AnnotationServiceAccount = "core.rukpak.io/install-service-account"
 // kapp-controller's floor is 30s), for faster repair of drift.
 const AnnotationSyncPeriod = "core.rukpak.io/sync-period"
 
+// AnnotationPackageVersion is the version (semver) of the Carvel Package
+// made of this BundleDeployment's content (`rukpak-kapp render
+// --as-package`). Without it a plain bundle's version is derived from its
+// content, a helm bundle's is its chart's and a registry+v1 bundle's its
+// ClusterServiceVersion's.
+const AnnotationPackageVersion = "core.rukpak.io/package-version"
+
 // Annotations the adapter puts on each App it writes. They record what the
 // App's spec was made from, so that the App's success is never read as a
 // newer generation's, and so that a restarted adapter knows what content the

@@ -45,6 +45,8 @@ func usage() {
 commands:
   run      run the controller against the cluster of $KUBECONFIG (or in-cluster config)
   render   print the App (and content Secrets) the controller would apply: render -f bd.yaml [-f ...]
+           or, with --as-package [--push REPO] [--namespace NS] [--installer-rbac], a Carvel Package,
+           PackageMetadata, values Secret and PackageInstall that install the bundle
   version  print the version and the commit it was built from
   convert  print the plain manifests of a registry+v1 bundle directory, for kapp deploy -f -:
            convert registry-v1 DIR --install-namespace NS [--watch-namespaces A,B]
