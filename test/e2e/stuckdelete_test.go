@@ -77,8 +77,14 @@ var _ = Describe("a delete that cannot finish", func() {
 		left, err := ownedCRDs(ctx, "stuck-release")()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(left).To(HaveLen(1), "released objects stay, found by their owner label")
-		for _, name := range left {
-			Expect(env.Client.Delete(ctx, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+		// Removed by hand, as the README says, so later specs can install
+		// the same bundle.
+		for _, o := range []client.Object{
+			&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: left[0]}},
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello"}},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-settings"}},
+		} {
+			Expect(env.Client.Delete(ctx, o)).To(Succeed())
 		}
 	})
 })
