@@ -77,7 +77,7 @@ var _ = Describe("cost of a broken or idle BundleDeployment", Serial, func() {
 		startApp, err := getApp(ctx, "cost-broken")
 		Expect(err).NotTo(HaveOccurred())
 
-		window := 40 * time.Second
+		window := 20 * time.Second
 		time.Sleep(window)
 
 		last, err := getBD(ctx, "cost-broken")()
@@ -90,8 +90,8 @@ var _ = Describe("cost of a broken or idle BundleDeployment", Serial, func() {
 			window, attempts, app.Status.ConsecutiveReconcileFailures, adapterReconciles, first.ResourceVersion, last.ResourceVersion)
 
 		Expect(last.ResourceVersion).To(Equal(first.ResourceVersion), "the adapter rewrote an unchanged failure")
-		// kapp-controller waits 2^n s after n failures: at most 5 tries fit in 40 s once a few have passed.
-		Expect(attempts).To(BeNumerically("<=", 5))
+		// kapp-controller waits 2^n s after n failures: at most 4 tries fit in 20 s once a few have passed.
+		Expect(attempts).To(BeNumerically("<=", 4))
 		// Each attempt wakes the adapter a few times (status writes of the App); never a hot loop.
 		Expect(adapterReconciles).To(BeNumerically("<=", 4*float64(attempts)+4))
 	})
