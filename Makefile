@@ -4,18 +4,18 @@ export GONOSUMDB ?= carvel.dev
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 
-.PHONY: run test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test release-test image release bench-convert bench-scale bench-smoke
+.PHONY: run test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 ## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
 run: tools build
 	$(BIN)/rukpak-kapp-dev $(ARGS)
 
-## test: unit tests, the API suite, the reconciler suite, the end-to-end and release suites
-test: tools verify unit fuzz api-test reconciler-test e2e-test release-test bench-smoke
+## test: unit tests, the API suite, the reconciler suite, the end-to-end, packaging and release suites
+test: tools verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test bench-smoke
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
-TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp rukpak-core
+TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp rukpak-core rukpak-helm
 tools:
 	bash test/tools/build.sh $(TOOLS)
 
@@ -43,6 +43,11 @@ reconciler-test:
 
 e2e-test:
 	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v
+	go test -v -count=1 -timeout 20m ./test/takeover/... -ginkgo.v
+
+## packaging-test: kapp-controller's own packaging API (as root), render --as-package installed through PackageInstalls
+packaging-test:
+	go test -v -count=1 -timeout 20m ./test/packaging/... -ginkgo.v
 
 ## release-test: make image and make release against the local control plane (image, manifest, package, upgrade)
 release-test:

@@ -7,22 +7,15 @@ import (
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// applyApp writes the desired App only when it differs from the live one,
-// so an unchanged BundleDeployment costs no API writes.
-func (r *Reconciler) applyApp(ctx context.Context, desired *kappctrlv1alpha1.App) (*kappctrlv1alpha1.App, error) {
-	live := &kappctrlv1alpha1.App{}
-	err := r.client.Get(ctx, client.ObjectKeyFromObject(desired), live)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return nil, &stepError{step: stepStore, err: fmt.Errorf("get App %s/%s: %w", desired.Namespace, desired.Name, err)}
-	case appUpToDate(desired, live):
+// applyApp writes the desired App only when it differs from the live one
+// (nil: none), so an unchanged BundleDeployment costs no API writes.
+func (r *Reconciler) applyApp(ctx context.Context, desired, live *kappctrlv1alpha1.App) (*kappctrlv1alpha1.App, error) {
+	if live != nil && appUpToDate(desired, live) {
 		return live, nil
 	}
 	applied, err := serverSideApply(ctx, r.client, desired)

@@ -30,6 +30,8 @@ type fetched struct {
 	checked time.Time
 	// renewAt is when a webhook certificate in the content is due.
 	renewAt time.Time
+	// bundle is what a registry+v1 bundle says of itself.
+	bundle *translate.BundleMetadata
 	// refused is content that is not a valid bundle: this generation's,
 	// or a tracked branch's newer commit beside the deployed one. It is
 	// kept so that the failure is reported once and not fetched again
@@ -49,7 +51,7 @@ func (f fetched) content() *translate.Content {
 	if f.secrets == nil {
 		return nil
 	}
-	return &translate.Content{Secrets: f.secrets, Resolved: f.resolved}
+	return &translate.Content{Secrets: f.secrets, Resolved: f.resolved, Bundle: f.bundle}
 }
 
 // contentCacheSize bounds the remembered fetches. An entry holds names, not
@@ -89,6 +91,12 @@ func (r *Reconciler) recoverContent(ctx context.Context, bd *rukpakv1alpha2.Bund
 		return fetched{}, false
 	}
 	f := fetched{generation: bd.Generation, resolved: resolved}
+	if data, ok := app.Annotations[rukpakv1alpha2.AnnotationBundleMetadata]; ok {
+		f.bundle = &translate.BundleMetadata{}
+		if json.Unmarshal([]byte(data), f.bundle) != nil {
+			return fetched{}, false
+		}
+	}
 	for _, p := range app.Spec.Fetch[0].Inline.PathsFrom {
 		if p.SecretRef == nil {
 			return fetched{}, false

@@ -146,11 +146,12 @@ func (r *Reconciler) fetchFresh(ctx context.Context, bd *rukpakv1alpha2.BundleDe
 		return fetched{}, err
 	}
 	f := fetched{generation: bd.Generation, resolved: resolved, checked: time.Now()}
-	layout, err := bundle.Files(bd, files, certs)
+	layout, err := bundle.Lay(bd, files, certs)
 	if err != nil {
 		return f, err
 	}
-	chunks, err := content.Pack(bd.Name, layout)
+	f.bundle = recorded(layout)
+	chunks, err := content.Pack(bd.Name, layout.Files)
 	if err != nil {
 		return f, err
 	}
@@ -234,4 +235,14 @@ func (r *Reconciler) pruneContent(ctx context.Context, bdName string, current *t
 
 func (r *Reconciler) sources() sourceFetcher {
 	return sourceFetcher{reader: r.client, namespace: r.cfg.SystemNamespace, digests: r.digests}
+}
+
+// recorded is what the App records of a registry+v1 bundle's layout; nil
+// for other formats.
+func recorded(layout *bundle.Layout) *translate.BundleMetadata {
+	m := layout.Metadata
+	if m == nil {
+		return nil
+	}
+	return &translate.BundleMetadata{Package: m.Package, Labels: m.Labels, Dependencies: m.Dependencies, Notes: layout.Notes}
 }

@@ -5,12 +5,9 @@ import (
 	"fmt"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -54,53 +51,13 @@ func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 	return r.writeStatus(ctx, bd, out.Status)
 }
 
-// release hands a BundleDeployment whose class the adapter no longer claims
-// to whoever claims it now, deleting nothing it installed: the App is told
-// to leave the objects in place (noopDelete) and removed, with the content
-// the adapter stored, and then the finalizer. kapp's record of the App stays
-// in the system namespace, so the objects are adopted again, not
-// duplicated, if the class comes back.
-func (r *Reconciler) release(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) error {
-	if !controllerutil.ContainsFinalizer(bd, Finalizer) {
-		return nil
-	}
-	app, err := r.liveApp(ctx, bd.Name)
-	if err != nil {
-		return err
-	}
-	if app != nil {
-		if !app.Spec.NoopDelete {
-			patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"noopDelete":true}}`))
-			if err := r.client.Patch(ctx, app, patch, client.FieldOwner(FieldOwner)); err != nil {
-				return fmt.Errorf("keep the installed objects of App %s/%s: %w", app.Namespace, app.Name, err)
-			}
-			log.FromContext(ctx).Info("releasing: provisioner class no longer claimed; the installed objects stay", "class", bd.Spec.ProvisionerClassName)
-		}
-		if app.DeletionTimestamp.IsZero() {
-			if err := r.client.Delete(ctx, app); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("delete App %s/%s: %w", app.Namespace, app.Name, err)
-			}
-		}
-		// The App watch brings this back once kapp-controller let it go.
-		return nil
-	}
-	if err := r.pruneContent(ctx, bd.Name, nil); err != nil {
-		return err
-	}
-	certs := &corev1.Secret{}
-	certs.Namespace, certs.Name = r.cfg.SystemNamespace, certSecretName(bd.Name)
-	if err := r.client.Delete(ctx, certs); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("delete webhook certificate secret: %w", err)
-	}
-	return r.letGo(ctx, bd)
-}
-
 // letGo forgets bd and removes the finalizer.
 func (r *Reconciler) letGo(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) error {
 	r.cache.forget(bd.UID)
 	r.states.forget(bd.Name)
 	r.progress.forget(bd.Name)
 	r.forgetPlacement(bd.Name)
+	r.waiting.set(bd.Name, false)
 	// NotFound: a second reconcile from a stale cache raced the first.
 	if err := r.patchFinalizers(ctx, bd, controllerutil.RemoveFinalizer); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("remove finalizer: %w", err)
@@ -108,16 +65,22 @@ func (r *Reconciler) letGo(ctx context.Context, bd *rukpakv1alpha2.BundleDeploym
 	return nil
 }
 
-// liveApp is bd's App, nil when there is none.
+// liveApp is bd's App, nil when there is none. The informer cache may not
+// have seen an App this adapter created a moment ago, and "no App" decides
+// how one is made (a take-over, the style of its objects), so that answer
+// is confirmed with the API server.
 func (r *Reconciler) liveApp(ctx context.Context, name string) (*kappctrlv1alpha1.App, error) {
+	key := client.ObjectKey{Namespace: r.appNS(name), Name: name}
 	app := &kappctrlv1alpha1.App{}
-	ns := r.appNS(name)
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, app)
+	err := r.client.Get(ctx, key, app)
+	if apierrors.IsNotFound(err) {
+		err = r.direct.Get(ctx, key, app)
+	}
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get App %s/%s: %w", ns, name, err)
+		return nil, fmt.Errorf("get App %s/%s: %w", key.Namespace, name, err)
 	}
 	return app, nil
 }

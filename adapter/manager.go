@@ -32,15 +32,24 @@ type Options struct {
 	Restartable bool
 }
 
-// NewManager builds the controller manager that runs the adapter against
-// the cluster cfg points at: the command's `run` and the reconciler tests
-// start exactly this.
-func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+// Scheme knows the kinds the adapter reads and writes.
+func Scheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, fmt.Errorf("build scheme: %w", err)
 		}
+	}
+	return scheme, nil
+}
+
+// NewManager builds the controller manager that runs the adapter against
+// the cluster cfg points at: the command's `run` and the reconciler tests
+// start exactly this.
+func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
 	}
 	system := map[string]cache.Config{o.Config.SystemNamespace: {}}
 	// Apps spread over app namespaces, with their content Secrets and the
@@ -78,7 +87,11 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
-	r := NewReconciler(mgr.GetClient(), o.Config, o.Classes, mgr.GetEventRecorder(FieldOwner))
+	apis, err := ServedAPIs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(FieldOwner), apis)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up controller: %w", err)
 	}

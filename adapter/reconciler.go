@@ -8,6 +8,8 @@ package adapter
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +33,7 @@ const FieldOwner = "rukpak-kapp"
 // Reconciler turns BundleDeployments of the claimed classes into Apps.
 type Reconciler struct {
 	client   client.Client
+	direct   client.Reader
 	cfg      translate.Config
 	classes  Classes
 	recorder events.EventRecorder
@@ -38,6 +41,8 @@ type Reconciler struct {
 	states   stateTracker
 	progress progressClock
 	placed   placement
+	waiting  waitingSet
+	apis     APIs
 	digests  *fetch.DigestCache
 	now      func() time.Time
 }
@@ -45,11 +50,13 @@ type Reconciler struct {
 // digestCacheBytes bounds the images kept unpacked in memory.
 const digestCacheBytes = 32 << 20
 
-// NewReconciler wires a Reconciler. classes are the provisioner classes it
-// claims; BundleDeployments of other classes are never touched.
-func NewReconciler(c client.Client, cfg translate.Config, classes Classes, recorder events.EventRecorder) *Reconciler {
+// NewReconciler wires a Reconciler. c reads from the informer cache; direct
+// reads from the API server, where the cache may lag. classes are the
+// provisioner classes it claims; BundleDeployments of other classes are
+// never touched. apis answers registry+v1 bundles' olm.gvk dependencies.
+func NewReconciler(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *Reconciler {
 	return &Reconciler{
-		client: c, cfg: cfg, classes: classes, recorder: recorder,
+		client: c, direct: direct, cfg: cfg, classes: classes, recorder: recorder, apis: apis,
 		cache: newContentCache(), digests: fetch.NewDigestCache(digestCacheBytes), now: time.Now,
 	}
 }
@@ -84,6 +91,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // facts of the status. err stops progress; retry is a failure beside a
 // working install (prune, workloads) that is reported and retried.
 func (r *Reconciler) install(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, facts *status.Facts) (timer time.Duration, err, retry error) {
+	live, err := r.liveApp(ctx, bd.Name)
+	if err != nil {
+		return 0, inStep(stepStore, "%w", err), nil
+	}
+	if handled, err := r.takeOver(ctx, bd, live, facts); handled {
+		return 0, err, nil
+	}
 	var f fetched
 	if bundle.AdapterFetches(bd) {
 		if f, err = r.content(ctx, bd); err != nil {
@@ -98,15 +112,26 @@ func (r *Reconciler) install(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 			return timer, nil, nil
 		}
 		facts.Fetched = f.resolved
+		if f.bundle != nil {
+			facts.Notes = f.bundle.Notes
+		}
+		if unmet, err := r.dependenciesOf(ctx, bd, f); err != nil || len(unmet) > 0 {
+			if err == nil {
+				facts.Failure = &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(unmet, "; ")}
+			}
+			return timer, err, nil
+		}
 	}
-	desired, err := translate.App(bd, r.appConfig(bd.Name), f.content())
+	// Apps made before as-bundled Apps existed keep label scoping: changing
+	// an installed workload's selector fails, and its pod template rolls.
+	desired, err := translate.AppInStyle(bd, r.appConfig(bd.Name), f.content(), translate.StyleOf(live))
 	if err != nil {
 		return 0, err, nil
 	}
 	if err := r.mirror(ctx, bd); err != nil {
 		return 0, &stepError{step: stepStore, err: err}, nil
 	}
-	if facts.App, err = r.applyApp(ctx, desired); err != nil {
+	if facts.App, err = r.applyApp(ctx, desired, live); err != nil {
 		return 0, err, nil
 	}
 	if deployedCurrent(facts.App) && facts.Failure == nil {
@@ -124,6 +149,23 @@ func (r *Reconciler) install(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 		facts.Workloads = &w
 	}
 	return timer, nil, retry
+}
+
+// dependenciesOf checks a registry+v1 bundle's dependencies before its
+// content is installed; what is installed already is not judged again. A
+// BundleDeployment that waits is woken by what it waits for.
+func (r *Reconciler) dependenciesOf(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f fetched) ([]string, error) {
+	if f.bundle == nil || len(f.bundle.Dependencies) == 0 || bd.Annotations[rukpakv1alpha2.AnnotationSkipDependencyCheck] == "true" ||
+		status.Current(bd, f.resolved) {
+		r.waiting.set(bd.Name, false)
+		return nil, nil
+	}
+	unmet, err := r.unmetDependencies(ctx, bd, f.bundle)
+	if err != nil {
+		return nil, &stepError{step: stepStore, err: fmt.Errorf("check dependencies: %w", err)}
+	}
+	r.waiting.set(bd.Name, len(unmet) > 0)
+	return unmet, nil
 }
 
 // report computes the status from the facts and writes it, once: the only

@@ -28,21 +28,21 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 		if err != nil {
 			return nil, err
 		}
-		layout, err := bundle.Files(bd, files, convert.FreshCertificates(time.Now()))
+		layout, err := bundle.Lay(bd, files, convert.FreshCertificates(time.Now()))
 		if err != nil {
 			return nil, err
 		}
-		chunks, err := content.Pack(bd.Name, layout)
+		chunks, err := content.Pack(bd.Name, layout.Files)
 		if err != nil {
 			return nil, err
 		}
-		c = &translate.Content{Resolved: resolved}
+		c = &translate.Content{Resolved: resolved, Bundle: recorded(layout)}
 		for _, ch := range chunks {
 			objs = append(objs, contentSecret(bd, cfg.AppNamespace, ch))
 			c.Secrets = append(c.Secrets, translate.ContentSecret{Name: ch.Name, Dir: ch.Dir})
 		}
 	}
-	app, err := translate.App(bd, cfg, c)
+	app, err := translate.AppInStyle(bd, cfg, c, translate.StyleAsBundled)
 	if err != nil {
 		return nil, err
 	}

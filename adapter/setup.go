@@ -8,6 +8,7 @@ import (
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -61,6 +62,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
 		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
 		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
+		// What registry+v1 bundles waiting for dependencies wait for: an API
+		// served (a CRD or an APIService appearing), a bundle installed (an
+		// App's status). Metadata only: the adapter never reads their specs.
+		WatchesMetadata(metadataOf("apiextensions.k8s.io/v1", "CustomResourceDefinition"), handler.EnqueueRequestsFromMapFunc(r.waiting.wake)).
+		WatchesMetadata(metadataOf("apiregistration.k8s.io/v1", "APIService"), handler.EnqueueRequestsFromMapFunc(r.waiting.wake)).
+		Watches(&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(r.waiting.wake)).
 		WithOptions(controller.Options{
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](backoffBase, backoffMax),
 		}).
@@ -101,4 +108,9 @@ func (r *Reconciler) bundlesReading(ctx context.Context, o client.Object) []reco
 		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return out
+}
+
+// metadataOf is an object of a kind the adapter watches by metadata only.
+func metadataOf(apiVersion, kind string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}}
 }

@@ -148,3 +148,35 @@ func unmetConstraint(d Dependency, facts Facts) string {
 		return fmt.Sprintf("the olm.constraint %s is not met: %s", name, why)
 	}
 }
+
+// APIsNeeded lists every group/version/kind the dependencies ask about,
+// olm.constraint alternatives included, so a caller can look up only those
+// for Facts.Served.
+func APIsNeeded(deps []Dependency) []schema.GroupVersionKind {
+	seen := map[schema.GroupVersionKind]bool{}
+	var walk func(c constraint)
+	walk = func(c constraint) {
+		if c.GVK != nil {
+			seen[c.GVK.gvk()] = true
+		}
+		for _, n := range c.nested() {
+			walk(n)
+		}
+	}
+	for _, d := range deps {
+		switch d.Type {
+		case DependencyGVK:
+			seen[d.GVK] = true
+		case DependencyConstraint:
+			if c, err := parseConstraint(d.Value); err == nil {
+				walk(c)
+			}
+		}
+	}
+	out := make([]schema.GroupVersionKind, 0, len(seen))
+	for g := range seen {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}

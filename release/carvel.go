@@ -14,9 +14,7 @@ import (
 	pkgv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/rukpak-kapp/rukpak-kapp/ocibundle"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -30,9 +28,6 @@ const PackageName = "rukpak-kapp.core.rukpak.io"
 // kappControllerVersions are the kapp-controller versions the package is
 // tested with (the harness runs v0.53.1).
 const kappControllerVersions = ">=0.53.1"
-
-// bundleLabel marks an OCI image as an imgpkg bundle.
-const bundleLabel = "dev.carvel.imgpkg.bundle"
 
 type release struct {
 	manifest, pkg, metadata, repository []byte
@@ -77,12 +72,12 @@ func makeRelease(ctx context.Context, o *options, info buildInfo, image string) 
 	if err := checkDefaultValues(ctx, o.root, config, manifest); err != nil {
 		return nil, err
 	}
-	config[".imgpkg/images.yml"] = imagesLock(image)
+	config[ocibundle.ImagesLockPath] = ocibundle.ImagesLock(image)
 	pkgBundle, err := bundleImage(config, info, "rukpak-kapp package")
 	if err != nil {
 		return nil, err
 	}
-	if r.packageBundle, err = pushImage(ctx, o.registry+"/rukpak-kapp-package", info.Version, pkgBundle); err != nil {
+	if r.packageBundle, err = ocibundle.Push(ctx, o.registry+"/rukpak-kapp-package", info.Version, pkgBundle); err != nil {
 		return nil, err
 	}
 
@@ -99,13 +94,13 @@ func makeRelease(ctx context.Context, o *options, info buildInfo, image string) 
 	repo := map[string][]byte{
 		"packages/" + PackageName + "/metadata.yml":             r.metadata,
 		"packages/" + PackageName + "/" + info.Version + ".yml": r.pkg,
-		".imgpkg/images.yml":                                    imagesLock(r.packageBundle),
+		ocibundle.ImagesLockPath:                                ocibundle.ImagesLock(r.packageBundle),
 	}
 	repoBundle, err := bundleImage(repo, info, "rukpak-kapp package repository")
 	if err != nil {
 		return nil, err
 	}
-	if r.repoBundle, err = pushImage(ctx, o.registry+"/rukpak-kapp-repo", info.Version, repoBundle); err != nil {
+	if r.repoBundle, err = ocibundle.Push(ctx, o.registry+"/rukpak-kapp-repo", info.Version, repoBundle); err != nil {
 		return nil, err
 	}
 	if r.repository, err = toYAML(packageRepository(r.repoBundle)); err != nil {
@@ -114,48 +109,9 @@ func makeRelease(ctx context.Context, o *options, info buildInfo, image string) 
 	return r, nil
 }
 
-// imagesLock is imgpkg's lock file for one image. kbld's id annotation lets
-// the package's kbld step swap the reference for the bundle's copy when
-// the bundle is relocated (imgpkg copy).
-func imagesLock(image string) []byte {
-	return fmt.Appendf(nil, `apiVersion: imgpkg.carvel.dev/v1alpha1
-kind: ImagesLock
-images:
-- image: %s
-  annotations:
-    kbld.carvel.dev/id: %s
-`, image, image)
-}
-
-// bundleImage is an imgpkg bundle: an image with one layer of files and
-// the bundle label on its config.
+// bundleImage is an imgpkg bundle of files, labelled with the build.
 func bundleImage(files map[string][]byte, info buildInfo, title string) (v1.Image, error) {
-	entries := map[string]file{}
-	for name, data := range files {
-		entries[name] = file{Mode: 0o644, Data: data}
-	}
-	l, err := layer(entries, info.Created)
-	if err != nil {
-		return nil, err
-	}
-	created := v1.Time{Time: info.Created}
-	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
-	if img, err = mutate.Append(img, mutate.Addendum{Layer: l, MediaType: types.OCILayer, History: v1.History{Created: created, CreatedBy: "rukpak-kapp release: " + title}}); err != nil {
-		return nil, err
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cf = cf.DeepCopy()
-	cf.Created = created
-	labels := info.annotations(title)
-	labels[bundleLabel] = "true"
-	cf.Config = v1.Config{Labels: labels}
-	if img, err = mutate.ConfigFile(img, cf); err != nil {
-		return nil, err
-	}
-	return mutate.Annotations(img, info.annotations(title)).(v1.Image), nil
+	return ocibundle.Bundle(files, ocibundle.BundleOptions{Created: info.Created, Annotations: info.annotations(title), CreatedBy: "rukpak-kapp release: " + title})
 }
 
 // checkDefaultValues renders the package's config as kapp-controller will,

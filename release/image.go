@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/rukpak-kapp/rukpak-kapp/ocibundle"
 )
 
 // buildAndPushImage builds the binary for every platform, assembles the
@@ -37,14 +36,14 @@ func buildAndPushImage(ctx context.Context, o *options, info buildInfo) (string,
 	if err != nil {
 		return "", err
 	}
-	return pushIndex(ctx, o.registry+"/rukpak-kapp", info.Version, idx)
+	return ocibundle.Push(ctx, o.registry+"/rukpak-kapp", info.Version, idx)
 }
 
 // imageIndex is the multi-platform image of the given binaries. It is a
 // pure function of its inputs: the same binaries and build info give the
 // same digest.
 func imageIndex(platforms []platform, binaries map[platform][]byte, info buildInfo) (v1.ImageIndex, error) {
-	base, err := layer(baseFiles(), info.Created)
+	base, err := ocibundle.Layer(baseFiles(), info.Created)
 	if err != nil {
 		return nil, fmt.Errorf("base layer: %w", err)
 	}
@@ -63,7 +62,7 @@ func imageIndex(platforms []platform, binaries map[platform][]byte, info buildIn
 }
 
 func platformImage(base v1.Layer, binary []byte, p platform, info buildInfo) (v1.Image, error) {
-	bin, err := layer(map[string]file{binPath: {Mode: 0o755, Data: binary}}, info.Created)
+	bin, err := ocibundle.Layer(map[string]ocibundle.File{binPath: {Mode: 0o755, Data: binary}}, info.Created)
 	if err != nil {
 		return nil, err
 	}
@@ -93,34 +92,4 @@ func platformImage(base v1.Layer, binary []byte, p platform, info buildInfo) (v1
 		return nil, err
 	}
 	return mutate.Annotations(img, info.annotations("rukpak-kapp")).(v1.Image), nil
-}
-
-func pushIndex(ctx context.Context, repo, tag string, idx v1.ImageIndex) (string, error) {
-	ref, err := name.NewTag(repo + ":" + tag)
-	if err != nil {
-		return "", fmt.Errorf("image name %s:%s: %w", repo, tag, err)
-	}
-	if err := remote.WriteIndex(ref, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
-		return "", fmt.Errorf("push %s: %w", ref, err)
-	}
-	d, err := idx.Digest()
-	if err != nil {
-		return "", err
-	}
-	return repo + "@" + d.String(), nil
-}
-
-func pushImage(ctx context.Context, repo, tag string, img v1.Image) (string, error) {
-	ref, err := name.NewTag(repo + ":" + tag)
-	if err != nil {
-		return "", fmt.Errorf("image name %s:%s: %w", repo, tag, err)
-	}
-	if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
-		return "", fmt.Errorf("push %s: %w", ref, err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		return "", err
-	}
-	return repo + "@" + d.String(), nil
 }

@@ -1,20 +1,11 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"encoding/pem"
-	"io"
-	"path"
-	"sort"
-	"strings"
-	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/crypto/x509roots/fallback/bundle"
+
+	"github.com/rukpak-kapp/rukpak-kapp/ocibundle"
 )
 
 // The image's user: numeric, so a kubelet can check runAsNonRoot without
@@ -25,63 +16,11 @@ const (
 	binPath  = "/usr/local/bin/rukpak-kapp"
 )
 
-// file is one entry of a layer: a directory when Data is nil and Dir is set.
-type file struct {
-	Data []byte
-	Mode int64
-	Dir  bool
-	UID  int
-}
-
-// layer tars files (sorted, with their parent directories, owned by root
-// unless said otherwise, every time set to mtime) into a gzipped OCI layer:
-// the same files always give the same digest.
-func layer(files map[string]file, mtime time.Time) (v1.Layer, error) {
-	all := map[string]file{}
-	for name, f := range files {
-		name = strings.Trim(name, "/")
-		all[name] = f
-		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
-			if _, ok := all[dir]; !ok {
-				all[dir] = file{Dir: true, Mode: 0o755}
-			}
-		}
-	}
-	names := make([]string, 0, len(all))
-	for name := range all {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, name := range names {
-		f := all[name]
-		hdr := &tar.Header{Name: name, Mode: f.Mode, ModTime: mtime, Uid: f.UID, Gid: f.UID, Format: tar.FormatPAX}
-		if f.Dir {
-			hdr.Typeflag, hdr.Name = tar.TypeDir, name+"/"
-		} else {
-			hdr.Typeflag, hdr.Size = tar.TypeReg, int64(len(f.Data))
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(f.Data); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	data := buf.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
-		tarball.WithCompressionLevel(gzip.BestCompression), tarball.WithMediaType(types.OCILayer))
-}
-
 // baseFiles are what the binary needs beside itself: the image's user and
 // group (for tools that look the user up) and the CA certificates, from the
 // Go module pinned in go.mod, not from the machine that builds.
-func baseFiles() map[string]file {
-	return map[string]file{
+func baseFiles() map[string]ocibundle.File {
+	return map[string]ocibundle.File{
 		"etc/passwd":                        {Mode: 0o644, Data: []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n")},
 		"etc/group":                         {Mode: 0o644, Data: []byte("root:x:0:\nnonroot:x:65532:\n")},
 		"etc/ssl/certs/ca-certificates.crt": {Mode: 0o644, Data: caBundle()},

@@ -59,17 +59,34 @@ func AdapterFetches(bd *rukpakv1alpha2.BundleDeployment) bool {
 	return false
 }
 
-// Files keeps what the App needs of a bundle the adapter fetched. certs
+// Layout is a bundle laid out for the App.
+type Layout struct {
+	// Files are what the App reads.
+	Files map[string][]byte
+	// Metadata is a registry+v1 bundle's identity and dependencies; nil
+	// for the other formats.
+	Metadata *convert.Metadata
+	// Notes say where converted objects differ from the bundle as shipped.
+	Notes []string
+}
+
+// Lay keeps what the App needs of a bundle the adapter fetched. certs
 // serves webhook certificates for registry+v1 bundles.
-func Files(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte, certs convert.CertSource) (map[string][]byte, error) {
+func Lay(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte, certs convert.CertSource) (*Layout, error) {
+	var out map[string][]byte
+	var err error
 	switch bd.Spec.ProvisionerClassName {
 	case rukpakv1alpha2.ClassHelm:
-		return HelmFiles(bd, files)
+		out, err = HelmFiles(bd, files)
 	case rukpakv1alpha2.ClassRegistry:
 		return RegistryFiles(bd, files, certs)
 	case rukpakv1alpha2.ClassPlain:
-		return PlainFiles(files)
+		out, err = PlainFiles(files)
 	default:
-		return nil, fmt.Errorf("provisioner class %q has no bundle layout", bd.Spec.ProvisionerClassName)
+		err = fmt.Errorf("provisioner class %q has no bundle layout", bd.Spec.ProvisionerClassName)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return &Layout{Files: out}, nil
 }

@@ -26,7 +26,7 @@ func HelmFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte) (ma
 	if err != nil {
 		return nil, err
 	}
-	root := chartRoot(files)
+	root := ChartRoot(files)
 	if _, ok := files[root+"Chart.yaml"]; !ok {
 		return nil, invalid(fmt.Sprintf("Chart.yaml file is missing: a helm bundle holds a chart at its root or in its single top-level directory, and this one has %s", describeTop(files)))
 	}
@@ -41,9 +41,9 @@ func HelmFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte) (ma
 	return out, nil
 }
 
-// chartRoot is "" when the chart sits at the root, else "<dir>/" when the
+// ChartRoot is "" when the chart sits at the root, else "<dir>/" when the
 // root holds exactly one entry and it is a directory.
-func chartRoot(files map[string][]byte) string {
+func ChartRoot(files map[string][]byte) string {
 	top := topLevel(files)
 	if len(top) == 1 && strings.HasSuffix(top[0], "/") {
 		return top[0]

@@ -10,17 +10,19 @@ import (
 )
 
 // RegistryFiles converts a fetched registry+v1 bundle into a plain bundle:
-// one file per object under manifests/, in apply order.
-func RegistryFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte, certs convert.CertSource) (map[string][]byte, error) {
+// one file per object under manifests/, in apply order, with the bundle's
+// metadata and the converter's notes.
+func RegistryFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte, certs convert.CertSource) (*Layout, error) {
 	watch, err := WatchNamespaces(bd)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := convert.Objects(files, convert.Options{InstallNamespace: bd.Spec.InstallNamespace, WatchNamespaces: watch, Certificates: certs})
+	res, err := convert.Convert(files, convert.Options{InstallNamespace: bd.Spec.InstallNamespace, WatchNamespaces: watch, Certificates: certs})
 	if err != nil {
 		// The converter's errors say what they are about.
 		return nil, &InvalidError{Err: err}
 	}
+	objs := res.Objects
 	out := map[string][]byte{}
 	if len(objs) == 0 {
 		// A CSV without deployments converts to nothing; the App still
@@ -35,7 +37,7 @@ func RegistryFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte,
 		// Secret keys allow few characters, so files are numbered.
 		out[fmt.Sprintf("%s/%04d.yaml", ManifestsDir, i)] = data
 	}
-	return out, nil
+	return &Layout{Files: out, Metadata: &res.Metadata, Notes: res.Notes}, nil
 }
 
 // WatchNamespaces reads spec.config.watchNamespaces, the namespaces a

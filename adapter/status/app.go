@@ -75,26 +75,25 @@ var (
 // locked; nil when its output names no digest or commit.
 func resolvedFromApp(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) *rukpakv1alpha2.BundleSource {
 	src := bd.Spec.Source.DeepCopy()
-	switch {
-	case src.Git != nil:
-		if app.Status.Fetch == nil {
-			return nil
-		}
+	if src.Git == nil && src.Image == nil {
+		return src
+	}
+	if app.Status.Fetch == nil {
+		return nil
+	}
+	if src.Git != nil {
 		m := lockedCommit.FindStringSubmatch(app.Status.Fetch.Stdout)
 		if m == nil {
 			return nil
 		}
 		src.Git.Ref = rukpakv1alpha2.GitRef{Commit: m[1]}
-	case src.Image != nil:
-		if app.Status.Fetch == nil {
-			return nil
-		}
-		m := lockedImage.FindStringSubmatch(app.Status.Fetch.Stdout)
-		if m == nil {
-			return nil
-		}
-		src.Image.Ref = pinned(src.Image.Ref, m[1])
+		return src
 	}
+	m := lockedImage.FindStringSubmatch(app.Status.Fetch.Stdout)
+	if m == nil {
+		return nil
+	}
+	src.Image.Ref = pinned(src.Image.Ref, m[1])
 	return src
 }
 

@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -65,9 +66,17 @@ func newState(f Facts) state {
 		s.installed = &c
 	}
 	s.hasInstall = s.installed != nil || (stored != nil && stored.Reason == rukpakv1alpha2.ReasonUpgradeFailed)
-	s.current = s.installed != nil && s.installed.ObservedGeneration == s.gen &&
-		(f.Fetched == nil || apiequality.Semantic.DeepEqual(f.Fetched, f.BD.Status.ResolvedSource))
+	s.current = Current(f.BD, f.Fetched)
 	return s
+}
+
+// Current says bd's stored status reports its current generation, and
+// the content fetched for it (nil: kapp-controller fetches), installed: a
+// run of its App only re-applies what is installed.
+func Current(bd *rukpakv1alpha2.BundleDeployment, fetched *rukpakv1alpha2.BundleSource) bool {
+	c := apimeta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == bd.Generation &&
+		(fetched == nil || apiequality.Semantic.DeepEqual(fetched, bd.Status.ResolvedSource))
 }
 
 // mirror computes the conditions from the adapter's failure or the App.
@@ -201,6 +210,15 @@ func (s state) failed(f Failure) conditions {
 			fmt.Sprintf("source bundle content: fetch %s: %s", describeSource(s.BD), msg)))
 	case BundleInvalid:
 		return s.installFailed(s.unpackedTrue(), "invalid bundle: "+msg)
+	case DependenciesUnmet:
+		c := s.installFailed(s.unpackedTrue(), "Waiting for the bundle's dependencies: "+msg)
+		c.installed.Reason = rukpakv1alpha2.ReasonDependenciesUnmet
+		return c
+	case TakeOverBlocked:
+		c := s.installFailed(s.unpackedTrue(), "What rukpak installed cannot be taken over in place, so nothing was changed: "+msg+
+			". `rukpak-kapp migrate plan` shows the plan; docs/migrating-from-rukpak.md says how to unblock it")
+		c.installed.Reason = rukpakv1alpha2.ReasonTakeOverBlocked
+		return c
 	case SpecUnsupported:
 		return s.installFailed(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed, msg),
 			"The bundle cannot be installed: "+msg)
@@ -307,8 +325,11 @@ func (s state) tried() *rukpakv1alpha2.BundleSource {
 }
 
 func (s state) unpackedTrue() metav1.Condition {
-	return s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionTrue, rukpakv1alpha2.ReasonUnpackSuccessful,
-		fmt.Sprintf("Successfully unpacked the %s Bundle", s.BD.Spec.Source.Type))
+	msg := fmt.Sprintf("Successfully unpacked the %s Bundle", s.BD.Spec.Source.Type)
+	if len(s.Notes) > 0 {
+		msg += "; converted with these changes: " + strings.Join(s.Notes, "; ")
+	}
+	return s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionTrue, rukpakv1alpha2.ReasonUnpackSuccessful, Message(msg))
 }
 
 // condNew is a condition about the current generation.
@@ -356,7 +377,8 @@ var (
 	}
 	failureReasons = []string{
 		rukpakv1alpha2.ReasonUnpackFailed, rukpakv1alpha2.ReasonInstallFailed, rukpakv1alpha2.ReasonUpgradeFailed,
-		rukpakv1alpha2.ReasonDeleteFailed, rukpakv1alpha2.ReasonUnhealthy,
+		rukpakv1alpha2.ReasonDeleteFailed, rukpakv1alpha2.ReasonUnhealthy, rukpakv1alpha2.ReasonDependenciesUnmet,
+		rukpakv1alpha2.ReasonTakeOverBlocked,
 	}
 )
 

@@ -31,6 +31,8 @@ type Facts struct {
 	// Fetched is the source pinned to the content the adapter fetched and
 	// handed to the App; nil when kapp-controller fetches.
 	Fetched *rukpakv1alpha2.BundleSource
+	// Notes say where converted objects differ from the bundle as shipped.
+	Notes []string
 	// Failure is what stopped the adapter before kapp-controller could
 	// speak for this generation; nil when nothing did.
 	Failure *Failure
@@ -64,6 +66,12 @@ const (
 	// ControllerFailed: the adapter could not write or read what it needs
 	// (the App, content Secrets); it retries with backoff.
 	ControllerFailed
+	// DependenciesUnmet: the bundle waits for what it declares it needs;
+	// it installs as soon as the cluster offers it.
+	DependenciesUnmet
+	// TakeOverBlocked: what rukpak installed cannot be taken over in
+	// place; nothing was changed.
+	TakeOverBlocked
 )
 
 // Failure is one failure of the adapter's own steps, classified.

@@ -7,6 +7,7 @@ import (
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
 
 // Content names the Secrets holding a bundle the adapter fetched itself.
@@ -14,6 +15,18 @@ type Content struct {
 	Secrets []ContentSecret
 	// Resolved is the source pinned to what was fetched.
 	Resolved *rukpakv1alpha2.BundleSource
+	// Bundle is what a registry+v1 bundle says of itself; nil otherwise.
+	Bundle *BundleMetadata
+}
+
+// BundleMetadata is what the App records of a registry+v1 bundle: its
+// identity and labels, which other bundles' dependencies look for, what it
+// depends on, and how its conversion changed it.
+type BundleMetadata struct {
+	Package      convert.Package      `json:"package"`
+	Labels       []string             `json:"labels,omitempty"`
+	Dependencies []convert.Dependency `json:"dependencies,omitempty"`
+	Notes        []string             `json:"notes,omitempty"`
 }
 
 // ContentSecret is one Secret of files and the directory they belong in.

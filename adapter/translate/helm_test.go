@@ -5,23 +5,15 @@ import (
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	"github.com/google/go-cmp/cmp"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-func helmBD(config string) *rukpakv1alpha2.BundleDeployment {
-	b := bd(rukpakv1alpha2.ClassHelm, rukpakv1alpha2.BundleSource{Type: "http", HTTP: &rukpakv1alpha2.HTTPSource{URL: "https://x/c.tgz"}})
-	if config != "" {
-		b.Spec.Config = &apiextensionsv1.JSON{Raw: []byte(config)}
-	}
-	return b
-}
-
 func TestApp_Helm(t *testing.T) {
 	t.Parallel()
-	got, err := App(helmBD(""), cfg, &Content{Secrets: []ContentSecret{{Name: "my-bd-content-a", Dir: "chart"}}})
+	helm := bd(rukpakv1alpha2.ClassHelm, rukpakv1alpha2.BundleSource{Type: "http", HTTP: &rukpakv1alpha2.HTTPSource{URL: "https://x/c.tgz"}})
+	got, err := App(helm, cfg, &Content{Secrets: []ContentSecret{{Name: "my-bd-content-a", Dir: "chart"}}})
 	if err != nil {
 		t.Fatalf("App: %v", err)
 	}

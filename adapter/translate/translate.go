@@ -97,13 +97,25 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 func madeFrom(bd *rukpakv1alpha2.BundleDeployment, content *Content) (map[string]string, error) {
 	a := map[string]string{rukpakv1alpha2.AnnotationBundleGeneration: strconv.FormatInt(bd.Generation, 10)}
 	if content != nil && content.Resolved != nil {
-		data, err := json.Marshal(content.Resolved)
-		if err != nil {
-			return nil, fmt.Errorf("record resolved source: %w", err)
+		if err := recordJSON(a, rukpakv1alpha2.AnnotationResolvedSource, content.Resolved); err != nil {
+			return nil, err
 		}
-		a[rukpakv1alpha2.AnnotationResolvedSource] = string(data)
+	}
+	if content != nil && content.Bundle != nil {
+		if err := recordJSON(a, rukpakv1alpha2.AnnotationBundleMetadata, content.Bundle); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
+}
+
+func recordJSON(annotations map[string]string, key string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("record %s: %w", key, err)
+	}
+	annotations[key] = string(data)
+	return nil
 }
 
 // syncPeriodFor is the BD's own period when it asks for one; otherwise it

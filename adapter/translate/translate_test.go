@@ -12,6 +12,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
 
 var cfg = Config{SystemNamespace: "rukpak-system", ServiceAccountName: "installer", SyncPeriod: 10 * time.Minute}
@@ -239,5 +240,27 @@ func TestApp_SyncPeriod(t *testing.T) {
 				t.Errorf("sync period = %v, want %v", got.Spec.SyncPeriod.Duration, tt.want)
 			}
 		})
+	}
+}
+
+// The App records what it was made from, so a restarted adapter and other
+// BundleDeployments' dependencies can read it back.
+func TestApp_RecordsWhatItWasMadeFrom(t *testing.T) {
+	t.Parallel()
+	b := bd(rukpakv1alpha2.ClassRegistry, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"}))
+	b.Generation = 7
+	resolved := &rukpakv1alpha2.BundleSource{Type: "image", Image: &rukpakv1alpha2.ImageSource{Ref: "r/b@sha256:00"}}
+	meta := &BundleMetadata{Package: convert.Package{Name: "p", Version: "1.2.3"}, Labels: []string{"l"}, Notes: []string{"n"}}
+	got, err := App(b, cfg, &Content{Secrets: []ContentSecret{{Name: "s", Dir: "manifests"}}, Resolved: resolved, Bundle: meta})
+	if err != nil {
+		t.Fatalf("App: %v", err)
+	}
+	want := map[string]string{
+		"core.rukpak.io/bundle-generation": "7",
+		"core.rukpak.io/resolved-source":   `{"type":"image","image":{"ref":"r/b@sha256:00"}}`,
+		"core.rukpak.io/bundle-metadata":   `{"package":{"name":"p","version":"1.2.3"},"labels":["l"],"notes":["n"]}`,
+	}
+	if d := cmp.Diff(want, got.Annotations); d != "" {
+		t.Errorf("annotations (-want +got):\n%s", d)
 	}
 }

@@ -24,6 +24,13 @@ const AnnotationServiceAccount = "core.rukpak.io/install-service-account"
 // kapp-controller's floor is 30s), for faster repair of drift.
 const AnnotationSyncPeriod = "core.rukpak.io/sync-period"
 
+// AnnotationPackageVersion is the version (semver) of the Carvel Package
+// made of this BundleDeployment's content (`rukpak-kapp render
+// --as-package`). Without it a plain bundle's version is derived from its
+// content, a helm bundle's is its chart's and a registry+v1 bundle's its
+// ClusterServiceVersion's.
+const AnnotationPackageVersion = "core.rukpak.io/package-version"
+
 // Annotations the adapter puts on each App it writes. They record what the
 // App's spec was made from, so that the App's success is never read as a
 // newer generation's, and so that a restarted adapter knows what content the
@@ -34,7 +41,16 @@ const (
 	// AnnotationResolvedSource is the source, pinned to what the adapter
 	// fetched (JSON), when the adapter fetched the content itself.
 	AnnotationResolvedSource = "core.rukpak.io/resolved-source"
+	// AnnotationBundleMetadata is a registry+v1 bundle's package, labels
+	// and dependencies (JSON): other BundleDeployments' olm.package and
+	// olm.label dependencies are met by the Apps that carry it.
+	AnnotationBundleMetadata = "core.rukpak.io/bundle-metadata"
 )
+
+// AnnotationSkipDependencyCheck on a BundleDeployment, set to "true",
+// installs a registry+v1 bundle without checking its declared dependencies
+// against the cluster, as rukpak v0.24.0 did.
+const AnnotationSkipDependencyCheck = "core.rukpak.io/skip-dependency-check"
 
 // Condition types.
 const (
@@ -65,6 +81,12 @@ const (
 	ReasonInstallFailed = "InstallFailed"
 	// ReasonUpgradeFailed is set when a deploy failed after an earlier one succeeded.
 	ReasonUpgradeFailed = "UpgradeFailed"
+	// ReasonDependenciesUnmet is set (Installed=False) while a registry+v1
+	// bundle's declared dependencies are not met in the cluster.
+	ReasonDependenciesUnmet = "DependenciesUnmet"
+	// ReasonTakeOverBlocked is set (Installed=False) when what rukpak
+	// installed for the BundleDeployment cannot be taken over in place.
+	ReasonTakeOverBlocked = "TakeOverBlocked"
 	// ReasonInstallPending is set (Installed=Unknown) before kapp-controller ran the deploy for the current spec.
 	ReasonInstallPending = "InstallPending"
 	// ReasonInstalling is set (Installed=Unknown) while kapp applies and waits.

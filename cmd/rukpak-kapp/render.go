@@ -35,6 +35,8 @@ func render(args []string, out io.Writer) error {
 	installer := fs.String("installer-service-account", "rukpak-kapp-installer", "ServiceAccount kapp deploys with")
 	syncPeriod := fs.Duration("app-sync-period", 10*time.Minute, "App sync period")
 	appNamespaces := fs.String("app-namespaces", "", "comma-separated namespaces the Apps are spread over (as `run --app-namespaces`)")
+	asPackage := fs.Bool("as-package", false, "print a Carvel Package, PackageMetadata, values Secret and PackageInstall instead of the App")
+	pkg := packageFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -42,6 +44,12 @@ func render(args []string, out io.Writer) error {
 		return errors.New("render needs at least one -f")
 	}
 	cfg := translate.Config{SystemNamespace: *systemNamespace, ServiceAccountName: *installer, SyncPeriod: *syncPeriod, AppNamespaces: splitList(*appNamespaces)}
+	if *asPackage {
+		return renderPackages(files, cfg, pkg, out)
+	}
+	if pkg.set(fs) {
+		return errors.New("--push, --namespace and --installer-rbac go with --as-package")
+	}
 	for _, name := range files {
 		bds, err := readBundleDeployments(name)
 		if err != nil {
@@ -88,10 +96,17 @@ func readBundleDeployments(name string) ([]rukpakv1alpha2.BundleDeployment, erro
 }
 
 func writeYAML(out io.Writer, obj runtime.Object) error {
+	return writeYAMLWith(out, obj, func(map[string]any) {})
+}
+
+// writeYAMLWith writes obj without its status and creation time, after
+// trim has had its say.
+func writeYAMLWith(out io.Writer, obj runtime.Object, trim func(map[string]any)) error {
 	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return err
 	}
+	trim(raw)
 	delete(raw, "status")
 	if md, ok := raw["metadata"].(map[string]any); ok {
 		delete(md, "creationTimestamp")

@@ -78,6 +78,8 @@ var _ = Describe("the install manifests in config/", func() {
 		Expect(canI(ctx, "list", "", "secrets", "")).To(BeFalse())
 		Expect(canI(ctx, "create", "", "configmaps", "default")).To(BeFalse())
 		Expect(canI(ctx, "create", "apiextensions.k8s.io", "customresourcedefinitions", "")).To(BeFalse())
+		Expect(canI(ctx, "watch", "apiextensions.k8s.io", "customresourcedefinitions", "")).To(BeTrue())
+		Expect(canI(ctx, "get", "apiextensions.k8s.io", "customresourcedefinitions", "")).To(BeFalse())
 		Expect(canI(ctx, "create", "kappctrl.k14s.io", "apps", "default")).To(BeFalse())
 		// Workloads are watched for Healthy, never written.
 		Expect(canI(ctx, "watch", "apps", "deployments", "")).To(BeTrue())

@@ -233,3 +233,18 @@ func HostileImage(repoTag string, hostile func(tw *tar.Writer)) string {
 	Expect(err).NotTo(HaveOccurred())
 	return ref
 }
+
+// BundleWith pushes a copy of the test bundle under test/testdata/parts
+// with extra files added or replaced, and returns its reference.
+func BundleWith(tag string, extra map[string]string, parts ...string) string {
+	dir := GinkgoT().TempDir()
+	Expect(os.CopyFS(dir, os.DirFS(Testdata(parts...)))).To(Succeed())
+	for p, data := range extra {
+		full := filepath.Join(dir, p)
+		Expect(os.MkdirAll(filepath.Dir(full), 0o755)).To(Succeed())
+		Expect(os.WriteFile(full, []byte(data), 0o644)).To(Succeed())
+	}
+	ref, _, err := env.Registry.PushDir(dir, tag)
+	Expect(err).NotTo(HaveOccurred())
+	return ref
+}

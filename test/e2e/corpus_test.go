@@ -140,7 +140,7 @@ var _ = Describe("the bad and hostile input corpus", func() {
 
 	It("installs a BundleDeployment whose name is at the 52-character limit", func(ctx context.Context) {
 		name := strings.Repeat("n", 52)
-		plainBD(ctx, name, images["plain-v0/valid"])
+		plainBD(ctx, name, images["hello"])
 		Eventually(getBD(ctx, name)).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 	})
 })

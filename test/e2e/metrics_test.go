@@ -63,7 +63,7 @@ var _ = Describe("the adapter's metrics", func() {
 		before := scrape(ctx, "controller_runtime_reconcile_total", reconciles)
 		installedBefore := scrape(ctx, "rukpak_kapp_bundledeployments", map[string]string{"status": "True", "reason": "InstallationSucceeded"})
 
-		plainBD(ctx, "metrics-valid", images["plain-v0/valid"])
+		plainBD(ctx, "metrics-valid", images["hello"])
 		Eventually(getBD(ctx, "metrics-valid")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 
 		Eventually(func() float64 { return scrape(ctx, "controller_runtime_reconcile_total", reconciles) }).Should(BeNumerically(">", before))

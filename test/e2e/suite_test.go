@@ -60,7 +60,12 @@ var _ = BeforeSuite(func(ctx context.Context) {
 		Expect(err).NotTo(HaveOccurred())
 		tlsImages[name], digests["tls/"+name] = ref, digest.String()
 	}
-	tlsImages["hello"], _, err = env.TLSRegistry.PushDir(filepath.Join(env.Root, "examples", "bundles", "plain-hello"), "examples/plain-hello:v1")
+	// A small bundle (one CRD, a ServiceAccount, a ConfigMap) for specs that
+	// need an install, not rukpak's 8 OLM CRDs: it installs and deletes in
+	// a fraction of the time.
+	images["hello"], _, err = env.Registry.PushDir(helloBundle(), "examples/plain-hello:v1")
+	Expect(err).NotTo(HaveOccurred())
+	tlsImages["hello"], _, err = env.TLSRegistry.PushDir(helloBundle(), "examples/plain-hello:v1")
 	Expect(err).NotTo(HaveOccurred())
 
 	Expect(env.Client.Create(ctx, &corev1.Secret{
@@ -106,3 +111,6 @@ var _ = JustAfterEach(func(ctx context.Context) {
 	}
 	GinkgoWriter.Printf("process logs are under %s (set KEEP_HARNESS_DIR=1 to keep them)\n", env.LogDir())
 })
+
+// helloBundle is examples/bundles/plain-hello.
+func helloBundle() string { return filepath.Join(env.Root, "examples", "bundles", "plain-hello") }

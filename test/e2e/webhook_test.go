@@ -30,15 +30,9 @@ import (
 // hostIP is a non-loopback address of this machine: the API server refuses
 // loopback addresses in Endpoints.
 func hostIP() string {
-	addrs, err := net.InterfaceAddrs()
-	Expect(err).NotTo(HaveOccurred())
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() && !ipn.IP.IsLinkLocalUnicast() {
-			return ipn.IP.String()
-		}
-	}
-	Fail("this machine has no non-loopback IPv4 address for the webhook stand-in to listen on")
-	return ""
+	ip, err := harness.HostIP()
+	Expect(err).NotTo(HaveOccurred(), "the webhook stand-in needs an address to listen on")
+	return ip
 }
 
 // denyingWebhook stands in for the operator's pod: it serves admission
@@ -153,14 +147,5 @@ func routeService(ctx context.Context, ns, service, portName, ip string, port in
 	Eventually(func() error { return env.Client.Create(ctx, ep) }).WithContext(ctx).Should(Succeed())
 	Expect(env.Client.DeleteAllOf(ctx, &discoveryv1.EndpointSlice{}, client.InNamespace(ns),
 		client.MatchingLabels{discoveryv1.LabelServiceName: service, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"})).To(Succeed())
-	ready := true
-	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: service + "-stand-in", Namespace: ns, Labels: map[string]string{
-			discoveryv1.LabelServiceName: service, discoveryv1.LabelManagedBy: "rukpak-kapp-e2e",
-		}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
-		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
-	}
-	Expect(env.Client.Create(ctx, slice)).To(Succeed())
+	Expect(env.RouteToHost(ctx, ns, service, portName, ip, port)).To(Succeed())
 }

@@ -19,9 +19,11 @@ type Adapter struct {
 	proc       *process
 	env        *Env
 	args       []string
-	// base are the flags it started with, before any Restart's.
-	base []string
-	bin  string
+	// base is how many of args are the harness's defaults.
+	base int
+	// first are the flags it started with, before any Restart's.
+	first []string
+	bin   string
 }
 
 // startAdapter builds cmd/rukpak-kapp once per harness and runs it.
@@ -55,10 +57,28 @@ func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error)
 				AliasPlainClass + "=" + rukpakv1alpha2.ClassPlain}, ","),
 		},
 	}
+	a.base = len(a.args)
 	a.args = append(a.args, extra...)
-	a.base = a.args
+	a.first = a.args
 	return a, a.Start(ctx)
 }
+
+// StartAdapter starts the adapter on a harness started without it, with
+// extra flags after the defaults (a later --classes wins).
+func (e *Env) StartAdapter(ctx context.Context, extra ...string) error {
+	if e.Adapter != nil {
+		return fmt.Errorf("the adapter is already started; use Adapter.Stop and Adapter.Start")
+	}
+	a, err := startAdapter(ctx, e, extra)
+	if err != nil {
+		return err
+	}
+	e.Adapter = a
+	return nil
+}
+
+// SetArgs replaces the extra flags the adapter runs with from its next Start.
+func (a *Adapter) SetArgs(extra ...string) { a.args = append(a.args[:a.base:a.base], extra...) }
 
 // AliasPlainClass is a provisioner class the harness's adapter installs as
 // core-rukpak-io-plain.
@@ -87,7 +107,7 @@ func (a *Adapter) Start(ctx context.Context) error {
 // ones it first started with; none: as it first started.
 func (a *Adapter) Restart(ctx context.Context, extra ...string) error {
 	a.Stop()
-	a.args = append(append([]string(nil), a.base...), extra...)
+	a.args = append(append([]string(nil), a.first...), extra...)
 	return a.Start(ctx)
 }
 

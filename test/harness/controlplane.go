@@ -96,6 +96,22 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, etcdURL string) erro
 		"--service-account-key-file", filepath.Join(cp.Dir, "sa.pub"),
 		"--service-account-signing-key-file", filepath.Join(cp.Dir, "sa.key"),
 		"--enable-aggregator-routing=true",
+		// The front proxy: how kube-apiserver proves to an aggregated API
+		// server (kapp-controller's packaging API) whom it forwards a
+		// request for. It publishes these in kube-system's
+		// extension-apiserver-authentication ConfigMap, where the
+		// aggregated server reads them.
+		"--requestheader-client-ca-file", filepath.Join(cp.Dir, "front-proxy-ca.crt"),
+		"--requestheader-allowed-names", frontProxyClient,
+		"--requestheader-username-headers", "X-Remote-User",
+		"--requestheader-group-headers", "X-Remote-Group",
+		"--requestheader-extra-headers-prefix", "X-Remote-Extra-",
+		"--proxy-client-cert-file", filepath.Join(cp.Dir, "front-proxy-client.crt"),
+		"--proxy-client-key-file", filepath.Join(cp.Dir, "front-proxy-client.key"),
+		// No client uses certificates here, but aggregated servers read
+		// this CA from the same ConfigMap and log an error while it is
+		// missing.
+		"--client-ca-file", filepath.Join(cp.Dir, "client-ca.crt"),
 		// Tests create CRDs and delete them seconds later. With the watch
 		// cache on, the CRD finalizer then fails with "storage is
 		// (re)initializing" and backs off for minutes; without it, deletion
@@ -166,6 +182,10 @@ func (cp *ControlPlane) Stop() {
 	cp.etcd.Stop(10 * time.Second)
 }
 
+// frontProxyClient is the name in kube-apiserver's front-proxy client
+// certificate, the only one aggregated API servers accept.
+const frontProxyClient = "front-proxy-client"
+
 func (cp *ControlPlane) writeKeys() error {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -175,10 +195,26 @@ func (cp *ControlPlane) writeKeys() error {
 	if err != nil {
 		return err
 	}
+	frontProxyCA, err := NewTestCA("rukpak-kapp test front-proxy CA")
+	if err != nil {
+		return err
+	}
+	proxyCert, proxyKey, err := frontProxyCA.ClientCertPEM(frontProxyClient)
+	if err != nil {
+		return err
+	}
+	clientCA, err := NewTestCA("rukpak-kapp test client CA")
+	if err != nil {
+		return err
+	}
 	files := map[string][]byte{
-		"sa.key":     pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
-		"sa.pub":     pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}),
-		"tokens.csv": []byte(cp.token + ",admin,admin,system:masters\n"),
+		"sa.key":                 pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
+		"sa.pub":                 pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}),
+		"tokens.csv":             []byte(cp.token + ",admin,admin,system:masters\n"),
+		"front-proxy-ca.crt":     frontProxyCA.PEM,
+		"front-proxy-client.crt": proxyCert,
+		"front-proxy-client.key": proxyKey,
+		"client-ca.crt":          clientCA.PEM,
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(cp.Dir, name), data, 0o600); err != nil {

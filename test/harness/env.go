@@ -13,6 +13,8 @@ import (
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
+	datapackagingv1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +37,10 @@ type Options struct {
 	// workloads become Available (needs ControllerManager).
 	FakeNodes      bool
 	KappController bool
+	// PackagingAPI has that kapp-controller serve data.packaging.carvel.dev
+	// (Package, PackageMetadata) from its own aggregated API server, as in
+	// a cluster, instead of stand-in CRDs. Needs root (see packagingapi.go).
+	PackagingAPI bool
 	// KappControllerAPI installs kapp-controller's CRDs without running it,
 	// for tests that write App status themselves.
 	KappControllerAPI bool
@@ -136,7 +142,8 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		}
 	}
 	e.Scheme = runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme,
+		packagingv1alpha1.AddToScheme, datapackagingv1alpha1.AddToScheme} {
 		if err := add(e.Scheme); err != nil {
 			return err
 		}
@@ -192,8 +199,11 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	if opts.PackagingAPI && !opts.KappController {
+		return fmt.Errorf("the packaging API is served by kapp-controller: PackagingAPI needs KappController")
+	}
 	if opts.KappController || opts.KappControllerAPI {
-		if err := installKappControllerAPI(ctx, e.tools, e.Client); err != nil {
+		if err := installKappControllerAPI(ctx, e.tools, e.Client, !opts.PackagingAPI); err != nil {
 			return err
 		}
 	}
@@ -202,11 +212,17 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		if err := os.MkdirAll(kcDir, 0o755); err != nil {
 			return err
 		}
+		var packaging *packagingAPI
+		if opts.PackagingAPI {
+			if packaging, err = e.preparePackagingAPI(ctx, kcDir); err != nil {
+				return err
+			}
+		}
 		kubeconfig := filepath.Join(kcDir, "kubeconfig")
 		if err := e.ControlPlane.WriteKubeconfig(kubeconfig, KappControllerNamespace); err != nil {
 			return err
 		}
-		if e.KappController, err = startKappController(ctx, e.tools, e.ControlPlane, kcDir, "kapp-controller", opts.KappControllerNamespace, kubeconfig, e.ClusterCA, e.kcWorkers); err != nil {
+		if e.KappController, err = startKappController(ctx, e.tools, e.ControlPlane, kcDir, "kapp-controller", opts.KappControllerNamespace, kubeconfig, e.ClusterCA, e.kcWorkers, packaging); err != nil {
 			return err
 		}
 	}

@@ -15,9 +15,11 @@ import (
 // KappControllerNamespace is where kapp-controller looks for its config.
 const KappControllerNamespace = "kapp-controller"
 
-// The aggregated packaging API is off outside a cluster, but the
+// Without Options.PackagingAPI the aggregated packaging API is off, but the
 // PackageInstall controller still watches these kinds; without them its
-// cache never syncs and kapp-controller exits after two minutes.
+// cache never syncs and kapp-controller exits after two minutes. They store
+// anything and validate nothing (no field selectors, no name rules), so
+// tests of packaging run with the real API.
 const packagingStandIns = `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -48,7 +50,9 @@ spec:
     storage: true
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
----
+`
+
+const kappControllerNamespaceYAML = `
 apiVersion: v1
 kind: Namespace
 metadata:
@@ -70,16 +74,23 @@ type KappController struct {
 	env              []string
 	sidecar, manager *process
 	tools            *toolEnv
+	// packaging is set when the controller serves the packaging API.
+	packaging *packagingAPI
 }
 
-// installKappControllerAPI installs kapp-controller's CRDs and the
-// packaging stand-ins, once for every instance.
-func installKappControllerAPI(ctx context.Context, t *toolEnv, c client.Client) error {
+// installKappControllerAPI installs kapp-controller's CRDs and namespace,
+// once for every instance, and the packaging stand-ins unless the real
+// packaging API is served.
+func installKappControllerAPI(ctx context.Context, t *toolEnv, c client.Client, standIns bool) error {
 	crds, err := os.ReadFile(filepath.Join(t.bin, "kapp-controller-crds.yaml"))
 	if err != nil {
 		return fmt.Errorf("read kapp-controller CRDs (run make tools): %w", err)
 	}
-	objs, err := ApplyYAML(ctx, c, append(crds, []byte("\n---\n"+packagingStandIns)...))
+	docs := string(crds) + "\n---\n" + kappControllerNamespaceYAML
+	if standIns {
+		docs += "\n---\n" + packagingStandIns
+	}
+	objs, err := ApplyYAML(ctx, c, []byte(docs))
 	if err != nil {
 		return fmt.Errorf("install kapp-controller CRDs: %w", err)
 	}
@@ -87,8 +98,10 @@ func installKappControllerAPI(ctx context.Context, t *toolEnv, c client.Client) 
 }
 
 // startKappController runs an instance named name (its log names) that
-// reconciles the Apps of namespace (empty: all) with kubeconfig.
-func startKappController(ctx context.Context, t *toolEnv, cp *ControlPlane, dir, name, namespace, kubeconfig string, trusted *TestCA, workers int) (*KappController, error) {
+// reconciles the Apps of namespace (empty: all) with kubeconfig and workers
+// App workers (0: kapp-controller's default); with packaging set it also
+// serves the packaging API.
+func startKappController(ctx context.Context, t *toolEnv, cp *ControlPlane, dir, name, namespace, kubeconfig string, trusted *TestCA, workers int, packaging *packagingAPI) (*KappController, error) {
 	for _, d := range []string{"home", "memtmp"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, err
@@ -112,7 +125,7 @@ func startKappController(ctx context.Context, t *toolEnv, cp *ControlPlane, dir,
 		// servers signed by this CA are trusted.
 		"GIT_SSL_CAINFO="+caFile,
 	)
-	kc := &KappController{Namespace: namespace, Concurrency: workers, name: name, dir: dir, env: env, tools: t}
+	kc := &KappController{Namespace: namespace, Concurrency: workers, name: name, dir: dir, env: env, tools: t, packaging: packaging}
 	if err := kc.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -158,7 +171,11 @@ func (kc *KappController) StartController(ctx context.Context) error {
 		args = append(args, "-namespace="+kc.Namespace)
 	}
 	var err error
-	kc.manager, err = startProcess(kc.name, kc.dir, kc.env, kc.tools.logDir, kc.binary(), args...)
+	if kc.packaging != nil {
+		kc.manager, err = kc.packaging.start(kc, args)
+	} else {
+		kc.manager, err = startProcess(kc.name, kc.dir, kc.env, kc.tools.logDir, kc.binary(), args...)
+	}
 	if err != nil {
 		return err
 	}
@@ -205,7 +222,7 @@ func (e *Env) StartKappController(ctx context.Context, name, namespace string) (
 	if err != nil {
 		return nil, err
 	}
-	return startKappController(ctx, e.tools, e.ControlPlane, dir, name, namespace, kubeconfig, e.ClusterCA, e.kcWorkers)
+	return startKappController(ctx, e.tools, e.ControlPlane, dir, name, namespace, kubeconfig, e.ClusterCA, e.kcWorkers, nil)
 }
 
 func (kc *KappController) binary() string { return filepath.Join(kc.tools.bin, "kapp-controller") }

@@ -143,10 +143,3 @@ func freePorts(n int) ([]int, error) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 var errNotYet = errors.New("not yet")
-
-// FreePort is a free loopback port, for processes a caller starts itself.
-func FreePort() (int, error) { return freePort() }
-
-// ProcessEnv is the environment the harness runs processes with: this
-// process's, without proxy settings, so loopback traffic stays local.
-func ProcessEnv() []string { return withoutProxy(os.Environ()) }

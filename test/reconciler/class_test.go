@@ -43,11 +43,20 @@ var _ = Describe("a BundleDeployment whose class changes", func() {
 		stored := bdtest.MustBD(ctx, name).Status
 
 		setClass(ctx, name, "example-com-other")
-		// kapp-controller is told to leave the objects in place, then let go.
+		// kapp-controller is told to put Helm's ownership back and to leave
+		// the objects in place when the App goes; once it deployed that, the
+		// App goes.
 		Eventually(func(g Gomega) {
 			app, err := bdtest.GetApp(ctx, name)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(app.Spec.NoopDelete).To(BeTrue())
+			g.Expect(app.Annotations).To(HaveKeyWithValue(translate.AnnotationReleased, translate.ReleasedAdoptable))
+			g.Expect(app.DeletionTimestamp.IsZero()).To(BeTrue(), "not deleted before kapp-controller deployed the hand-back")
+		}).WithContext(ctx).Should(Succeed())
+		appSucceeded(ctx, name, "")
+		Eventually(func(g Gomega) {
+			app, err := bdtest.GetApp(ctx, name)
+			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(app.DeletionTimestamp.IsZero()).To(BeFalse())
 		}).WithContext(ctx).Should(Succeed())
 		app, err := bdtest.GetApp(ctx, name)
@@ -70,6 +79,12 @@ var _ = Describe("a BundleDeployment whose class changes", func() {
 		appFor(ctx, name, 1)
 		setClass(ctx, name, "example-com-other")
 		Expect(env.Client.Delete(ctx, bdtest.MustBD(ctx, name))).To(Succeed())
+		Eventually(func(g Gomega) {
+			app, err := bdtest.GetApp(ctx, name)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(app.Annotations).To(HaveKey(translate.AnnotationReleased))
+		}).WithContext(ctx).Should(Succeed())
+		appSucceeded(ctx, name, "")
 		Eventually(func() bool {
 			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: name}, &rukpakv1alpha2.BundleDeployment{}))
 		}).WithTimeout(15 * time.Second).Should(BeTrue())
@@ -112,8 +127,10 @@ var _ = Describe("the uninstall finalizer", func() {
 
 		classes, err := adapter.ParseClasses([]string{rukpakv1alpha2.ClassPlain})
 		Expect(err).NotTo(HaveOccurred())
-		r := adapter.NewReconciler(staleReader{Client: env.Client, stale: stale},
-			translate.Config{SystemNamespace: harness.SystemNamespace, ServiceAccountName: "rukpak-kapp-installer", SyncPeriod: time.Minute}, classes, nil)
+		apis, err := adapter.ServedAPIs(env.ControlPlane.Config)
+		Expect(err).NotTo(HaveOccurred())
+		r := adapter.NewReconciler(staleReader{Client: env.Client, stale: stale}, env.Client,
+			translate.Config{SystemNamespace: harness.SystemNamespace, ServiceAccountName: "rukpak-kapp-installer", SyncPeriod: time.Minute}, classes, nil, apis)
 		_, _ = r.Reconcile(ctx, reconcileRequest(name))
 		Expect(bdtest.MustBD(ctx, name).Finalizers).To(ContainElement("example.com/other"))
 	})

@@ -284,6 +284,12 @@ var _ = Describe("the release", Ordered, func() {
 		By("installing it as `kctrl package install -p rukpak-kapp.core.rukpak.io --version 1.0.1 --values-file` does")
 		installPackage(ctx, ns, "1.0.1", `{systemNamespace: rukpak-pkg, classes: [pkg-plain=core-rukpak-io-plain], templateTimeout: 30s}`)
 		Eventually(reconciled(ctx, "PackageInstall", ns, "rukpak-kapp"), 3*time.Minute).Should(Succeed())
+		available, err := harness.KctrlAvailableVersions(ctx, env.ControlPlane.Config, ns, "rukpak-kapp.core.rukpak.io")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(available).To(ContainElement(HaveField("Version", "1.0.1")), "kctrl package available list -p rukpak-kapp.core.rukpak.io")
+		installed, err := harness.KctrlInstalledList(ctx, env.ControlPlane.Config, ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(installed).To(ConsistOf(And(HaveField("Name", "rukpak-kapp"), HaveField("PackageVersion", "1.0.1"), HaveField("Status", "Reconcile succeeded"))), "kctrl package installed list")
 
 		dep := &appsv1.Deployment{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "rukpak-pkg", Name: "rukpak-kapp"}, dep)).To(Succeed())
@@ -466,7 +472,7 @@ func reconciled(ctx context.Context, kind, ns, name string) func() error {
 // installPackage makes what kctrl package install makes: a ServiceAccount
 // that may install anything, a Secret with the values file, and the
 // PackageInstall. (kctrl is not built here: the module proxy does not serve
-// kapp-controller's cli module.)
+// kapp-controller's cli module; harness.Kctrl* make its list calls.)
 func installPackage(ctx context.Context, ns, version, values string) {
 	objs, err := harness.DecodeYAML([]byte(fmt.Sprintf(`apiVersion: v1
 kind: ServiceAccount

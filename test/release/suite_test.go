@@ -37,7 +37,8 @@ func TestRelease(t *testing.T) {
 var _ = BeforeSuite(func(ctx context.Context) {
 	var err error
 	// Bare: the cluster gets rukpak-kapp only from the release under test.
-	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, Servers: true, Bare: true})
+	// The package installs through kapp-controller's own packaging API.
+	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, PackagingAPI: true, Servers: true, Bare: true})
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("harness logs: %s\n", env.LogDir())
 }, NodeTimeout(3*time.Minute))

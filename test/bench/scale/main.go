@@ -127,7 +127,7 @@ func run(ctx context.Context, setup benchSetup, names []string, cleanup bool) ([
 		return nil, fmt.Errorf("start local control plane: %w", err)
 	}
 	defer env.Stop()
-	if err := finalizerPolicyFor(ctx, env, harness.AliasPlainClass); err != nil {
+	if err := env.PointFinalizerPolicyAt(ctx, harness.AliasPlainClass); err != nil {
 		return nil, err
 	}
 	cfg := rest.CopyConfig(env.ControlPlane.Config)

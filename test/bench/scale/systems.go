@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,9 +12,7 @@ import (
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -207,7 +204,7 @@ func (s *floor) Object(i int, ref string) (client.Object, error) {
 		cfg.AppNamespaces = s.namespaces()
 		cfg.AppNamespace = translate.Placement(cfg, bd.Name)
 	}
-	app, err := translate.App(bd, cfg, nil)
+	app, err := translate.AppInStyle(bd, cfg, nil, translate.StyleAsBundled)
 	if err != nil {
 		return nil, err
 	}
@@ -230,43 +227,21 @@ func (s *floor) Stop() {
 	}
 }
 
-// rukpak is rukpak v0.24.0's cmd/core, run out of cluster.
+// rukpak is rukpak v0.24.0's cmd/core, run out of cluster by the harness.
 type rukpak struct {
 	env  *harness.Env
-	proc *exec.Cmd
+	proc *harness.Rukpak
 }
 
 func (*rukpak) Name() string { return "rukpak" }
 
 func (s *rukpak) Start(ctx context.Context) (procSet, error) {
-	dir := filepath.Join(s.env.Dir, "rukpak")
-	for _, d := range []string{"storage", "unpack"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return nil, err
-		}
+	var err error
+	// Plain bundles only: the helm provisioner would only add idle cost.
+	if s.proc, err = s.env.StartRukpak(ctx, false); err != nil {
+		return nil, fmt.Errorf("start rukpak core: %w", err)
 	}
-	port, err := harness.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	log, err := os.Create(filepath.Join(s.env.Dir, "logs", "rukpak-core.log"))
-	if err != nil {
-		return nil, err
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	s.proc = exec.Command(filepath.Join(s.env.Root, "bin", "rukpak-core"),
-		"--kubeconfig", s.env.ControlPlane.Kubeconfig,
-		"--system-namespace", harness.SystemNamespace,
-		"--provisioner-storage-dir", filepath.Join(dir, "storage"),
-		"--unpack-cache-dir", filepath.Join(dir, "unpack"),
-		"--http-bind-address", addr, "--http-external-address", "http://"+addr,
-		"--health-probe-bind-address", "0")
-	s.proc.Stdout, s.proc.Stderr = log, log
-	s.proc.Env = harness.ProcessEnv()
-	if err := s.proc.Start(); err != nil {
-		return nil, fmt.Errorf("start rukpak core (run make tools): %w", err)
-	}
-	return procSet{"rukpak": {s.proc.Process.Pid}}, nil
+	return procSet{"rukpak": s.proc.Pids()}, nil
 }
 
 func (s *rukpak) Object(i int, ref string) (client.Object, error) {
@@ -278,61 +253,9 @@ func (*rukpak) Change(obj client.Object, ref string) {
 	obj.(*rukpakv1alpha2.BundleDeployment).Spec.Source.Image.Ref = ref
 }
 func (s *rukpak) Stop() {
-	if s.proc != nil && s.proc.Process != nil {
-		_ = s.proc.Process.Kill()
-		_ = s.proc.Wait()
+	if s.proc != nil {
+		s.proc.Stop()
 	}
-}
-
-// finalizerPolicyFor points config/admission's policy at the alias class,
-// as its comment tells an operator with another --classes list to do:
-// rukpak would never remove the adapter's finalizer from its own
-// BundleDeployments. It waits until the API server applies the change.
-func finalizerPolicyFor(ctx context.Context, env *harness.Env, class string) error {
-	rendered, err := env.Kustomize(ctx, "config/admission")
-	if err != nil {
-		return err
-	}
-	var docs [][]byte
-	for _, doc := range bytes.Split(rendered, []byte("\n---\n")) {
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
-			return fmt.Errorf("read config/admission: %w", err)
-		}
-		if obj.GetKind() == "MutatingAdmissionPolicy" {
-			conds, _, _ := unstructured.NestedSlice(obj.Object, "spec", "matchConditions")
-			if len(conds) != 1 {
-				return fmt.Errorf("config/admission's policy has %d match conditions, the benchmark expects one; update it", len(conds))
-			}
-			conds[0].(map[string]any)["expression"] = "object.spec.provisionerClassName in ['" + class + "']"
-			if err := unstructured.SetNestedSlice(obj.Object, conds, "spec", "matchConditions"); err != nil {
-				return err
-			}
-		}
-		out, err := yaml.Marshal(obj.Object)
-		if err != nil {
-			return err
-		}
-		docs = append(docs, out)
-	}
-	if _, err := harness.ApplyYAML(ctx, env.Client, bytes.Join(docs, []byte("\n---\n"))); err != nil {
-		return fmt.Errorf("point the finalizer policy at %s: %w", class, err)
-	}
-	for range 120 {
-		ours := bundleDeployment("probe", "probe", class, "default", "127.0.0.1/probe:v1")
-		theirs := bundleDeployment("probe", "probe", rukpakv1alpha2.ClassPlain, "default", "127.0.0.1/probe:v1")
-		if err := env.Client.Create(ctx, ours, client.DryRunAll); err != nil {
-			return err
-		}
-		if err := env.Client.Create(ctx, theirs, client.DryRunAll); err != nil {
-			return err
-		}
-		if len(ours.Finalizers) == 1 && len(theirs.Finalizers) == 0 {
-			return nil
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	return fmt.Errorf("the finalizer policy does not apply to %s only 30 s after the change", class)
 }
 
 func restartKappController(ctx context.Context, env *harness.Env) error {

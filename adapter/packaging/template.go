@@ -1,0 +1,35 @@
+package packaging
+
+import (
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+)
+
+// AppTemplate is the App spec of a Package: the template and deploy steps
+// of app, the App the adapter makes for the BundleDeployment
+// (translate.AppInStyle), after fetch. The account, sync period and default
+// namespace are the PackageInstall's to say. A helm chart is at chartPath
+// of what fetch brings ("" for its root), and its values come from the
+// PackageInstall's values Secrets, which kapp-controller adds to the first
+// helmTemplate step, instead of from a file of the content.
+func AppTemplate(app *kappctrlv1alpha1.App, fetch kappctrlv1alpha1.AppFetch, chartPath string) *kappctrlv1alpha1.AppSpec {
+	spec := app.Spec.DeepCopy()
+	spec.Fetch = []kappctrlv1alpha1.AppFetch{fetch}
+	spec.ServiceAccountName, spec.SyncPeriod, spec.DefaultNamespace = "", nil, ""
+	for i := range spec.Template {
+		h := spec.Template[i].HelmTemplate
+		if h == nil {
+			continue
+		}
+		h.Path = chartPath
+		var kept []kappctrlv1alpha1.AppTemplateValuesSource
+		for _, v := range h.ValuesFrom {
+			if v.Path != bundle.ValuesFile {
+				kept = append(kept, v)
+			}
+		}
+		h.ValuesFrom = kept
+	}
+	return spec
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// errBlocked makes the command exit non-zero after printing the plan.
+var errBlocked = errors.New("some BundleDeployments cannot be taken over in place; see the blockers above")
+
+// migrateCmd dispatches `migrate <subcommand>`.
+func migrateCmd(args []string, out io.Writer) error {
+	if len(args) == 0 || args[0] != "plan" {
+		return errors.New("migrate needs a subcommand: migrate plan [--system-namespace NS] [--classes LIST] [-o text|json]")
+	}
+	return migratePlan(args[1:], out)
+}
+
+// migratePlan shows, against the cluster of $KUBECONFIG and without writing
+// anything, what taking over each BundleDeployment rukpak installed does:
+// the same decisions the controller makes.
+func migratePlan(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("migrate plan", flag.ContinueOnError)
+	systemNamespace := fs.String("system-namespace", "rukpak-system", "rukpak's and rukpak-kapp's system namespace (rukpak's release Secrets are there)")
+	classes := fs.String("classes", rukpakv1alpha2.ClassPlain+","+rukpakv1alpha2.ClassHelm+","+rukpakv1alpha2.ClassRegistry, "the classes rukpak-kapp will claim, as for run --classes; BundleDeployments of rukpak's built-in classes are planned too")
+	output := fs.String("o", "text", "output format: text or json")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *output != "text" && *output != "json" {
+		return fmt.Errorf("-o %q: use text or json", *output)
+	}
+	claimed, err := adapter.ParseClasses(splitList(*classes))
+	if err != nil {
+		return fmt.Errorf("--classes: %w", err)
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("load kubeconfig: %w", err)
+	}
+	scheme, err := adapter.Scheme()
+	if err != nil {
+		return err
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return fmt.Errorf("build an HTTP client from the kubeconfig: %w", err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	if err != nil {
+		return fmt.Errorf("discover the cluster's kinds: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: mapper})
+	if err != nil {
+		return fmt.Errorf("create client: %w", err)
+	}
+	ctx := context.Background()
+	// Only a reader goes further: the plan writes nothing.
+	reports, err := planAll(ctx, client.Reader(c), mapper, *systemNamespace, claimed)
+	if err != nil {
+		return err
+	}
+	if *output == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(reports); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range reports {
+			writeReport(out, r)
+		}
+	}
+	for _, r := range reports {
+		if r.Plan != nil && r.Plan.Blocked() {
+			return errBlocked
+		}
+	}
+	return nil
+}
+
+// report is one BundleDeployment's line in the plan.
+type report struct {
+	BundleDeployment string `json:"bundleDeployment"`
+	// Skipped says why there is no plan.
+	Skipped string         `json:"skipped,omitempty"`
+	Plan    *takeover.Plan `json:"plan,omitempty"`
+}
+
+func planAll(ctx context.Context, c client.Reader, mapper meta.RESTMapper, systemNamespace string, claimed adapter.Classes) ([]report, error) {
+	bds := &rukpakv1alpha2.BundleDeploymentList{}
+	if err := c.List(ctx, bds); err != nil {
+		return nil, fmt.Errorf("list bundle deployments: %w", err)
+	}
+	sort.Slice(bds.Items, func(i, j int) bool { return bds.Items[i].Name < bds.Items[j].Name })
+	var out []report
+	for i := range bds.Items {
+		bd := &bds.Items[i]
+		r := report{BundleDeployment: bd.Name}
+		builtin, ok := claimed[bd.Spec.ProvisionerClassName]
+		if !ok && isBuiltin(bd.Spec.ProvisionerClassName) {
+			builtin, ok = bd.Spec.ProvisionerClassName, true
+		}
+		app := &kappctrlv1alpha1.App{}
+		err := c.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: bd.Name}, app)
+		switch {
+		case !ok:
+			r.Skipped = fmt.Sprintf("class %s is neither rukpak's nor claimed by rukpak-kapp", bd.Spec.ProvisionerClassName)
+		case err == nil:
+			r.Skipped = "already installed by rukpak-kapp (App " + systemNamespace + "/" + bd.Name + ")"
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("get app %s/%s: %w", systemNamespace, bd.Name, err)
+		default:
+			view := bd.DeepCopy()
+			view.Spec.ProvisionerClassName = builtin
+			in, err := adapter.TakeOverInput(ctx, c, mapper, systemNamespace, view, true)
+			if err != nil {
+				return nil, fmt.Errorf("plan %s: %w", bd.Name, err)
+			}
+			p := takeover.Take(in)
+			p.Class = bd.Spec.ProvisionerClassName
+			r.Plan = &p
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func isBuiltin(class string) bool {
+	switch class {
+	case rukpakv1alpha2.ClassPlain, rukpakv1alpha2.ClassHelm, rukpakv1alpha2.ClassRegistry:
+		return true
+	}
+	return false
+}
+
+func writeReport(w io.Writer, r report) {
+	if r.Plan == nil {
+		fmt.Fprintf(w, "BundleDeployment %s: skipped: %s\n\n", r.BundleDeployment, r.Skipped)
+		return
+	}
+	p := r.Plan
+	verdict := "can be taken over in place"
+	if p.Blocked() {
+		verdict = "BLOCKED"
+	}
+	fmt.Fprintf(w, "BundleDeployment %s (%s): %s\n", p.BundleDeployment, p.Class, verdict)
+	if p.Release != "" {
+		fmt.Fprintf(w, "  release: %s\n", p.Release)
+	}
+	for _, b := range p.Blockers {
+		fmt.Fprintf(w, "  blocked (%s): %s\n", b.Reason, b.Message)
+	}
+	for _, o := range p.Objects {
+		fmt.Fprintf(w, "  %s %s\n", o.Action, o.Ref)
+		writeChange(w, "label", o.Labels)
+		writeChange(w, "annotation", o.Annotations)
+		writeChange(w, "owner reference", o.OwnerReferences)
+	}
+	for _, s := range p.Cleanup.ReleaseSecrets {
+		fmt.Fprintf(w, "  delete release Secret %s\n", s)
+	}
+	for _, f := range p.Cleanup.Finalizers {
+		fmt.Fprintf(w, "  remove finalizer %s\n", f)
+	}
+	for _, k := range p.Cleanup.Kept {
+		fmt.Fprintf(w, "  keep: %s\n", k)
+	}
+	for _, l := range p.Later {
+		fmt.Fprintf(w, "  at the next change: %s\n", l)
+	}
+	fmt.Fprintln(w)
+}
+
+func writeChange(w io.Writer, what string, c takeover.MapChange) {
+	for _, k := range sortedKeys(c.Removed) {
+		fmt.Fprintf(w, "      - %s %s=%s\n", what, k, c.Removed[k])
+	}
+	for _, k := range sortedKeys(c.Added) {
+		fmt.Fprintf(w, "      + %s %s=%s\n", what, k, clip(c.Added[k]))
+	}
+	for _, k := range sortedKeys(c.Changed) {
+		fmt.Fprintf(w, "      ~ %s %s=%s\n", what, k, clip(c.Changed[k]))
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/ocibundle"
+)
+
+// pushedAt is the time of every file and of the image of a pushed bundle,
+// so that the same content is always the same digest.
+var pushedAt = time.Unix(0, 0).UTC()
+
+// packageOpts are render's flags for --as-package.
+type packageOpts struct {
+	push          *string
+	namespace     *string
+	installerRBAC *bool
+}
+
+func packageFlags(fs *flag.FlagSet) packageOpts {
+	return packageOpts{
+		push:          fs.String("push", "", "with --as-package: publish the bundle's content as an imgpkg bundle to this repository (tagged with the Package version) and have the Package fetch it from there"),
+		namespace:     fs.String("namespace", "rukpak-system", "with --as-package: the namespace of the Package, PackageMetadata, values Secret and PackageInstall"),
+		installerRBAC: fs.Bool("installer-rbac", false, "with --as-package: also print the installer ServiceAccount (in --namespace) bound to cluster-admin"),
+	}
+}
+
+// set reports whether any --as-package flag was given.
+func (p packageOpts) set(fs *flag.FlagSet) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) {
+		given = given || f.Name == "push" || f.Name == "namespace" || f.Name == "installer-rbac"
+	})
+	return given
+}
+
+// renderPackages prints, for every BundleDeployment of files, the objects
+// that install it through a PackageInstall, its notes first as comments.
+func renderPackages(files []string, cfg translate.Config, p packageOpts, out io.Writer) error {
+	ctx := context.Background()
+	opts := adapter.PackageOptions{Config: cfg, Namespace: *p.namespace, InstallerRBAC: *p.installerRBAC, Now: time.Now()}
+	if repo := *p.push; repo != "" {
+		opts.Push = func(ctx context.Context, files map[string][]byte, tag string) (string, error) {
+			return pushBundle(ctx, repo, tag, files)
+		}
+	}
+	for _, name := range files {
+		bds, err := readBundleDeployments(name)
+		if err != nil {
+			return err
+		}
+		for i := range bds {
+			x, err := adapter.RenderPackage(ctx, &bds[i], opts)
+			if err != nil {
+				return fmt.Errorf("render %s as a package: %w", bds[i].Name, err)
+			}
+			for _, n := range x.Notes {
+				if _, err := fmt.Fprintf(out, "# note: %s: %s\n", bds[i].Name, strings.ReplaceAll(n, "\n", " ")); err != nil {
+					return err
+				}
+			}
+			for _, o := range x.Objects {
+				if err := writePackageYAML(out, o); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// pushBundle publishes files as an imgpkg bundle at repo:tag.
+func pushBundle(ctx context.Context, repo, tag string, files map[string][]byte) (string, error) {
+	files = maps.Clone(files)
+	files[ocibundle.ImagesLockPath] = ocibundle.ImagesLock()
+	img, err := ocibundle.Bundle(files, ocibundle.BundleOptions{Created: pushedAt, CreatedBy: "rukpak-kapp render --as-package"})
+	if err != nil {
+		return "", err
+	}
+	return ocibundle.Push(ctx, repo, tag, img)
+}
+
+// writePackageYAML is writeYAML without the empty fields a Package always
+// carries (releasedAt, valuesSchema), which say nothing.
+func writePackageYAML(out io.Writer, obj client.Object) error {
+	return writeYAMLWith(out, obj, func(raw map[string]any) {
+		spec, _ := raw["spec"].(map[string]any)
+		if spec == nil {
+			return
+		}
+		if spec["releasedAt"] == nil {
+			delete(spec, "releasedAt")
+		}
+		if schema, ok := spec["valuesSchema"].(map[string]any); ok && schema["openAPIv3"] == nil {
+			delete(spec, "valuesSchema")
+		}
+	})
+}

@@ -1,0 +1,112 @@
+package ocibundle
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// bundleLabel marks an OCI image as an imgpkg bundle.
+const bundleLabel = "dev.carvel.imgpkg.bundle"
+
+// ImagesLockPath is where an imgpkg bundle lists the images it refers to.
+const ImagesLockPath = ".imgpkg/images.yml"
+
+// ImagesLock is imgpkg's lock file for images (none is fine: a bundle of
+// manifests only). kbld's id annotation lets a package's kbld step swap a
+// reference for the bundle's copy when the bundle is relocated (imgpkg
+// copy).
+func ImagesLock(images ...string) []byte {
+	var b strings.Builder
+	b.WriteString("apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n")
+	if len(images) == 0 {
+		b.WriteString("images: []\n")
+	} else {
+		b.WriteString("images:\n")
+	}
+	for _, image := range images {
+		fmt.Fprintf(&b, "- image: %s\n  annotations:\n    kbld.carvel.dev/id: %s\n", image, image)
+	}
+	return []byte(b.String())
+}
+
+// BundleOptions describe a bundle image beyond its files.
+type BundleOptions struct {
+	// Created is the time of the image and of every file in it.
+	Created time.Time
+	// Annotations go on the manifest and, as labels, on the config.
+	Annotations map[string]string
+	// CreatedBy is the history entry of its one layer.
+	CreatedBy string
+}
+
+// Bundle is an imgpkg bundle: an image with one layer of files (mode 0644)
+// and the bundle label on its config. The files should hold ImagesLockPath.
+func Bundle(files map[string][]byte, o BundleOptions) (v1.Image, error) {
+	entries := map[string]File{}
+	for name, data := range files {
+		entries[name] = File{Mode: 0o644, Data: data}
+	}
+	l, err := Layer(entries, o.Created)
+	if err != nil {
+		return nil, err
+	}
+	created := v1.Time{Time: o.Created}
+	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	if img, err = mutate.Append(img, mutate.Addendum{Layer: l, MediaType: types.OCILayer, History: v1.History{Created: created, CreatedBy: o.CreatedBy}}); err != nil {
+		return nil, err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	cf.Created = created
+	labels := maps.Clone(o.Annotations)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[bundleLabel] = "true"
+	cf.Config = v1.Config{Labels: labels}
+	if img, err = mutate.ConfigFile(img, cf); err != nil {
+		return nil, err
+	}
+	if len(o.Annotations) == 0 {
+		return img, nil
+	}
+	return mutate.Annotations(img, o.Annotations).(v1.Image), nil
+}
+
+// Pushable is an image or an image index.
+type Pushable interface {
+	remote.Taggable
+	Digest() (v1.Hash, error)
+}
+
+// Push writes an image or index, with its blobs, to repo:tag with the
+// credentials of the default keychain (~/.docker/config.json) and returns
+// its reference by digest.
+func Push(ctx context.Context, repo, tag string, t Pushable) (string, error) {
+	ref, err := name.NewTag(repo + ":" + tag)
+	if err != nil {
+		return "", fmt.Errorf("image name %s:%s: %w", repo, tag, err)
+	}
+	if err := remote.Push(ref, t, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+		return "", fmt.Errorf("push %s: %w", ref, err)
+	}
+	d, err := t.Digest()
+	if err != nil {
+		return "", err
+	}
+	return repo + "@" + d.String(), nil
+}

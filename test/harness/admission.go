@@ -1,0 +1,82 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// PointFinalizerPolicyAt points config/admission's policy at the given
+// classes, as its comment tells an operator with another --classes list to
+// do: beside rukpak, the adapter claims alias classes only, and rukpak
+// would never remove the adapter's finalizer from its own
+// BundleDeployments. It waits until the API server applies the change.
+func (e *Env) PointFinalizerPolicyAt(ctx context.Context, classes ...string) error {
+	rendered, err := e.Kustomize(ctx, "config/admission")
+	if err != nil {
+		return err
+	}
+	quoted := make([]string, len(classes))
+	for i, c := range classes {
+		quoted[i] = "'" + c + "'"
+	}
+	var docs [][]byte
+	for _, doc := range bytes.Split(rendered, []byte("\n---\n")) {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
+			return fmt.Errorf("read config/admission: %w", err)
+		}
+		if obj.GetKind() == "MutatingAdmissionPolicy" {
+			conds, _, _ := unstructured.NestedSlice(obj.Object, "spec", "matchConditions")
+			if len(conds) != 1 {
+				return fmt.Errorf("config/admission's policy has %d match conditions, the harness expects one; update it", len(conds))
+			}
+			conds[0].(map[string]any)["expression"] = "object.spec.provisionerClassName in [" + strings.Join(quoted, ", ") + "]"
+			if err := unstructured.SetNestedSlice(obj.Object, conds, "spec", "matchConditions"); err != nil {
+				return err
+			}
+		}
+		out, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, out)
+	}
+	if _, err := ApplyYAML(ctx, e.Client, bytes.Join(docs, []byte("\n---\n"))); err != nil {
+		return fmt.Errorf("point the finalizer policy at %s: %w", strings.Join(classes, ", "), err)
+	}
+	probe := func(class string) *rukpakv1alpha2.BundleDeployment {
+		return &rukpakv1alpha2.BundleDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "probe"},
+			Spec: rukpakv1alpha2.BundleDeploymentSpec{
+				InstallNamespace: "default", ProvisionerClassName: class,
+				Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "127.0.0.1/probe:v1"}},
+			},
+		}
+	}
+	for range 120 {
+		ours, theirs := probe(classes[0]), probe("not-"+classes[0])
+		err := errors.Join(e.Client.Create(ctx, ours, client.DryRunAll), e.Client.Create(ctx, theirs, client.DryRunAll))
+		switch {
+		case err == nil && len(ours.Finalizers) == 1 && len(theirs.Finalizers) == 0:
+			return nil
+		// Right after start the client may not have discovered the CRD yet.
+		case err != nil && !meta.IsNoMatchError(err) && !apierrors.IsServiceUnavailable(err):
+			return err
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return fmt.Errorf("the finalizer policy does not apply to %s only, 30 s after the change", classes[0])
+}

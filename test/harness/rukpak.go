@@ -1,0 +1,112 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Rukpak is rukpak v0.24.0 run out of cluster against the harness, with the
+// admin kubeconfig: cmd/core (the plain and registry+v1 provisioners) and,
+// when asked for, cmd/helm (the helm provisioner). Each keeps its bundle
+// storage under the harness directory, so a restart finds its cache.
+type Rukpak struct {
+	env  *Env
+	helm bool
+	core *process
+	hp   *process
+}
+
+// RukpakBinaries are the binaries test/tools builds from rukpak v0.24.0.
+const (
+	rukpakCoreBinary = "rukpak-core"
+	rukpakHelmBinary = "rukpak-helm"
+)
+
+// StartRukpak starts rukpak's core provisioner, and its helm provisioner
+// when helm is set, and waits until they serve health probes.
+func (e *Env) StartRukpak(ctx context.Context, helm bool) (*Rukpak, error) {
+	r := &Rukpak{env: e, helm: helm}
+	return r, r.Start(ctx)
+}
+
+// Start starts the processes that are not running.
+func (r *Rukpak) Start(ctx context.Context) error {
+	if r.running() {
+		return nil
+	}
+	var err error
+	if r.core, err = r.start(ctx, rukpakCoreBinary, "--provisioner-storage-dir"); err != nil {
+		return err
+	}
+	if r.helm {
+		if r.hp, err = r.start(ctx, rukpakHelmBinary, "--storage-dir"); err != nil {
+			r.core.Stop(5 * time.Second)
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Rukpak) start(ctx context.Context, name, storageFlag string) (*process, error) {
+	dir := filepath.Join(r.env.Dir, name)
+	for _, d := range []string{"storage", "unpack"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	probe := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	bin := filepath.Join(r.env.tools.bin, name)
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("rukpak v0.24.0 is not built; run `make tools`: %w", err)
+	}
+	p, err := startProcess(name, dir, r.env.tools.base, r.env.tools.logDir, bin,
+		"--kubeconfig", r.env.ControlPlane.Kubeconfig,
+		"--system-namespace", SystemNamespace,
+		storageFlag, filepath.Join(dir, "storage"),
+		"--unpack-cache-dir", filepath.Join(dir, "unpack"),
+		"--http-bind-address", addr, "--http-external-address", "http://"+addr,
+		"--health-probe-bind-address", probe)
+	if err != nil {
+		return nil, err
+	}
+	c := &http.Client{Timeout: time.Second}
+	if err := p.waitFor(ctx, 30*time.Second, "health probe", func() error { return httpOK(c, "http://"+probe+"/healthz", "") }); err != nil {
+		p.Stop(5 * time.Second)
+		return nil, err
+	}
+	return p, nil
+}
+
+func (r *Rukpak) running() bool {
+	if r.core == nil {
+		return false
+	}
+	exited, _ := r.core.Exited()
+	return !exited
+}
+
+// Pids are the running processes' ids.
+func (r *Rukpak) Pids() []int {
+	var out []int
+	for _, p := range []*process{r.core, r.hp} {
+		if pid := p.Pid(); pid != 0 {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Stop ends rukpak gracefully.
+func (r *Rukpak) Stop() {
+	r.core.Stop(10 * time.Second)
+	r.hp.Stop(10 * time.Second)
+}

@@ -1,0 +1,51 @@
+// Package packaging_test runs kapp-controller's packaging API as a cluster
+// serves it (its own aggregated API server, not stand-in CRDs) and checks
+// what rukpak-kapp offers as Carvel packages on it: Packages and
+// PackageMetadata through the aggregated API, listed as kctrl lists them,
+// and the output of `rukpak-kapp render --as-package` installed through
+// kapp-controller's PackageInstall reconciler.
+package packaging_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
+)
+
+var (
+	env *harness.Env
+	// rukpakKapp is the binary, built once, that the specs run as a user would.
+	rukpakKapp string
+)
+
+func TestPackaging(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(2 * time.Minute)
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	RunSpecs(t, "Packaging Suite")
+}
+
+var _ = BeforeSuite(func(ctx context.Context) {
+	var err error
+	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, PackagingAPI: true, Servers: true})
+	Expect(err).NotTo(HaveOccurred())
+	GinkgoWriter.Printf("harness logs: %s\n", env.LogDir())
+	rukpakKapp = filepath.Join(env.Dir, "rukpak-kapp")
+	build := exec.CommandContext(ctx, "go", "build", "-o", rukpakKapp, "./cmd/rukpak-kapp")
+	build.Dir = env.Root
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "build rukpak-kapp: %s", out)
+}, NodeTimeout(6*time.Minute))
+
+var _ = AfterSuite(func() {
+	if env != nil {
+		env.Stop()
+	}
+})
