@@ -48,6 +48,8 @@ const branchPeriod = 2 * time.Second
 func TestReconciler(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(30 * time.Second)
+	// A spec context has no deadline: without this, an Eventually given one waits forever.
+	EnforceDefaultTimeoutsWhenUsingContexts()
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 	RunSpecs(t, "Reconciler Suite")
 }
