@@ -17,10 +17,16 @@ run: tools build
 test: tools verify unit fuzz
 	$(MAKE) --no-print-directory -j2 --output-sync=target lane-e2e lane-suites
 
+# One target per line: a lane runs its suites one after the other.
 lane-e2e:
-	$(MAKE) --no-print-directory -j1 e2e-suite
+	$(MAKE) --no-print-directory e2e-suite
 lane-suites:
-	$(MAKE) --no-print-directory -j1 api-test reconciler-test takeover-test packaging-test release-test bench-smoke
+	$(MAKE) --no-print-directory api-test
+	$(MAKE) --no-print-directory reconciler-test
+	$(MAKE) --no-print-directory takeover-test
+	$(MAKE) --no-print-directory packaging-test
+	$(MAKE) --no-print-directory release-test
+	$(MAKE) --no-print-directory bench-smoke
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
 TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp rukpak-core rukpak-helm
