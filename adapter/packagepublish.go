@@ -2,15 +2,11 @@ package adapter
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
-	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -30,104 +26,22 @@ const LabelPackageValues = "core.rukpak.io/package-values"
 // templateFile names the Package's App spec where a version is made of it.
 const templateFile = "package-template.json"
 
-// packageSet is what one generation publishes and installs in the serve
-// mode.
-type packageSet struct {
-	version  string
-	metadata *datav1alpha1.PackageMetadata
-	pkg      *datav1alpha1.Package
-	// values is nil when the Package takes none.
-	values  *corev1.Secret
-	install *packagingv1alpha1.PackageInstall
-}
-
-// desiredPackage makes the packaging objects for bd's generation: the
-// Package's App spec is the App the App mode would write (in the live
-// App's style, so switching modes changes no selector), with helm values
-// moved to a values Secret so a values change is no new Package.
+// desiredPackage makes the packaging objects for bd's generation, reading
+// what the bundle says of itself and what is published already.
 func (r *Reconciler) desiredPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f fetched, live *kappctrlv1alpha1.App) (*packageSet, error) {
-	c := f.content()
-	var values []byte
-	if bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassHelm {
-		var err error
-		if values, err = bundle.HelmValues(bd); err != nil {
-			return nil, err
-		}
-		c = withoutValues(c)
-	}
-	app, err := translate.AppInStyle(bd, r.cfg, c, translate.StyleOf(live))
+	d, err := draftPackage(bd, r.cfg, f.content(), translate.StyleOf(live))
 	if err != nil {
 		return nil, err
 	}
-	template := packaging.AppTemplate(app, app.Spec.Fetch[0], bundle.ChartDir)
 	identity, schema, err := r.identityOf(ctx, bd, f)
 	if err != nil {
 		return nil, err
 	}
-	version, err := r.packageVersion(ctx, bd, identity, template)
+	version, err := r.packageVersion(ctx, bd, identity, d.template)
 	if err != nil {
 		return nil, err
 	}
-	set := &packageSet{version: version}
-	for _, o := range packaging.Objects(packaging.Spec{
-		BundleDeployment: bd, Version: version, Identity: identity, Template: template, ValuesSchema: schema, Values: values,
-		Namespace: r.cfg.SystemNamespace, ServiceAccountName: app.Spec.ServiceAccountName, SyncPeriod: app.Spec.SyncPeriod,
-	}) {
-		o.SetLabels(translate.OwnerLabels(bd.Name))
-		switch o := o.(type) {
-		case *datav1alpha1.PackageMetadata:
-			set.metadata = o
-		case *datav1alpha1.Package:
-			set.pkg = o
-		case *corev1.Secret:
-			set.values = valuesSecret(bd, o)
-		case *packagingv1alpha1.PackageInstall:
-			set.install = o
-		}
-	}
-	pi := set.install
-	// Content versions do not order, and the BundleDeployment's spec,
-	// not the highest version, decides what is installed.
-	pi.Annotations = map[string]string{packagingDowngradable: ""}
-	pi.OwnerReferences = translate.OwnerReferences(bd)
-	if set.values != nil {
-		pi.Spec.Values[0].SecretRef.Name = set.values.Name
-	}
-	return set, nil
-}
-
-// packagingDowngradable lets a PackageInstall install a version lower than
-// the last it attempted (kapp-controller v0.53.1
-// pkg/packageinstall/packageinstall.go).
-const packagingDowngradable = "packaging.carvel.dev/downgradable"
-
-// valuesSecret is the values Secret named by its values: new values are a
-// new Secret, so the PackageInstall's spec and its App's change with them
-// and kapp-controller's report of the App speaks for them.
-func valuesSecret(bd *rukpakv1alpha2.BundleDeployment, s *corev1.Secret) *corev1.Secret {
-	data := []byte(s.StringData[packaging.ValuesKey])
-	sum := sha256.Sum256(data)
-	immutable := true
-	s.Name = packaging.ValuesSecretName(bd.Name) + "-" + hex.EncodeToString(sum[:])[:10]
-	s.Labels[LabelPackageValues] = "true"
-	s.OwnerReferences = translate.OwnerReferences(bd)
-	s.StringData, s.Data, s.Immutable = nil, map[string][]byte{packaging.ValuesKey: data}, &immutable
-	return s
-}
-
-// withoutValues drops the Secret holding the values file from c.
-func withoutValues(c *translate.Content) *translate.Content {
-	if c == nil {
-		return nil
-	}
-	out := *c
-	out.Secrets = nil
-	for _, s := range c.Secrets {
-		if s.Dir != path.Dir(bundle.ValuesFile) {
-			out.Secrets = append(out.Secrets, s)
-		}
-	}
-	return &out
+	return packageObjects(bd, r.cfg.SystemNamespace, d, version, identity, schema), nil
 }
 
 // identityOf is what the bundle says of itself: a chart's Chart.yaml (and
@@ -182,23 +96,17 @@ func (r *Reconciler) packageVersion(ctx context.Context, bd *rukpakv1alpha2.Bund
 	if v == cv {
 		return v, nil
 	}
-	held, err := r.publishedVersion(ctx, bd.Name, v)
-	switch {
-	case err != nil:
-		return "", err
-	case held == cv:
-		return v, nil
-	case held != "":
-		return cv, nil
-	}
-	fellBack, err := r.publishedVersion(ctx, bd.Name, cv)
+	atV, err := r.publishedVersion(ctx, bd.Name, v)
 	if err != nil {
 		return "", err
 	}
-	if fellBack != "" {
-		return cv, nil
+	atCV := ""
+	if atV == "" {
+		if atCV, err = r.publishedVersion(ctx, bd.Name, cv); err != nil {
+			return "", err
+		}
 	}
-	return v, nil
+	return pickVersion(v, cv, atV, atCV), nil
 }
 
 // publishedVersion is the content version of the template the published
