@@ -114,6 +114,12 @@ func (r *Reconciler) releaseApp(ctx context.Context, bd *rukpakv1alpha2.BundleDe
 		}
 	}
 	live.OwnerReferences = kept
+	// What the App mode recorded stops describing the App once the
+	// PackageInstall rewrites its spec; a restarted adapter must not
+	// recover content from it.
+	for _, k := range []string{rukpakv1alpha2.AnnotationBundleGeneration, rukpakv1alpha2.AnnotationResolvedSource, rukpakv1alpha2.AnnotationBundleMetadata} {
+		delete(live.Annotations, k)
+	}
 	if err := r.client.Patch(ctx, live, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner)); err != nil {
 		return nil, inStep(stepStore, "hand App %s/%s over to its PackageInstall: %w", live.Namespace, live.Name, err)
 	}
