@@ -47,6 +47,8 @@ func TestComputePackageInstall(t *testing.T) {
 	installedV2 := c("Installed", "True", "InstallationSucceeded",
 		"Instantiated bundle bd1: version 2.0.0 of Package bd1.bundles.rukpak-kapp.dev through PackageInstall rukpak-system/bd1")
 	packageWait := c("Unpacked", "False", "UnpackPending", "Waiting for kapp-controller to install version 2.0.0 of the Package through the PackageInstall")
+	// What generation 1 installed stays said while generation 2 is on its way.
+	stays := want{unpacked: g(2, packageWait), installed: g(1, installedTrue), healthy: g(1, healthyTrue), resolved: olderSource, hold: true, writeAfter: ProgressDelay}
 	noPackage := "kapp-controller's PackageInstall rukpak-system/bd1 did not install version 2.0.0: Expected to find at least one version, but did not (details: all=1 -> after-prereleases-filter=1 -> after-kapp-controller-version-check=1 -> after-constraints-filter=0)"
 	tests := []struct {
 		name    string
@@ -73,21 +75,21 @@ func TestComputePackageInstall(t *testing.T) {
 			stored:  installedAt(1, olderSource),
 			install: newInstall(2, 1),
 			app:     newApp(3, 3, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), ofVersion("2.0.0")),
-			want:    want{unpacked: g(2, packageWait), installed: g(1, installedTrue), healthy: g(1, healthyTrue), resolved: olderSource, hold: true, writeAfter: ProgressDelay},
+			want:    stays,
 		},
 		{
 			name:    "the PackageInstall took it, its App still deploys the old version: the installed generation stays",
 			stored:  installedAt(1, olderSource),
 			install: newInstall(2, 2),
 			app:     newApp(3, 3, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), ofVersion("1.0.0")),
-			want:    want{unpacked: g(2, packageWait), installed: g(1, installedTrue), healthy: g(1, healthyTrue), resolved: olderSource, hold: true, writeAfter: ProgressDelay},
+			want:    stays,
 		},
 		{
 			name:    "the App has the new version but has not deployed it: the installed generation stays",
 			stored:  installedAt(1, olderSource),
 			install: newInstall(2, 2),
 			app:     newApp(4, 3, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), ofVersion("2.0.0")),
-			want:    want{unpacked: g(2, packageWait), installed: g(1, installedTrue), healthy: g(1, healthyTrue), resolved: olderSource, hold: true, writeAfter: ProgressDelay},
+			want:    stays,
 		},
 		{
 			name:    "no Package matches on upgrade: UpgradeFailed in the PackageInstall's words, what is installed stays",

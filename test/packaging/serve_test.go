@@ -12,6 +12,7 @@ import (
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	gomegatypes "github.com/onsi/gomega/types"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -151,23 +152,13 @@ var _ = Describe("the serve mode", func() {
 
 		By("switching to a PackageInstall: its App takes over the same kapp app")
 		setInstallWith(ctx, name, "packageinstall")
-		Eventually(func(g Gomega) {
-			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: name}, bd)).To(Succeed())
-			c := apimeta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
-			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Message).To(ContainSubstring("through PackageInstall"))
-		}).WithContext(ctx).Should(Succeed())
+		waitInstalledSays(ctx, name, ContainSubstring("through PackageInstall"))
 		expectServed(ctx, name)
 		Expect(installedUIDs(ctx, ns)).To(Equal(uids))
 
 		By("switching back to an App: the PackageInstall goes without deleting anything, the new App adopts it all")
 		setInstallWith(ctx, name, "app")
-		Eventually(func(g Gomega) {
-			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: name}, bd)).To(Succeed())
-			c := apimeta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
-			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Message).To(Equal("Instantiated bundle " + name))
-		}).WithContext(ctx).Should(Succeed())
+		waitInstalledSays(ctx, name, Equal("Instantiated bundle "+name))
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: harness.SystemNamespace, Name: name}, app)).To(Succeed())
 		Expect(metav1.GetControllerOf(app).Kind).To(Equal(rukpakv1alpha2.OwnerKind))
 		expectGone(ctx, &packagingv1alpha1.PackageInstall{ObjectMeta: metav1.ObjectMeta{Namespace: harness.SystemNamespace, Name: name}})
@@ -229,6 +220,19 @@ func waitCondition(ctx context.Context, name string, gen int64, t string, st met
 		got = *c
 	}).WithContext(ctx).Should(Succeed())
 	return got
+}
+
+// waitInstalledSays waits until bd name is Installed with a message that
+// matches.
+func waitInstalledSays(ctx context.Context, name string, message gomegatypes.GomegaMatcher) {
+	EventuallyWithOffset(1, func(g Gomega) {
+		bd := &rukpakv1alpha2.BundleDeployment{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: name}, bd)).To(Succeed())
+		c := apimeta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(c.Message).To(message)
+	}).WithContext(ctx).Should(Succeed())
 }
 
 // expectServed checks that bd name is installed through its PackageInstall
