@@ -38,7 +38,40 @@ func PackageDeployed(pi *packagingv1alpha1.PackageInstall, app *kappctrlv1alpha1
 func appSpeaksForVersion(pi *packagingv1alpha1.PackageInstall, app *kappctrlv1alpha1.App, version string) bool {
 	return pi != nil && pi.Status.ObservedGeneration == pi.Generation &&
 		app != nil && app.Status.ObservedGeneration == app.Generation && len(app.Status.Conditions) > 0 &&
-		app.Annotations[AnnotationAppPackageVersion] == version
+		app.Annotations[AnnotationAppPackageVersion] == version && appTakes(app, pi)
+}
+
+// appTakes says the App was made from pi's current spec. pi's status
+// cannot say it: kapp-controller stores pi's status in the same run in
+// which it updates the App, and the two are read from different watches,
+// so pi may be seen as done before the App's update is. A values change
+// keeps the Package version, so the version cannot say it either.
+func appTakes(app *kappctrlv1alpha1.App, pi *packagingv1alpha1.PackageInstall) bool {
+	if app.Spec.ServiceAccountName != pi.Spec.ServiceAccountName || app.Spec.DefaultNamespace != pi.Spec.DefaultNamespace ||
+		(pi.Spec.SyncPeriod != nil && (app.Spec.SyncPeriod == nil || *app.Spec.SyncPeriod != *pi.Spec.SyncPeriod)) {
+		return false
+	}
+	used := map[string]bool{}
+	for _, t := range app.Spec.Template {
+		var from []kappctrlv1alpha1.AppTemplateValuesSource
+		switch {
+		case t.HelmTemplate != nil:
+			from = t.HelmTemplate.ValuesFrom
+		case t.Ytt != nil:
+			from = t.Ytt.ValuesFrom
+		}
+		for _, v := range from {
+			if v.SecretRef != nil {
+				used[v.SecretRef.Name] = true
+			}
+		}
+	}
+	for _, v := range pi.Spec.Values {
+		if v.SecretRef != nil && !used[v.SecretRef.Name] {
+			return false
+		}
+	}
+	return true
 }
 
 // packageInstallFailure is the PackageInstall's own failure for this

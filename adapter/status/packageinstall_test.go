@@ -32,6 +32,22 @@ func newInstall(gen, observed int64, mods ...installState) *packagingv1alpha1.Pa
 	return pi
 }
 
+func withValues(secret string) installState {
+	return func(pi *packagingv1alpha1.PackageInstall) {
+		pi.Spec.Values = []packagingv1alpha1.PackageInstallValues{{SecretRef: &packagingv1alpha1.PackageInstallValuesSecretRef{Name: secret}}}
+	}
+}
+
+// valuesFrom is the App kapp-controller makes from a PackageInstall with
+// that values Secret (pkg/packageinstall/app.go adds it to helmTemplate).
+func valuesFrom(secret string) appState {
+	return func(a *kappctrlv1alpha1.App) {
+		a.Spec.Template = []kappctrlv1alpha1.AppTemplate{{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{
+			ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{SecretRef: &kappctrlv1alpha1.AppTemplateValuesSourceRef{Name: secret}}},
+		}}}
+	}
+}
+
 // installFailed is the PackageInstall's own failure, as kapp-controller
 // v0.53.1 stores it (pkg/reconciler/status.go SetReconcileCompleted).
 func installFailed(message, useful, version, lastAttempted string) installState {
@@ -90,6 +106,20 @@ func TestComputePackageInstall(t *testing.T) {
 			install: newInstall(2, 2),
 			app:     newApp(4, 3, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), ofVersion("2.0.0")),
 			want:    stays,
+		},
+		{
+			name:    "new values: the PackageInstall took them and says so before its App's update is seen: the installed generation stays",
+			stored:  installedAt(1, olderSource),
+			install: newInstall(2, 2, withValues("bd1-values-new")),
+			app:     newApp(3, 3, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), ofVersion("2.0.0"), valuesFrom("bd1-values-old")),
+			want:    stays,
+		},
+		{
+			name:    "new values deployed",
+			stored:  installedAt(1, olderSource),
+			install: newInstall(2, 2, withValues("bd1-values-new")),
+			app:     newApp(4, 4, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), ofVersion("2.0.0"), valuesFrom("bd1-values-new")),
+			want:    want{unpacked: g(2, unpackedTrue), installed: g(2, installedV2), healthy: g(2, healthyTrue), resolved: pinnedSource},
 		},
 		{
 			name:    "no Package matches on upgrade: UpgradeFailed in the PackageInstall's words, what is installed stays",
