@@ -259,6 +259,16 @@ func (r *Reconciler) finalizePackage(ctx context.Context, bd *rukpakv1alpha2.Bun
 		r.serve.setPruned(bd.Name, "")
 		return false, r.removePackaging(ctx, bd.Name, "", "")
 	}
+	if pi.Spec.NoopDelete {
+		// A switch to an App was under way: deleting the BundleDeployment
+		// still removes what it installed. kapp-controller copies the
+		// field to the App while it deletes the PackageInstall.
+		before := pi.DeepCopy()
+		pi.Spec.NoopDelete = false
+		if err := r.client.Patch(ctx, pi, client.MergeFrom(before), client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
+			return true, fmt.Errorf("remove what PackageInstall %s/%s installed: %w", pi.Namespace, pi.Name, err)
+		}
+	}
 	if pi.DeletionTimestamp.IsZero() {
 		if err := r.client.Delete(ctx, pi); client.IgnoreNotFound(err) != nil {
 			return true, fmt.Errorf("delete PackageInstall %s/%s: %w", pi.Namespace, pi.Name, err)
