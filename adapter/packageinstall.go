@@ -25,30 +25,32 @@ import (
 type serveState struct {
 	// installDefault is --install-with; the annotation wins.
 	installDefault InstallWith
-	// pruned remembers, per BundleDeployment, the version whose superseded
-	// Packages were last removed, so an idle install lists no Packages
-	// (an aggregated API call) on every reconcile.
+	// pruned remembers, per BundleDeployment, the packageSet (its key)
+	// beside which everything superseded was last removed, so an idle
+	// install lists no Packages (an aggregated API call) on every
+	// reconcile.
 	mu     sync.Mutex
 	pruned map[string]string
 }
 
-func (s *serveState) prunedFor(name, version string) bool {
+func (s *serveState) prunedFor(name, key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.pruned[name] == version
+	return s.pruned[name] == key
 }
 
-func (s *serveState) setPruned(name, version string) {
+// setPruned records key for name; "" forgets name.
+func (s *serveState) setPruned(name, key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pruned == nil {
 		s.pruned = map[string]string{}
 	}
-	if version == "" {
+	if key == "" {
 		delete(s.pruned, name)
 		return
 	}
-	s.pruned[name] = version
+	s.pruned[name] = key
 }
 
 // installPackage is the serve mode: bd's content is published as a
@@ -84,11 +86,11 @@ func (r *Reconciler) installPackage(ctx context.Context, bd *rukpakv1alpha2.Bund
 	}
 	facts.App = live
 	deployed := status.PackageDeployed(facts.Package.Install, live, set.version)
-	if deployed && facts.Failure == nil && !r.serve.prunedFor(bd.Name, set.version) {
+	if deployed && facts.Failure == nil && !r.serve.prunedFor(bd.Name, set.key()) {
 		if err := r.pruneSuperseded(ctx, bd, set, f); err != nil {
 			facts.PruneFailure, retry = err.Error(), err
 		} else {
-			r.serve.setPruned(bd.Name, set.version)
+			r.serve.setPruned(bd.Name, set.key())
 		}
 	}
 	if err := r.observeWorkloads(ctx, bd, facts, deployed); err != nil {

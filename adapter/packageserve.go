@@ -29,6 +29,15 @@ type packageSet struct {
 	install *packagingv1alpha1.PackageInstall
 }
 
+// key names what the set keeps when what it supersedes is removed: its
+// version and its values Secret (new values keep the version).
+func (s *packageSet) key() string {
+	if s.values == nil {
+		return s.version
+	}
+	return s.version + "/" + s.values.Name
+}
+
 // packageDraft is a generation's Package before its version is known.
 type packageDraft struct {
 	// app is the App the App mode would write; its account and sync
