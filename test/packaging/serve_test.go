@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
@@ -25,6 +26,11 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
+
+// serveTimeout bounds each wait: a spec's context has no deadline, and
+// gomega applies no default timeout to an Eventually given a context.
+// Installs of these small bundles take seconds.
+const serveTimeout = time.Minute
 
 // The suite's adapter runs with --install-with=packageinstall.
 var _ = Describe("the serve mode", func() {
@@ -64,7 +70,7 @@ var _ = Describe("the serve mode", func() {
 		pi, _ = expectServed(ctx, name)
 		v2 := pi.Status.Version
 		Expect(v2).NotTo(Equal(v1))
-		Eventually(func() ([]string, error) { return packageVersions(ctx, name) }).WithContext(ctx).Should(Equal([]string{v2}))
+		Eventually(func() ([]string, error) { return packageVersions(ctx, name) }).WithContext(ctx).WithTimeout(serveTimeout).Should(Equal([]string{v2}))
 
 		By("failing an upgrade whose manifests do not parse: UpgradeFailed, what is installed stays")
 		setImage(ctx, name, pushPlain("serve/plain:broken", "three", "kind: ConfigMap\nmetadata: [\n"))
@@ -218,7 +224,7 @@ func waitCondition(ctx context.Context, name string, gen int64, t string, st met
 		g.Expect(c).NotTo(BeNil(), "no %s condition: %+v", t, bd.Status.Conditions)
 		g.Expect(*c).To(And(HaveField("ObservedGeneration", gen), HaveField("Status", st), HaveField("Reason", reason)), "%+v", bd.Status.Conditions)
 		got = *c
-	}).WithContext(ctx).Should(Succeed())
+	}).WithContext(ctx).WithTimeout(serveTimeout).Should(Succeed())
 	return got
 }
 
@@ -232,7 +238,7 @@ func waitInstalledSays(ctx context.Context, name string, message gomegatypes.Gom
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
 		g.Expect(c.Message).To(message)
-	}).WithContext(ctx).Should(Succeed())
+	}).WithContext(ctx).WithTimeout(serveTimeout).Should(Succeed())
 }
 
 // expectServed checks that bd name is installed through its PackageInstall
@@ -292,7 +298,7 @@ func installedUIDs(ctx context.Context, ns string) map[string]types.UID {
 func expectGone(ctx context.Context, o client.Object) {
 	EventuallyWithOffset(1, func() bool {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(o), o))
-	}).WithContext(ctx).Should(BeTrue(), "%T %s is still there", o, o.GetName())
+	}).WithContext(ctx).WithTimeout(serveTimeout).Should(BeTrue(), "%T %s is still there", o, o.GetName())
 }
 
 // deleteBD deletes a BundleDeployment and waits until the adapter let it go.
