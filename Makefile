@@ -4,15 +4,29 @@ export GONOSUMDB ?= carvel.dev
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 
-.PHONY: run test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
+.PHONY: run test lane-e2e lane-suites e2e-suite takeover-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 ## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
 run: tools build
 	$(BIN)/rukpak-kapp-dev $(ARGS)
 
-## test: unit tests, the API suite, the reconciler suite, the end-to-end, packaging and release suites
-test: tools verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test bench-smoke
+## test: everything. The suites that run a local control plane mostly wait on
+## timers (sync periods, backoff windows) and keep about a quarter of two cores
+## busy, so the end-to-end suite runs beside the others in a second lane.
+test: tools verify unit fuzz
+	$(MAKE) --no-print-directory -j2 --output-sync=target lane-e2e lane-suites
+
+# One target per line: a lane runs its suites one after the other.
+lane-e2e:
+	$(MAKE) --no-print-directory e2e-suite
+lane-suites:
+	$(MAKE) --no-print-directory api-test
+	$(MAKE) --no-print-directory reconciler-test
+	$(MAKE) --no-print-directory takeover-test
+	$(MAKE) --no-print-directory packaging-test
+	$(MAKE) --no-print-directory release-test
+	$(MAKE) --no-print-directory bench-smoke
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
 TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp rukpak-core rukpak-helm
@@ -41,8 +55,11 @@ api-test:
 reconciler-test:
 	go test -v -count=1 -timeout 15m ./test/reconciler/... -ginkgo.v
 
-e2e-test:
+e2e-test: e2e-suite takeover-test
+e2e-suite:
 	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v
+## takeover-test: rukpak v0.24.0 installs, then rukpak-kapp takes over in place (and hands back)
+takeover-test:
 	go test -v -count=1 -timeout 20m ./test/takeover/... -ginkgo.v
 
 ## packaging-test: kapp-controller's own packaging API (as root), render --as-package installed through PackageInstalls
@@ -86,13 +103,16 @@ bench-convert:
 	cd test/bench/convert && go test -run '^$$' -bench . -benchtime 5x -count 3
 
 ## bench-scale: N plain bundles with rukpak-kapp, rukpak v0.24.0 and bare Apps (N=100, IDLE=10m by default;
-## ALONE=1 gives each system the machine to itself, as N=1000 needs here; docs/benchmarks.md)
+## ALONE=1 gives each system the machine to itself, as N=1000 needs here; SHARDS=K spreads the Apps over K
+## namespaces with a kapp-controller each; CONCURRENCY is kapp-controller's -concurrency; docs/benchmarks.md)
 N ?= 100
 IDLE ?= 10m
 ALONE ?=
+SHARDS ?= 1
+CONCURRENCY ?= 10
 bench-scale:
-	go run ./test/bench/scale -n $(N) -idle $(IDLE) $(if $(ALONE),-alone)
+	go run ./test/bench/scale -n $(N) -idle $(IDLE) -shards $(SHARDS) -concurrency $(CONCURRENCY) $(if $(ALONE),-alone)
 
 ## bench-smoke: the scale benchmark at N=5 with a short idle window, so it cannot rot
 bench-smoke:
-	go run ./test/bench/scale -n 5 -idle 20s -check
+	go run ./test/bench/scale -n 5 -idle 20s -drift 3 -check

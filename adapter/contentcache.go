@@ -81,7 +81,7 @@ func (c contentCache) forget(uid types.UID) { c.entries.Remove(uid) }
 // adapter does not fetch every bundle again.
 func (r *Reconciler) recoverContent(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) (fetched, bool) {
 	app := &kappctrlv1alpha1.App{}
-	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: bd.Name}, app); err != nil {
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.appNS(bd.Name), Name: bd.Name}, app); err != nil {
 		return fetched{}, false
 	}
 	resolved := &rukpakv1alpha2.BundleSource{}
@@ -102,7 +102,7 @@ func (r *Reconciler) recoverContent(ctx context.Context, bd *rukpakv1alpha2.Bund
 			return fetched{}, false
 		}
 		secret := &corev1.Secret{}
-		if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: p.SecretRef.Name}, secret); err != nil ||
+		if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.appNS(bd.Name), Name: p.SecretRef.Name}, secret); err != nil ||
 			secret.Labels[LabelContent] != "true" || secret.Labels[rukpakv1alpha2.LabelOwnerName] != bd.Name {
 			return fetched{}, false
 		}

@@ -82,7 +82,7 @@ func (r *Reconciler) reusable(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 		return false, head
 	}
 	for _, s := range f.secrets {
-		err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: s.Name}, &corev1.Secret{})
+		err := r.client.Get(ctx, client.ObjectKey{Namespace: r.appNS(bd.Name), Name: s.Name}, &corev1.Secret{})
 		if err != nil {
 			return false, ""
 		}
@@ -174,7 +174,7 @@ func (r *Reconciler) fetchFresh(ctx context.Context, bd *rukpakv1alpha2.BundleDe
 // createContentSecret creates a content Secret unless it exists. The check
 // reads the informer cache, so unchanged content costs no API request.
 func (r *Reconciler) createContentSecret(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, c content.Chunk) error {
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: c.Name}, &corev1.Secret{})
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.appNS(bd.Name), Name: c.Name}, &corev1.Secret{})
 	if err == nil {
 		return nil
 	}
@@ -183,7 +183,7 @@ func (r *Reconciler) createContentSecret(ctx context.Context, bd *rukpakv1alpha2
 	}
 	// The name is the content's hash: one that exists already holds the
 	// same files, so AlreadyExists (a racing reconcile) is fine.
-	err = r.client.Create(ctx, contentSecret(bd, r.cfg.SystemNamespace, c), client.FieldOwner(FieldOwner))
+	err = r.client.Create(ctx, contentSecret(bd, r.appNS(bd.Name), c), client.FieldOwner(FieldOwner))
 	if client.IgnoreAlreadyExists(err) != nil {
 		return fmt.Errorf("create content secret %s: %w", c.Name, err)
 	}
@@ -217,7 +217,7 @@ func (r *Reconciler) pruneContent(ctx context.Context, bdName string, current *t
 		}
 	}
 	list := &corev1.SecretList{}
-	if err := r.client.List(ctx, list, client.InNamespace(r.cfg.SystemNamespace), client.MatchingLabels{
+	if err := r.client.List(ctx, list, client.InNamespace(r.appNS(bdName)), client.MatchingLabels{
 		rukpakv1alpha2.LabelOwnerName: bdName, LabelContent: "true",
 	}); err != nil {
 		return fmt.Errorf("list content secrets: %w", err)

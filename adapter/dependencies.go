@@ -82,13 +82,17 @@ func (r *Reconciler) unmetDependencies(ctx context.Context, bd *rukpakv1alpha2.B
 // BundleDeployments' Apps deployed: a package is recognised by its bundle's
 // package name and ClusterServiceVersion version, which the App records.
 func (r *Reconciler) installedPackages(ctx context.Context, except string) ([]convert.InstalledPackage, error) {
-	apps := &kappctrlv1alpha1.AppList{}
-	if err := r.client.List(ctx, apps, client.InNamespace(r.cfg.SystemNamespace)); err != nil {
-		return nil, fmt.Errorf("list Apps: %w", err)
+	var all []kappctrlv1alpha1.App
+	for _, ns := range r.lookIn() {
+		apps := &kappctrlv1alpha1.AppList{}
+		if err := r.client.List(ctx, apps, client.InNamespace(ns)); err != nil {
+			return nil, fmt.Errorf("list Apps in namespace %s: %w", ns, err)
+		}
+		all = append(all, apps.Items...)
 	}
 	var out []convert.InstalledPackage
-	for i := range apps.Items {
-		app := &apps.Items[i]
+	for i := range all {
+		app := &all[i]
 		data, ok := app.Annotations[rukpakv1alpha2.AnnotationBundleMetadata]
 		if !ok || app.Name == except || !deployedCurrent(app) {
 			continue

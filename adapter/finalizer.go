@@ -59,6 +59,7 @@ func (r *Reconciler) letGo(ctx context.Context, bd *rukpakv1alpha2.BundleDeploym
 	r.cache.forget(bd.UID)
 	r.states.forget(bd.Name)
 	r.progress.forget(bd.Name)
+	r.forgetPlacement(bd.Name)
 	r.waiting.set(bd.Name, false)
 	// NotFound: a second reconcile from a stale cache raced the first.
 	if err := r.patchFinalizers(ctx, bd, controllerutil.RemoveFinalizer); client.IgnoreNotFound(err) != nil {
@@ -72,7 +73,7 @@ func (r *Reconciler) letGo(ctx context.Context, bd *rukpakv1alpha2.BundleDeploym
 // how one is made (a take-over, the style of its objects), so that answer
 // is confirmed with the API server.
 func (r *Reconciler) liveApp(ctx context.Context, name string) (*kappctrlv1alpha1.App, error) {
-	key := client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: name}
+	key := client.ObjectKey{Namespace: r.appNS(name), Name: name}
 	app := &kappctrlv1alpha1.App{}
 	err := r.client.Get(ctx, key, app)
 	if apierrors.IsNotFound(err) {
@@ -82,7 +83,7 @@ func (r *Reconciler) liveApp(ctx context.Context, name string) (*kappctrlv1alpha
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get App %s/%s: %w", r.cfg.SystemNamespace, name, err)
+		return nil, fmt.Errorf("get App %s/%s: %w", key.Namespace, name, err)
 	}
 	return app, nil
 }

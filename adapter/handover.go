@@ -73,7 +73,7 @@ func (r *Reconciler) takeOver(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 	}
 	asPlain := bd.DeepCopy()
 	asPlain.Spec.ProvisionerClassName = rukpakv1alpha2.ClassPlain
-	desired, err := translate.AppInStyle(asPlain, r.cfg, refs, translate.StyleAsBundled)
+	desired, err := translate.AppInStyle(asPlain, r.appConfig(bd.Name), refs, translate.StyleAsBundled)
 	if err != nil {
 		return true, err
 	}

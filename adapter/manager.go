@@ -58,6 +58,11 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	system := map[string]cache.Config{o.Config.SystemNamespace: {}}
+	// Apps spread over app namespaces, with their content Secrets and the
+	// copies of what they reference.
+	for _, ns := range o.Config.AppNamespaces {
+		system[ns] = cache.Config{}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
@@ -72,7 +77,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Controller:                    config.Controller{SkipNameValidation: &o.Restartable},
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{
-				// The adapter only ever reads Apps in its own namespace.
+				// The adapter only ever reads Apps in its own namespace (and the app namespaces).
 				&kappctrlv1alpha1.App{}: {Namespaces: system},
 				// And its PackageInstalls, in the serve mode.
 				&packagingv1alpha1.PackageInstall{}: {Namespaces: system},
@@ -98,6 +103,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	r.serve.installDefault = o.InstallWith
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up controller: %w", err)
+	}
+	if err := addDriftRepair(mgr, r.appKey); err != nil {
+		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err

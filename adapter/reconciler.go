@@ -40,6 +40,7 @@ type Reconciler struct {
 	cache    contentCache
 	states   stateTracker
 	progress progressClock
+	placed   placement
 	waiting  waitingSet
 	apis     APIs
 	digests  *fetch.DigestCache
@@ -67,6 +68,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	bd := &rukpakv1alpha2.BundleDeployment{}
 	if err := r.client.Get(ctx, req.NamespacedName, bd); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if _, err := r.place(ctx, bd.Name); err != nil {
+		return ctrl.Result{}, err
 	}
 	switch {
 	case !r.classes.claims(bd):
@@ -102,9 +106,12 @@ func (r *Reconciler) install(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 	}
 	// Apps made before as-bundled Apps existed keep label scoping: changing
 	// an installed workload's selector fails, and its pod template rolls.
-	desired, err := translate.AppInStyle(bd, r.cfg, f.content(), translate.StyleOf(live))
+	desired, err := translate.AppInStyle(bd, r.appConfig(bd.Name), f.content(), translate.StyleOf(live))
 	if err != nil {
 		return 0, err, nil
+	}
+	if err := r.mirror(ctx, bd); err != nil {
+		return 0, &stepError{step: stepStore, err: err}, nil
 	}
 	if facts.App, err = r.applyApp(ctx, desired, live); err != nil {
 		return 0, err, nil

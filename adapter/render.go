@@ -21,6 +21,8 @@ import (
 func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config) ([]runtime.Object, error) {
 	var objs []runtime.Object
 	var c *translate.Content
+	// Without a cluster, an App goes where a new one would.
+	cfg.AppNamespace = translate.Placement(cfg, bd.Name)
 	if bundle.AdapterFetches(bd) {
 		files, resolved, err := sourceFetcher{reader: noCluster{}, namespace: cfg.SystemNamespace}.fetch(ctx, bd)
 		if err != nil {
@@ -36,7 +38,7 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 		}
 		c = &translate.Content{Resolved: resolved, Bundle: recorded(layout)}
 		for _, ch := range chunks {
-			objs = append(objs, contentSecret(bd, cfg.SystemNamespace, ch))
+			objs = append(objs, contentSecret(bd, cfg.AppNamespace, ch))
 			c.Secrets = append(c.Secrets, translate.ContentSecret{Name: ch.Name, Dir: ch.Dir})
 		}
 	}

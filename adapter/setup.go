@@ -44,7 +44,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
 		return ok && (r.classes.claims(bd) || controllerutil.ContainsFinalizer(bd, Finalizer))
 	})
-	return ctrl.NewControllerManagedBy(mgr).
+	b, err := r.watchReferences(mgr, ctrl.NewControllerManagedBy(mgr))
+	if err != nil {
+		return err
+	}
+	return b.
 		Named("bundledeployment").
 		For(&rukpakv1alpha2.BundleDeployment{}, builder.WithPredicates(claimed)).
 		Owns(&kappctrlv1alpha1.App{}).

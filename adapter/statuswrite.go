@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -66,8 +67,12 @@ func (r *Reconciler) recordTransitions(ctx context.Context, before, after *rukpa
 	if warning {
 		kind = corev1.EventTypeWarning
 	}
-	r.recorder.Eventf(after, nil, kind, lead.Reason, lead.Type, "%s", strings.Join(parts, "; "))
+	r.recorder.Eventf(after, nil, kind, lead.Reason, lead.Type, "%s", status.Shorten(strings.Join(parts, "; "), eventNoteLimit))
 }
+
+// eventNoteLimit is the Events API's bound on a note, in bytes; the API
+// server refuses a longer one, and the Event is lost.
+const eventNoteLimit = 1024
 
 // quietReasons are False conditions that report no failure of their own.
 var quietReasons = []string{

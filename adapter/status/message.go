@@ -40,19 +40,29 @@ func Message(candidates ...string) string {
 	msg = clockTime.ReplaceAllString(msg, "")
 	msg = blankRuns.ReplaceAllString(msg, "\n")
 	msg = strings.TrimSpace(msg)
-	if len(msg) > maxMessage {
-		// Cut on character boundaries: half a character would be stored as
-		// U+FFFD and never equal the computed text again.
-		const cut = "\n...\n"
-		head, tail := maxMessage/4, len(msg)-(maxMessage*3/4-len(cut))
-		for head > 0 && !utf8.RuneStart(msg[head]) {
-			head--
-		}
-		for tail < len(msg) && !utf8.RuneStart(msg[tail]) {
-			tail++
-		}
-		msg = msg[:head] + cut + msg[tail:]
+	return Shorten(msg, maxMessage)
+}
+
+// Shorten bounds text to limit bytes, keeping its start and, mostly, its
+// end, where tools print the cause. It cuts on character boundaries: half a
+// character would be stored as U+FFFD and never equal the computed text
+// again.
+func Shorten(msg string, limit int) string {
+	const cut = "\n...\n"
+	if len(msg) <= limit {
+		return msg
 	}
+	if limit <= len(cut) {
+		return strings.ToValidUTF8(msg[:max(limit, 0)], "")
+	}
+	head, tail := limit/4, len(msg)-(limit*3/4-len(cut))
+	for head > 0 && !utf8.RuneStart(msg[head]) {
+		head--
+	}
+	for tail < len(msg) && !utf8.RuneStart(msg[tail]) {
+		tail++
+	}
+	msg = msg[:head] + cut + msg[tail:]
 	return msg
 }
 

@@ -677,6 +677,30 @@ func TestMessage_CutsOnCharacterBoundaries(t *testing.T) {
 	}
 }
 
+// Shorten bounds in bytes, as the API server does (an Event's note at
+// 1024), and never splits a character.
+func TestShorten(t *testing.T) {
+	t.Parallel()
+	for _, limit := range []int{3, 64, 1024} {
+		for shift := 0; shift < 4; shift++ {
+			in := strings.Repeat("x", shift) + strings.Repeat("拒否é", 300) + "cause"
+			got := Shorten(in, limit)
+			if len(got) > limit {
+				t.Errorf("limit %d, shift %d: %d bytes", limit, shift, len(got))
+			}
+			if !utf8.ValidString(got) {
+				t.Errorf("limit %d, shift %d: cut splits a character", limit, shift)
+			}
+			if limit > 16 && !strings.HasSuffix(got, "cause") {
+				t.Errorf("limit %d, shift %d: the end is lost: %q", limit, shift, got[len(got)-8:])
+			}
+		}
+	}
+	if got := Shorten("short", 1024); got != "short" {
+		t.Errorf("short text changed: %q", got)
+	}
+}
+
 func TestRedact(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ in, want string }{

@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"slices"
+
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -49,6 +51,12 @@ func Released(live *kappctrlv1alpha1.App, bd *rukpakv1alpha2.BundleDeployment, a
 	m := &app.ObjectMeta
 	m.UID, m.ResourceVersion, m.Generation, m.CreationTimestamp = "", "", 0, metav1.Time{}
 	m.ManagedFields, m.Finalizers, m.DeletionTimestamp, m.DeletionGracePeriodSeconds = nil, nil, nil, nil
+	// The adapter applies kapp-controller's finalizer with every App: an
+	// apply without it would take it off, and the App would go at its
+	// delete without kapp-controller's last word.
+	if slices.Contains(live.Finalizers, KappControllerFinalizer) {
+		m.Finalizers = []string{KappControllerFinalizer}
+	}
 	app.Spec.NoopDelete = true
 	if app.Annotations == nil {
 		app.Annotations = map[string]string{}

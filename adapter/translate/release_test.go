@@ -21,7 +21,7 @@ func live(t *testing.T, style Style) *kappctrlv1alpha1.App {
 	}
 	app.UID, app.ResourceVersion, app.Generation = "app-uid", "42", 3
 	app.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "rukpak-kapp"}}
-	app.Finalizers = []string{"finalizers.kapp-ctrl.k14s.io/delete"}
+	app.Finalizers = []string{"finalizers.kapp-ctrl.k14s.io/delete", "example.com/other"}
 	app.Status.ObservedGeneration = 3
 	return app
 }
@@ -48,8 +48,11 @@ func TestReleased(t *testing.T) {
 			if got.Annotations[AnnotationReleased] != ReleasedAdoptable {
 				t.Errorf("annotations = %v", got.Annotations)
 			}
-			if got.UID != "" || got.ResourceVersion != "" || got.ManagedFields != nil || got.Finalizers != nil || got.Status.ObservedGeneration != 0 {
+			if got.UID != "" || got.ResourceVersion != "" || got.ManagedFields != nil || got.Status.ObservedGeneration != 0 {
 				t.Errorf("server-set fields kept, an apply would be refused: %+v", got.ObjectMeta)
+			}
+			if diff := cmp.Diff([]string{KappControllerFinalizer}, got.Finalizers); diff != "" {
+				t.Errorf("the adapter's apply would drop kapp-controller's finalizer (-want +got):\n%s", diff)
 			}
 			y := got.Spec.Template[0].Ytt
 			overlay := y.Inline.Paths[releaseFile]

@@ -20,6 +20,12 @@ import (
 type Config struct {
 	// SystemNamespace holds the Apps and every Secret or ConfigMap a BD references.
 	SystemNamespace string
+	// AppNamespaces, when set, are the namespaces the Apps are spread over
+	// instead (see Placement), each served by a kapp-controller of its own.
+	AppNamespaces []string
+	// AppNamespace is where this App goes when not SystemNamespace: the
+	// reconciler sets it per BundleDeployment from AppNamespaces.
+	AppNamespace string
 	// ServiceAccountName is the installer account kapp deploys with.
 	ServiceAccountName string
 	// SyncPeriod is how often kapp-controller re-applies an unchanged App.
@@ -67,10 +73,11 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 		TypeMeta: metav1.TypeMeta{APIVersion: kappctrlv1alpha1.SchemeGroupVersion.String(), Kind: "App"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            bd.Name,
-			Namespace:       cfg.SystemNamespace,
+			Namespace:       cfg.appNamespace(),
 			Labels:          OwnerLabels(bd.Name),
 			Annotations:     annotations,
 			OwnerReferences: OwnerReferences(bd),
+			Finalizers:      []string{KappControllerFinalizer},
 		},
 		Spec: kappctrlv1alpha1.AppSpec{
 			ServiceAccountName: sa,
@@ -111,13 +118,6 @@ func recordJSON(annotations map[string]string, key string, v any) error {
 	return nil
 }
 
-func deployFor(bd *rukpakv1alpha2.BundleDeployment) []kappctrlv1alpha1.AppDeploy {
-	if bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassRegistry {
-		return registryDeploy()
-	}
-	return []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{}}}
-}
-
 // syncPeriodFor is the BD's own period when it asks for one; otherwise it
 // is shortened only for Apps whose own fetch follows a branch, as
 // everything else changes through events.
@@ -130,9 +130,9 @@ func syncPeriodFor(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Con
 		return d, nil
 	}
 	if TracksBranch(bd) && content == nil && cfg.BranchSyncPeriod > 0 && cfg.BranchSyncPeriod < cfg.SyncPeriod {
-		return cfg.BranchSyncPeriod, nil
+		return jittered(cfg.BranchSyncPeriod, bd.Name), nil
 	}
-	return cfg.SyncPeriod, nil
+	return jittered(cfg.SyncPeriod, bd.Name), nil
 }
 
 // TracksBranch reports whether bd follows a moving git branch.

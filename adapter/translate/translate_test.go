@@ -40,19 +40,23 @@ func wantApp(fetch kappctrlv1alpha1.AppFetch) *kappctrlv1alpha1.App {
 				APIVersion: "core.rukpak.io/v1alpha2", Kind: "BundleDeployment", Name: "my-bd", UID: "uid-1",
 				Controller: &yes, BlockOwnerDeletion: &yes,
 			}},
+			Finalizers: []string{"finalizers.kapp-ctrl.k14s.io/delete"},
 		},
 		Spec: kappctrlv1alpha1.AppSpec{
 			ServiceAccountName: "installer",
-			SyncPeriod:         &metav1.Duration{Duration: 10 * time.Minute},
-			DefaultNamespace:   "apps",
-			Fetch:              []kappctrlv1alpha1.AppFetch{fetch},
+			// 10 minutes spread by the name "my-bd".
+			SyncPeriod:       &metav1.Duration{Duration: 10*time.Minute + 34*time.Second},
+			DefaultNamespace: "apps",
+			Fetch:            []kappctrlv1alpha1.AppFetch{fetch},
 			Template: []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{
 				Paths: []string{"manifests"}, FileMarks: []string{"**/*:type=yaml-plain"},
 				Inline: &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{
 					"rukpak-kapp-owner-labels.yml": "apiVersion: kapp.k14s.io/v1alpha1\nkind: Config\nadditionalLabels:\n  core.rukpak.io/owner-kind: BundleDeployment\n  core.rukpak.io/owner-name: \"my-bd\"\n",
 				}},
 			}}},
-			Deploy: []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{}}},
+			Deploy: []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{
+				RawOptions: []string{"--wait-check-interval=250ms", "--app-changes-max-to-keep=0", "--logs=false"},
+			}}},
 		},
 	}
 }
@@ -210,9 +214,9 @@ func TestApp_SyncPeriod(t *testing.T) {
 		want    time.Duration
 		wantErr string
 	}{
-		{"default", bd(rukpakv1alpha2.ClassPlain, tag), nil, 10 * time.Minute, ""},
-		{"kapp-controller follows a branch", bd(rukpakv1alpha2.ClassPlain, branch), nil, time.Minute, ""},
-		{"the adapter follows the branch itself", bd(rukpakv1alpha2.ClassPlain, branch), &Content{}, 10 * time.Minute, ""},
+		{"default, spread by the name", bd(rukpakv1alpha2.ClassPlain, tag), nil, 10*time.Minute + 34*time.Second, ""},
+		{"kapp-controller follows a branch", bd(rukpakv1alpha2.ClassPlain, branch), nil, time.Minute + 4*time.Second, ""},
+		{"the adapter follows the branch itself", bd(rukpakv1alpha2.ClassPlain, branch), &Content{}, 10*time.Minute + 34*time.Second, ""},
 		{"asked for by annotation", annotated(bd(rukpakv1alpha2.ClassPlain, tag), "45s"), nil, 45 * time.Second, ""},
 		{"annotation wins over the branch period", annotated(bd(rukpakv1alpha2.ClassPlain, branch), "1h"), nil, time.Hour, ""},
 		{"annotation not a duration", annotated(bd(rukpakv1alpha2.ClassPlain, tag), "often"), nil, 0, `"often" is not a positive duration`},

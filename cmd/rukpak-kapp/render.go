@@ -34,6 +34,7 @@ func render(args []string, out io.Writer) error {
 	systemNamespace := fs.String("system-namespace", "rukpak-system", "namespace of the Apps")
 	installer := fs.String("installer-service-account", "rukpak-kapp-installer", "ServiceAccount kapp deploys with")
 	syncPeriod := fs.Duration("app-sync-period", 10*time.Minute, "App sync period")
+	appNamespaces := fs.String("app-namespaces", "", "comma-separated namespaces the Apps are spread over (as `run --app-namespaces`)")
 	asPackage := fs.Bool("as-package", false, "print a Carvel Package, PackageMetadata, values Secret and PackageInstall instead of the App")
 	pkg := packageFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -42,7 +43,7 @@ func render(args []string, out io.Writer) error {
 	if len(files) == 0 {
 		return errors.New("render needs at least one -f")
 	}
-	cfg := translate.Config{SystemNamespace: *systemNamespace, ServiceAccountName: *installer, SyncPeriod: *syncPeriod}
+	cfg := translate.Config{SystemNamespace: *systemNamespace, ServiceAccountName: *installer, SyncPeriod: *syncPeriod, AppNamespaces: splitList(*appNamespaces)}
 	if *asPackage {
 		return renderPackages(files, cfg, pkg, out)
 	}

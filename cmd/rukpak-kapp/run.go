@@ -17,6 +17,8 @@ import (
 func run(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	systemNamespace := fs.String("system-namespace", "rukpak-system", "namespace of the Apps and of every Secret or ConfigMap a BundleDeployment may reference")
+	appNamespaces := fs.String("app-namespaces", "", "comma-separated namespaces to spread the Apps over, each served by a kapp-controller scoped to it (-namespace); empty: all Apps in the system namespace. "+
+		"Apps that exist stay where they are. The adapter copies the Secrets and ConfigMaps a BundleDeployment names from the system namespace into its App's namespace; the installer ServiceAccount must exist in each")
 	installer := fs.String("installer-service-account", "rukpak-kapp-installer", "ServiceAccount in the system namespace that kapp deploys with")
 	syncPeriod := fs.Duration("app-sync-period", 10*time.Minute, "how often kapp-controller re-applies an unchanged App")
 	branchSync := fs.Duration("branch-sync-period", time.Minute, "how often a BundleDeployment that tracks a git branch looks for new commits")
@@ -50,6 +52,7 @@ func run(args []string) error {
 	mgr, err := adapter.NewManager(cfg, adapter.Options{
 		Config: translate.Config{
 			SystemNamespace:    *systemNamespace,
+			AppNamespaces:      splitList(*appNamespaces),
 			ServiceAccountName: *installer,
 			SyncPeriod:         *syncPeriod,
 			BranchSyncPeriod:   *branchSync,

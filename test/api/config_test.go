@@ -85,5 +85,10 @@ var _ = Describe("the install manifests in config/", func() {
 		Expect(canI(ctx, "watch", "apps", "deployments", "")).To(BeTrue())
 		Expect(canI(ctx, "patch", "apps", "deployments", "default")).To(BeFalse())
 		Expect(canI(ctx, "delete", "apps", "statefulsets", "default")).To(BeFalse())
+		// Installed objects are watched for drift, never written.
+		Expect(canI(ctx, "watch", "", "configmaps", "")).To(BeTrue())
+		Expect(canI(ctx, "list", "rbac.authorization.k8s.io", "clusterroles", "")).To(BeTrue())
+		Expect(canI(ctx, "update", "", "configmaps", "default")).To(BeFalse())
+		Expect(canI(ctx, "watch", "", "secrets", "")).To(BeFalse())
 	})
 })

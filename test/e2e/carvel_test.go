@@ -82,7 +82,7 @@ var _ = Describe("for Carvel CLI users", func() {
 		}
 	})
 
-	It("leaves Apps that kapp inspects and lists changes for", func(ctx context.Context) {
+	It("leaves Apps that kapp inspects, without a change history (turned off: a ConfigMap per deploy)", func(ctx context.Context) {
 		plainBD(ctx, "kapp-inspect", images["hello"])
 		Eventually(getBD(ctx, "kapp-inspect")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 
@@ -106,6 +106,13 @@ var _ = Describe("for Carvel CLI users", func() {
 		}
 		Expect(names).To(ConsistOf("greetings.example.rukpak-kapp.dev", "hello", "hello-settings"))
 
-		Expect(string(kapp("app-change", "list", "-a", "kapp-inspect.app", "-n", harness.SystemNamespace, "--tty=false"))).To(ContainSubstring("update: Op"))
+		var changes struct {
+			Tables []struct {
+				Rows []map[string]string `json:"Rows"`
+			} `json:"Tables"`
+		}
+		Expect(json.Unmarshal(kapp("app-change", "list", "-a", "kapp-inspect.app", "-n", harness.SystemNamespace, "--json", "--tty=false"), &changes)).To(Succeed())
+		Expect(changes.Tables).To(HaveLen(1))
+		Expect(changes.Tables[0].Rows).To(BeEmpty(), "rukpak-kapp deploys with --app-changes-max-to-keep=0")
 	})
 })

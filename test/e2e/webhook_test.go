@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -20,6 +21,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -99,6 +101,10 @@ var _ = Describe("registry+v1 bundles with webhooks", func() {
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 
 		By("routing the Service to a stand-in that serves with the generated certificate")
+		// An installed object changed on purpose: its App is paused first,
+		// or the adapter would have kapp-controller restore it in seconds.
+		Expect(env.Client.Patch(ctx, &kappctrlv1alpha1.App{ObjectMeta: metav1.ObjectMeta{Namespace: harness.SystemNamespace, Name: "kube-green"}},
+			client.RawPatch(types.MergePatchType, []byte(`{"spec":{"paused":true}}`)), client.FieldOwner("someone-by-hand"))).To(Succeed())
 		ip := hostIP()
 		port, stop := denyingWebhook(ip, pair)
 		DeferCleanup(stop)

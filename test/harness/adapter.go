@@ -21,7 +21,9 @@ type Adapter struct {
 	args       []string
 	// base is how many of args are the harness's defaults.
 	base int
-	bin  string
+	// first are the flags it started with, before any Restart's.
+	first []string
+	bin   string
 }
 
 // startAdapter builds cmd/rukpak-kapp once per harness and runs it.
@@ -57,6 +59,7 @@ func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error)
 	}
 	a.base = len(a.args)
 	a.args = append(a.args, extra...)
+	a.first = a.args
 	return a, a.Start(ctx)
 }
 
@@ -98,6 +101,14 @@ func (a *Adapter) Start(ctx context.Context) error {
 	}
 	c := &http.Client{Timeout: time.Second}
 	return a.proc.waitFor(ctx, 30*time.Second, "metrics endpoint", func() error { return httpOK(c, a.MetricsURL, "") })
+}
+
+// Restart stops the adapter and starts it again with extra flags after the
+// ones it first started with; none: as it first started.
+func (a *Adapter) Restart(ctx context.Context, extra ...string) error {
+	a.Stop()
+	a.args = append(append([]string(nil), a.first...), extra...)
+	return a.Start(ctx)
 }
 
 // Pid is the adapter process's id.

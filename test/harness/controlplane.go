@@ -242,3 +242,6 @@ func httpOK(c *http.Client, url, token string) error {
 	}
 	return nil
 }
+
+// Pids are etcd's and kube-apiserver's process ids, for their CPU time.
+func (cp *ControlPlane) Pids() []int { return []int{cp.etcd.Pid(), cp.apiserver.Pid()} }

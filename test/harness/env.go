@@ -47,7 +47,10 @@ type Options struct {
 	// KappControllerNamespace limits that kapp-controller to the Apps of
 	// one namespace; empty: every namespace.
 	KappControllerNamespace string
-	Adapter                 bool
+	// KappControllerConcurrency is every kapp-controller's -concurrency; 0:
+	// the harness's 4 (see KappController.Concurrency).
+	KappControllerConcurrency int
+	Adapter                   bool
 	// Servers runs the content servers on loopback: OCI registries (plain,
 	// basic auth, TLS), HTTP file servers and git servers.
 	Servers bool
@@ -95,6 +98,7 @@ type Env struct {
 
 	tools           *toolEnv
 	scheduler, kwok *process
+	kcWorkers       int
 }
 
 // Start brings up the parts named in opts. Logs of every process are kept
@@ -108,7 +112,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Root: root, Dir: dir}
+	e := &Env{Root: root, Dir: dir, kcWorkers: opts.KappControllerConcurrency}
 	e.tools = &toolEnv{bin: filepath.Join(root, "bin"), logDir: filepath.Join(dir, "logs"), base: withoutProxy(os.Environ())}
 	if err := os.MkdirAll(e.tools.logDir, 0o755); err != nil {
 		return nil, err
@@ -218,7 +222,7 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		if err := e.ControlPlane.WriteKubeconfig(kubeconfig, KappControllerNamespace); err != nil {
 			return err
 		}
-		if e.KappController, err = startKappController(ctx, e.tools, e.ControlPlane, kcDir, "kapp-controller", opts.KappControllerNamespace, kubeconfig, e.ClusterCA, packaging); err != nil {
+		if e.KappController, err = startKappController(ctx, e.tools, e.ControlPlane, kcDir, "kapp-controller", opts.KappControllerNamespace, kubeconfig, e.ClusterCA, e.kcWorkers, packaging); err != nil {
 			return err
 		}
 	}

@@ -64,7 +64,11 @@ metadata:
 type KappController struct {
 	// Namespace limits the controller to the Apps of one namespace from
 	// its next start on; empty: every namespace.
-	Namespace        string
+	Namespace string
+	// Concurrency is its -concurrency (App workers) from its next start on;
+	// 0: the harness's 4, which keeps the suites' load on 2 cores low.
+	// kapp-controller's own default is 10.
+	Concurrency      int
 	name             string
 	dir              string
 	env              []string
@@ -94,9 +98,10 @@ func installKappControllerAPI(ctx context.Context, t *toolEnv, c client.Client, 
 }
 
 // startKappController runs an instance named name (its log names) that
-// reconciles the Apps of namespace (empty: all) with kubeconfig; with
-// packaging set it also serves the packaging API.
-func startKappController(ctx context.Context, t *toolEnv, cp *ControlPlane, dir, name, namespace, kubeconfig string, trusted *TestCA, packaging *packagingAPI) (*KappController, error) {
+// reconciles the Apps of namespace (empty: all) with kubeconfig and workers
+// App workers (0: kapp-controller's default); with packaging set it also
+// serves the packaging API.
+func startKappController(ctx context.Context, t *toolEnv, cp *ControlPlane, dir, name, namespace, kubeconfig string, trusted *TestCA, workers int, packaging *packagingAPI) (*KappController, error) {
 	for _, d := range []string{"home", "memtmp"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, err
@@ -120,7 +125,7 @@ func startKappController(ctx context.Context, t *toolEnv, cp *ControlPlane, dir,
 		// servers signed by this CA are trusted.
 		"GIT_SSL_CAINFO="+caFile,
 	)
-	kc := &KappController{Namespace: namespace, name: name, dir: dir, env: env, tools: t, packaging: packaging}
+	kc := &KappController{Namespace: namespace, Concurrency: workers, name: name, dir: dir, env: env, tools: t, packaging: packaging}
 	if err := kc.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -157,7 +162,11 @@ func (kc *KappController) Start(ctx context.Context) error {
 // container would; the sidecar keeps running.
 func (kc *KappController) StartController(ctx context.Context) error {
 	logStart := logSize(filepath.Join(kc.tools.logDir, kc.name+".log"))
-	args := []string{"-start-api-server=false", "-metrics-bind-address=0", "-concurrency=4"}
+	workers := kc.Concurrency
+	if workers == 0 {
+		workers = 4
+	}
+	args := []string{"-start-api-server=false", "-metrics-bind-address=0", "-concurrency=" + itoa(workers)}
 	if kc.Namespace != "" {
 		args = append(args, "-namespace="+kc.Namespace)
 	}
@@ -213,7 +222,7 @@ func (e *Env) StartKappController(ctx context.Context, name, namespace string) (
 	if err != nil {
 		return nil, err
 	}
-	return startKappController(ctx, e.tools, e.ControlPlane, dir, name, namespace, kubeconfig, e.ClusterCA, nil)
+	return startKappController(ctx, e.tools, e.ControlPlane, dir, name, namespace, kubeconfig, e.ClusterCA, e.kcWorkers, nil)
 }
 
 func (kc *KappController) binary() string { return filepath.Join(kc.tools.bin, "kapp-controller") }

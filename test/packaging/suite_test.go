@@ -30,6 +30,8 @@ var (
 func TestPackaging(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(2 * time.Minute)
+	// A spec context has no deadline: without this, an Eventually given one waits forever.
+	EnforceDefaultTimeoutsWhenUsingContexts()
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 	RunSpecs(t, "Packaging Suite")
 }

@@ -29,16 +29,6 @@ func setClass(ctx context.Context, name, class string) {
 	Expect(env.Client.Patch(ctx, bd, client.MergeFrom(before))).To(Succeed())
 }
 
-// holdApp puts kapp-controller's finalizer on an App, as kapp-controller
-// does when it first reconciles it.
-func holdApp(ctx context.Context, name string) {
-	app, err := bdtest.GetApp(ctx, name)
-	Expect(err).NotTo(HaveOccurred())
-	before := app.DeepCopy()
-	controllerutil.AddFinalizer(app, kappControllerFinalizer)
-	Expect(env.Client.Patch(ctx, app, client.MergeFrom(before))).To(Succeed())
-}
-
 var _ = Describe("a BundleDeployment whose class changes", func() {
 	It("is released without deleting what it installed, and taken back when the class returns", func(ctx context.Context) {
 		const name = "class-change"
@@ -46,7 +36,7 @@ var _ = Describe("a BundleDeployment whose class changes", func() {
 		Expect(err).NotTo(HaveOccurred())
 		bdtest.PlainBD(ctx, name, ref, func(bd *rukpakv1alpha2.BundleDeployment) { bd.Spec.Source.Image.InsecureSkipTLSVerify = true })
 		appFor(ctx, name, 1)
-		holdApp(ctx, name)
+		holdApp(name)
 		appSucceeded(ctx, name, "")
 		Eventually(bdtest.GetBD(ctx, name)).Should(bdtest.HaveCondition("Installed", "True", "InstallationSucceeded", ""))
 		Expect(contentSecrets(ctx, name)).NotTo(BeEmpty())

@@ -22,7 +22,7 @@ var _ = Describe("deleting a BundleDeployment", func() {
 		const name = "delete-paths"
 		bdtest.PlainBD(ctx, name, images["plain-v0/valid"])
 		appFor(ctx, name, 1)
-		holdApp(ctx, name)
+		holdApp(name)
 		appSucceeded(ctx, name, pinned["plain-v0/valid"])
 		Eventually(bdtest.GetBD(ctx, name)).Should(bdtest.HaveCondition("Installed", "True", "InstallationSucceeded", ""))
 

@@ -132,6 +132,8 @@ var _ = Describe("errors of the adapter's own steps", func() {
 		// message computed again: a status patch on every reconcile.
 		installed := apimeta.FindStatusCondition(bdtest.MustBD(ctx, name).Status.Conditions, rukpakv1alpha2.TypeInstalled)
 		Expect(installed.Message).NotTo(ContainSubstring("\uFFFD"))
+		// The Events API refuses a note over 1024 bytes: the Event would be lost.
+		Eventually(func() []string { return eventsOf(ctx, name) }).Should(ContainElement(ContainSubstring("拒否")))
 		written := bdtest.MustBD(ctx, name).ResourceVersion
 		for i := 2; i <= 4; i++ {
 			appDeployFailed(ctx, name, stderr, i)

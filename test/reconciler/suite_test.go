@@ -36,6 +36,10 @@ var (
 	images, pinned = map[string]string{}, map[string]string{}
 	// stopAdapter ends the adapter running in this process.
 	stopAdapter func()
+	// stopStandIn ends the stand-in for kapp-controller's deletes.
+	stopStandIn = func() {}
+	// appNamespaces is the adapter's --app-namespaces from its next start.
+	appNamespaces []string
 )
 
 // branchPeriod is short here: the adapter's own branch check has no floor.
@@ -44,6 +48,8 @@ const branchPeriod = 2 * time.Second
 func TestReconciler(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(30 * time.Second)
+	// A spec context has no deadline: without this, an Eventually given one waits forever.
+	EnforceDefaultTimeoutsWhenUsingContexts()
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 	RunSpecs(t, "Reconciler Suite")
 }
@@ -59,6 +65,9 @@ var _ = BeforeSuite(func(ctx context.Context) {
 		images["plain-v0/"+name], pinned["plain-v0/"+name] = ref, ref[:strings.LastIndex(ref, ":")]+"@"+digest.String()
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var standInCtx context.Context
+	standInCtx, stopStandIn = context.WithCancel(context.WithoutCancel(ctx))
+	standInForAppDeletes(standInCtx)
 	startAdapter(ctx)
 }, NodeTimeout(3*time.Minute))
 
@@ -66,6 +75,7 @@ var _ = AfterSuite(func() {
 	if stopAdapter != nil {
 		stopAdapter()
 	}
+	stopStandIn()
 	if env != nil {
 		env.Stop()
 	}
@@ -84,6 +94,7 @@ func startAdapter(ctx context.Context) {
 	mgr, err := adapter.NewManager(cfg, adapter.Options{
 		Config: translate.Config{
 			SystemNamespace:    harness.SystemNamespace,
+			AppNamespaces:      appNamespaces,
 			ServiceAccountName: "rukpak-kapp-installer",
 			SyncPeriod:         10 * time.Minute,
 			BranchSyncPeriod:   branchPeriod,

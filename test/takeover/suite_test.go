@@ -40,6 +40,8 @@ const (
 func TestTakeOver(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(2 * time.Minute)
+	// A spec context has no deadline: without this, an Eventually given one waits forever.
+	EnforceDefaultTimeoutsWhenUsingContexts()
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 	RunSpecs(t, "Take-over Suite")
 }

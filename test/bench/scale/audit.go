@@ -21,6 +21,12 @@ type apiCount struct {
 	// ByKind counts writes by verb and resource, which says where the
 	// writes per BundleDeployment go.
 	ByKind map[string]int
+	// PerSecond counts requests by the second they were received in (Unix
+	// time), to see a client-side rate limit as a flat top.
+	PerSecond map[int64]int
+	// Verbs counts every request by verb and resource: where a
+	// controller's requests per App go.
+	Verbs map[string]int
 }
 
 // auditWrite is one write as the audit log has it.
@@ -44,13 +50,15 @@ func (w auditWrite) kind() string {
 	return w.Verb + " " + w.Resource
 }
 
-// byKind lists the counts largest first.
-func (c apiCount) byKind() string {
-	kinds := slices.Collect(maps.Keys(c.ByKind))
-	slices.SortFunc(kinds, func(a, b string) int { return cmp.Or(c.ByKind[b]-c.ByKind[a], strings.Compare(a, b)) })
+// byKind lists the writes by kind, largest first.
+func (c apiCount) byKind() string { return largestFirst(c.ByKind) }
+
+func largestFirst(counts map[string]int) string {
+	kinds := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(kinds, func(a, b string) int { return cmp.Or(counts[b]-counts[a], strings.Compare(a, b)) })
 	parts := make([]string, 0, len(kinds))
 	for _, k := range kinds {
-		parts = append(parts, fmt.Sprintf("%s %d", k, c.ByKind[k]))
+		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -96,6 +104,15 @@ func countRequests(path string, from, to time.Time) (map[string]apiCount, error)
 		}
 		c := out[clientOf(ev)]
 		c.Requests++
+		if c.PerSecond == nil {
+			c.PerSecond = map[int64]int{}
+		}
+		c.PerSecond[ev.RequestReceivedTimestamp.Unix()]++
+		if c.Verbs == nil {
+			c.Verbs = map[string]int{}
+		}
+		o := ev.ObjectRef
+		c.Verbs[auditWrite{Verb: ev.Verb, Resource: o.Resource, Subresource: o.Subresource}.kind()]++
 		if writeVerbs[ev.Verb] {
 			c.Writes++
 			if ev.ObjectRef.Resource == "events" {
@@ -123,12 +140,13 @@ func clientOf(ev auditEvent) string {
 	switch {
 	case u == "system:serviceaccount:rukpak-system:rukpak-kapp":
 		return "adapter"
-	case u == "system:serviceaccount:rukpak-system:rukpak-kapp-installer":
-		return "kapp"
-	case u == "system:serviceaccount:"+floorApps+":"+installer:
+	case strings.HasPrefix(u, "system:serviceaccount:"+floorApps) && strings.HasSuffix(u, ":"+installer):
 		return "kapp (floor)"
-	case u == "system:serviceaccount:kapp-controller:kapp-controller-floor":
+	case strings.HasPrefix(u, "system:serviceaccount:kapp-controller:kapp-controller-floor"):
 		return "kapp-controller (floor)"
+	case strings.HasPrefix(u, "system:serviceaccount:") && strings.HasSuffix(u, ":"+installer):
+		// The installer account of the system namespace or of an app namespace.
+		return "kapp"
 	case strings.HasPrefix(agent, "kapp-controller/"):
 		return "kapp-controller"
 	case strings.HasPrefix(agent, "rukpak-core/"):
@@ -141,4 +159,21 @@ func clientOf(ev auditEvent) string {
 		return "benchmark"
 	}
 	return "other"
+}
+
+// rate is a client's requests per second over [from, to): the mean, the
+// median second and the busiest second.
+type rate struct{ Mean, P50, Max float64 }
+
+func (c apiCount) rate(from, to time.Time) rate {
+	secs := to.Unix() - from.Unix() + 1
+	if secs <= 0 {
+		return rate{}
+	}
+	per := make([]int, 0, secs)
+	for s := from.Unix(); s <= to.Unix(); s++ {
+		per = append(per, c.PerSecond[s])
+	}
+	slices.Sort(per)
+	return rate{Mean: float64(c.Requests) / to.Sub(from).Seconds(), P50: float64(per[len(per)/2]), Max: float64(per[len(per)-1])}
 }

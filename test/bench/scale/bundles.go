@@ -49,9 +49,9 @@ spec:
 `, fmt.Sprintf("bench-%04d", i), extra, i)
 }
 
-// pushBundles pushes n version-1 bundles and a version 2 of bundle 0, and
-// returns their references.
-func pushBundles(reg *harness.Registry, dir string, n int) (v1 []string, v2 string, err error) {
+// pushBundles pushes n version-1 bundles, singleApplies more (timed one at a
+// time at rest) and a version 2 of bundle 0, and returns their references.
+func pushBundles(reg *harness.Registry, dir string, n int) (v1, single []string, v2 string, err error) {
 	push := func(i, version int) (string, error) {
 		d := filepath.Join(dir, fmt.Sprintf("b%04d-v%d", i, version), "manifests")
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -66,13 +66,17 @@ func pushBundles(reg *harness.Registry, dir string, n int) (v1 []string, v2 stri
 		}
 		return ref, nil
 	}
-	for i := range n {
+	for i := range n + singleApplies {
 		ref, err := push(i, 1)
 		if err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
-		v1 = append(v1, ref)
+		if i < n {
+			v1 = append(v1, ref)
+		} else {
+			single = append(single, ref)
+		}
 	}
 	v2, err = push(0, 2)
-	return v1, v2, err
+	return v1, single, v2, err
 }

@@ -37,16 +37,20 @@ func main() {
 	check := flag.Bool("check", false, "exit non-zero unless every system installed everything (the smoke run in make test)")
 	alone := flag.Bool("alone", false, "give each system a fresh control plane of its own, one after the other "+
 		"(for an N whose idle costs together would fill the machine)")
+	concurrency := flag.Int("concurrency", 10, "every kapp-controller's -concurrency (App workers); 10 is kapp-controller's default")
+	shards := flag.Int("shards", 1, "spread rukpak-kapp's Apps (and the floor's) over this many namespaces, each with a kapp-controller of its own (config/sharding)")
+	repairs := flag.Int("drift", 20, "installed objects to delete or edit, one after the other, timing each repair (rukpak-kapp and rukpak)")
 	flag.Parse()
+	setup := benchSetup{n: *n, idle: *idle, concurrency: *concurrency, shards: *shards, repairs: *repairs}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	started := time.Now()
 	var results []*result
 	var err error
 	if *alone {
-		results, err = runAlone(ctx, *n, *idle, strings.Split(*systems, ","))
+		results, err = runAlone(ctx, setup, strings.Split(*systems, ","))
 	} else {
-		results, err = run(ctx, *n, *idle, strings.Split(*systems, ","), true)
+		results, err = run(ctx, setup, strings.Split(*systems, ","), true)
 	}
 	fmt.Fprintf(os.Stderr, "benchmark ended after %s\n", time.Since(started).Round(time.Second))
 	for _, r := range results {
@@ -65,8 +69,25 @@ func main() {
 				fmt.Fprintf(os.Stderr, "benchmark: %s left %d of %d not installed\n", r.System, r.Missing, r.N)
 				os.Exit(1)
 			}
+			if r.Drift != nil && r.Drift.Missing > 0 {
+				fmt.Fprintf(os.Stderr, "benchmark: %s did not repair %d of %d drifted objects\n", r.System, r.Drift.Missing, r.Drift.count())
+				os.Exit(1)
+			}
 		}
 	}
+}
+
+// benchSetup is what one run measures with.
+type benchSetup struct {
+	n           int
+	idle        time.Duration
+	concurrency int
+	shards      int
+	repairs     int
+}
+
+func (s benchSetup) String() string {
+	return fmt.Sprintf("N=%d, kapp-controller -concurrency=%d, %d kapp-controller(s) for rukpak-kapp and the floor", s.n, s.concurrency, max(s.shards, 1))
 }
 
 // runAlone runs each system on a control plane of its own. What a system
@@ -74,10 +95,10 @@ func main() {
 // deleting 1,000 installs takes longer than measuring them, and objects
 // left in the cluster would slow the systems after it (kapp lists every
 // resource type cluster-wide by label).
-func runAlone(ctx context.Context, n int, idle time.Duration, names []string) ([]*result, error) {
+func runAlone(ctx context.Context, setup benchSetup, names []string) ([]*result, error) {
 	var results []*result
 	for _, name := range names {
-		r, err := run(ctx, n, idle, []string{name}, false)
+		r, err := run(ctx, setup, []string{name}, false)
 		results = append(results, r...)
 		if err != nil {
 			return results, fmt.Errorf("%s on a control plane of its own: %w", name, err)
@@ -89,9 +110,11 @@ func runAlone(ctx context.Context, n int, idle time.Duration, names []string) ([
 // run installs N bundles with each of names on one control plane, then
 // measures one idle window shared by all and one change each, then (with
 // cleanup) deletes what each made.
-func run(ctx context.Context, n int, idle time.Duration, names []string, cleanup bool) ([]*result, error) {
+func run(ctx context.Context, setup benchSetup, names []string, cleanup bool) ([]*result, error) {
+	n := setup.n
 	env, err := harness.Start(ctx, harness.Options{
 		ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Servers: true, AuditLog: true,
+		KappControllerConcurrency: setup.concurrency,
 		// The adapter's kapp-controller reconciles only the adapter's Apps,
 		// not the floor's, which have a kapp-controller of their own.
 		KappControllerNamespace: harness.SystemNamespace,
@@ -122,12 +145,13 @@ func run(ctx context.Context, n int, idle time.Duration, names []string, cleanup
 			return nil, err
 		}
 	}
-	refs, v2, err := pushBundles(env.Registry, filepath.Join(env.Dir, "bundles"), n)
+	refs, single, v2, err := pushBundles(env.Registry, filepath.Join(env.Dir, "bundles"), n)
 	if err != nil {
 		return nil, err
 	}
-	all := map[string]system{"rukpak-kapp": rukpakKapp{env}, "floor": &floor{env: env}, "rukpak": &rukpak{env: env}}
-	b := &bench{c: c, audit: env.ControlPlane.AuditLog, refs: refs, v2: v2, idle: idle, installT: time.Duration(n)*2*time.Second + 5*time.Minute}
+	all := map[string]system{"rukpak-kapp": &rukpakKapp{env: env, shards: setup.shards}, "floor": &floor{env: env, shards: setup.shards}, "rukpak": &rukpak{env: env}}
+	b := &bench{c: c, audit: env.ControlPlane.AuditLog, refs: refs, single: single, v2: v2, idle: setup.idle, installT: time.Duration(n)*2*time.Second + 5*time.Minute,
+		controlPlane: procSet{"control plane": env.ControlPlane.Pids()}, repairs: min(setup.repairs, n-1), setup: setup}
 	var runs []*running
 	results := func() []*result {
 		var out []*result

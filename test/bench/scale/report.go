@@ -19,12 +19,56 @@ func percentile(d []time.Duration, p float64) time.Duration {
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 
 func (r *result) summaryLine() string {
-	return fmt.Sprintf("%s; one change in %s", r.installed(), secs(r.Change))
+	return fmt.Sprintf("%s; one change in %s; one apply at rest in %s", r.installed(), secs(r.Change), singles(r.Single))
+}
+
+// singles lists the times of the applies at rest, in the order made.
+func singles(d []time.Duration) string {
+	if len(d) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(d))
+	for _, x := range d {
+		parts = append(parts, secs(x))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (r *result) installLine() string {
-	return fmt.Sprintf("%s; install CPU s %.1f (%s), earlier systems meanwhile %.1f",
-		r.installed(), total(r.InstallCPU), perProcess(r.InstallCPU, ""), r.Background)
+	return fmt.Sprintf("%s; install CPU s %.1f (%s), control plane %.1f, earlier systems meanwhile %.1f",
+		r.installed(), total(r.InstallCPU), perProcess(r.InstallCPU, ""), r.ControlPlaneCPU, r.Background)
+}
+
+func (r *result) driftLine() string {
+	d := r.Drift
+	all := d.all()
+	return fmt.Sprintf("%s drift: %d repairs, p50 %s, p95 %s, max %s, %d not repaired within %s",
+		r.System, len(all), secs(percentile(all, .5)), secs(percentile(all, .95)), secs(percentile(all, 1)), d.Missing, driftBound)
+}
+
+// controllerClient is the API client whose request rate limits a system's
+// installs: kapp-controller's; none for rukpak.
+func controllerClient(system string) string {
+	switch system {
+	case "rukpak-kapp":
+		return "kapp-controller"
+	case "floor":
+		return "kapp-controller (floor)"
+	}
+	return ""
+}
+
+func sortedDurations(d []time.Duration) []time.Duration {
+	slices.Sort(d)
+	return d
+}
+
+func spread(d []time.Duration) string {
+	if len(d) == 0 {
+		return "-"
+	}
+	d = sortedDurations(d)
+	return fmt.Sprintf("%s / %s / %s", secs(percentile(d, .5)), secs(percentile(d, .95)), secs(percentile(d, 1)))
 }
 
 func (r *result) installed() string {
@@ -66,11 +110,31 @@ func apiOf(r *result, counts map[string]apiCount) string {
 
 func tables(results []*result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| system | N | all Installed | p50 | p95 | max | one change | CPU s (install) | CPU s of earlier systems meanwhile | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	if len(results) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", results[0].Setup)
+	}
+	fmt.Fprintf(&b, "\n| system | N | all Installed | p50 | p95 | max | one change | one apply at rest (%d, one at a time) | CPU s (install) | control plane CPU s meanwhile | CPU s of earlier systems meanwhile | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", singleApplies)
 	for _, r := range results {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %.1f (%s) | %.1f | %s |\n", r.System, r.N, secs(r.Total),
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %.1f (%s) | %.1f | %.1f | %s |\n", r.System, r.N, secs(r.Total),
 			secs(percentile(r.Installed, .5)), secs(percentile(r.Installed, .95)), secs(percentile(r.Installed, 1)),
-			secs(r.Change), total(r.InstallCPU), perProcess(r.InstallCPU, ""), r.Background, perProcess(r.PeakRSS, ""))
+			secs(r.Change), singles(r.Single), total(r.InstallCPU), perProcess(r.InstallCPU, ""), r.ControlPlaneCPU, r.Background, perProcess(r.PeakRSS, ""))
+	}
+	fmt.Fprintf(&b, "\n| system | kapp-controller requests per App (install) | kapp-controller requests/s: mean / median second / busiest second |\n|---|---|---|\n")
+	for _, r := range results {
+		kc := controllerClient(r.System)
+		if kc == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %.1f | %.1f / %.0f / %.0f |\n", r.System, float64(r.InstallAPI[kc].Requests)/float64(r.N),
+			r.Controller.Mean, r.Controller.P50, r.Controller.Max)
+	}
+	fmt.Fprintf(&b, "\n| system | drift repairs | deleted ConfigMap restored: p50 / p95 / max | edited replicas restored: p50 / p95 / max | all: p50 / p95 | not repaired within %s |\n|---|---|---|---|---|---|\n", driftBound)
+	for _, r := range results {
+		if d := r.Drift; d != nil {
+			all := d.all()
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s / %s | %d |\n", r.System, d.count(), spread(d.Deleted), spread(d.Edited),
+				secs(percentile(all, .5)), secs(percentile(all, .95)), d.Missing)
+		}
 	}
 	fmt.Fprintf(&b, "\n| system | API requests/writes during install | adapter writes per BD, Events apart | idle window | CPU s idle | API requests/writes idle |\n|---|---|---|---|---|---|\n")
 	for _, r := range results {

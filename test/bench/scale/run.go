@@ -25,19 +25,38 @@ type result struct {
 	InstallAPI, IdleAPI map[string]apiCount
 	Idle                time.Duration
 	Change              time.Duration
-	Missing             int // objects not installed within the bound
+	// Single is the time to Installed of each of a few more objects,
+	// created one at a time at rest: what a user feels on one apply.
+	Single  []time.Duration
+	Missing int // objects not installed within the bound
 	// Background is the CPU seconds the systems installed earlier used
 	// during this one's install: they share the machine.
 	Background float64
+	// ControlPlaneCPU is what etcd and kube-apiserver used meanwhile.
+	ControlPlaneCPU float64
+	// Controller is kapp-controller's requests per second during the
+	// install (the floor's own for the floor); empty for rukpak.
+	Controller rate
+	// Drift is the repairs timed after the idle window; nil where the
+	// system repairs only at its sync period (the floor).
+	Drift *driftResult
+	// Setup is what the run measured with.
+	Setup benchSetup
 }
 
 type bench struct {
 	c        client.WithWatch
 	audit    string
 	refs     []string
+	single   []string
 	v2       string
 	idle     time.Duration
 	installT time.Duration
+	// controlPlane are etcd and kube-apiserver, shared by every system.
+	controlPlane procSet
+	// repairs is how many drifted objects each system repairs.
+	repairs int
+	setup   benchSetup
 }
 
 // running is a system whose objects are installed and whose processes
@@ -51,7 +70,7 @@ type running struct {
 // install starts s and creates its N objects, timing each to done, while
 // the systems in earlier keep running.
 func (b *bench) install(ctx context.Context, s system, earlier []*running) (*running, error) {
-	res := &result{System: s.Name(), N: len(b.refs), Idle: b.idle}
+	res := &result{System: s.Name(), N: len(b.refs), Idle: b.idle, Setup: b.setup}
 	procs, err := s.Start(ctx)
 	if err != nil {
 		return nil, err
@@ -66,6 +85,10 @@ func (b *bench) install(ctx context.Context, s system, earlier []*running) (*run
 		return nil, err
 	}
 	bg0, err := cpuOf(earlier)
+	if err != nil {
+		return nil, err
+	}
+	cp0, err := b.controlPlane.cpu()
 	if err != nil {
 		return nil, err
 	}
@@ -93,8 +116,17 @@ func (b *bench) install(ctx context.Context, s system, earlier []*running) (*run
 		return nil, err
 	}
 	res.Background = bg1 - bg0
+	cp1, err := b.controlPlane.cpu()
+	if err != nil {
+		return nil, err
+	}
+	res.ControlPlaneCPU = total(sub(cp1, cp0))
 	if res.InstallAPI, err = countRequests(b.audit, t0, t1); err != nil {
 		return nil, err
+	}
+	if kc := controllerClient(s.Name()); kc != "" {
+		res.Controller = res.InstallAPI[kc].rate(t0, t1)
+		fmt.Fprintf(os.Stderr, "%s requests during install: %s\n", kc, largestFirst(res.InstallAPI[kc].Verbs))
 	}
 	if slices.Contains(systemClients[s.Name()], "adapter") {
 		fmt.Fprintf(os.Stderr, "adapter writes during install: %s\n", res.InstallAPI["adapter"].byKind())
@@ -172,11 +204,21 @@ func (b *bench) rest(ctx context.Context, runs []*running) error {
 	return nil
 }
 
-// finish times one change and reads the peak RSS of the run.
+// finish times one change and the drift repairs, and reads the peak RSS
+// of the run.
 func (b *bench) finish(ctx context.Context, r *running) error {
 	var err error
 	if r.res.Change, err = b.change(ctx, r.s); err != nil {
 		return err
+	}
+	if r.res.Single, err = b.singles(ctx, r.s); err != nil {
+		return err
+	}
+	if repairs(r.s) && b.repairs > 0 {
+		if r.res.Drift, err = b.drift(ctx, r.s); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, r.res.driftLine())
 	}
 	r.res.PeakRSS, err = r.procs.rss()
 	return err
@@ -315,6 +357,23 @@ func (w *doneWatcher) wait(ctx context.Context, n int, bound time.Duration) ([]t
 	return out, n - len(out)
 }
 
+// waitFor waits until name is done and returns how long it took from its
+// create; true when it was not done within bound.
+func (w *doneWatcher) waitFor(ctx context.Context, name string, bound time.Duration) (time.Duration, bool) {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		w.mu.Lock()
+		at, done := w.doneAt[name]
+		created := w.createdAt[name]
+		w.mu.Unlock()
+		if done {
+			return at.Sub(created), false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0, true
+}
+
 func (w *doneWatcher) last() time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -325,4 +384,37 @@ func (w *doneWatcher) last() time.Time {
 		}
 	}
 	return last
+}
+
+// singleApplies is how many objects are created one at a time at rest.
+const singleApplies = 3
+
+// singles creates one more object at a time for each of b.single (bundles
+// N, N+1, ...), each once the one before is done, and times each from its
+// create to done, seen through a watch.
+func (b *bench) singles(ctx context.Context, s system) ([]time.Duration, error) {
+	var out []time.Duration
+	for k, ref := range b.single {
+		obj, err := s.Object(len(b.refs)+k, ref)
+		if err != nil {
+			return nil, err
+		}
+		w := newDoneWatcher(s.Done)
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		go w.follow(watchCtx, b.c, s.List, client.MatchingLabels{systemLabel: s.Name()})
+		w.created(obj.GetName())
+		if err := b.c.Create(ctx, obj); err != nil {
+			stopWatch()
+			return nil, fmt.Errorf("create %s: %w", obj.GetName(), err)
+		}
+		// The watch also reports the N objects already done; wait for
+		// this one.
+		took, missing := w.waitFor(ctx, obj.GetName(), b.installT)
+		stopWatch()
+		if missing {
+			return nil, fmt.Errorf("%s was not installed within %s", obj.GetName(), b.installT)
+		}
+		out = append(out, took)
+	}
+	return out, nil
 }
