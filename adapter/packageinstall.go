@@ -54,9 +54,10 @@ func (s *serveState) setPruned(name, key string) {
 }
 
 // installPackage is the serve mode: bd's content is published as a
-// Package and installed by a PackageInstall named like bd, in the system
-// namespace, whose App is the App mode's App (the same kapp app), so
-// switching keeps every installed object.
+// Package and installed by a PackageInstall named like bd, in the
+// namespace of bd's App (the system namespace, or its app namespace),
+// whose App is the App mode's App (the same kapp app), so switching keeps
+// every installed object.
 func (r *Reconciler) installPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, facts *status.Facts) (timer time.Duration, err, retry error) {
 	live, err := r.liveApp(ctx, bd.Name)
 	if err != nil {
@@ -73,6 +74,9 @@ func (r *Reconciler) installPackage(ctx context.Context, bd *rukpakv1alpha2.Bund
 	facts.Package = &status.PackageFacts{Version: set.version}
 	if err := r.publish(ctx, set); err != nil {
 		return timer, err, nil
+	}
+	if err := r.mirror(ctx, bd); err != nil {
+		return timer, &stepError{step: stepStore, err: err}, nil
 	}
 	if live, err = r.releaseApp(ctx, bd, live); err != nil {
 		return timer, err, nil
@@ -103,12 +107,13 @@ func (r *Reconciler) installPackage(ctx context.Context, bd *rukpakv1alpha2.Bund
 // when there is none.
 func (r *Reconciler) livePackageInstall(ctx context.Context, name string) (*packagingv1alpha1.PackageInstall, error) {
 	pi := &packagingv1alpha1.PackageInstall{}
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: name}, pi)
+	ns := r.appNS(name)
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pi)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, inStep(stepStore, "get PackageInstall %s/%s: %w", r.cfg.SystemNamespace, name, err)
+		return nil, inStep(stepStore, "get PackageInstall %s/%s: %w", ns, name, err)
 	}
 	return pi, nil
 }
@@ -148,9 +153,9 @@ func (r *Reconciler) pruneSuperseded(ctx context.Context, bd *rukpakv1alpha2.Bun
 // removePackaging deletes bd's Packages but the one of version, its values
 // Secrets but keepValues, and, with no version kept, its PackageMetadata.
 func (r *Reconciler) removePackaging(ctx context.Context, bdName, version, keepValues string) error {
-	refName := packaging.RefName(bdName)
+	refName, ns := packaging.RefName(bdName), r.appNS(bdName)
 	pkgs := &datav1alpha1.PackageList{}
-	if err := r.direct.List(ctx, pkgs, client.InNamespace(r.cfg.SystemNamespace)); err != nil {
+	if err := r.direct.List(ctx, pkgs, client.InNamespace(ns)); err != nil {
 		return packagingAPIError("list Packages", err)
 	}
 	var errs []error
@@ -165,7 +170,7 @@ func (r *Reconciler) removePackaging(ctx context.Context, bdName, version, keepV
 	}
 	if version == "" {
 		meta := &datav1alpha1.PackageMetadata{}
-		err := r.direct.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: refName}, meta)
+		err := r.direct.Get(ctx, client.ObjectKey{Namespace: ns, Name: refName}, meta)
 		if err == nil && meta.Labels[rukpakv1alpha2.LabelOwnerName] == bdName {
 			err = r.client.Delete(ctx, meta)
 		}
@@ -174,7 +179,7 @@ func (r *Reconciler) removePackaging(ctx context.Context, bdName, version, keepV
 		}
 	}
 	secrets := &corev1.SecretList{}
-	if err := r.client.List(ctx, secrets, client.InNamespace(r.cfg.SystemNamespace), client.MatchingLabels{
+	if err := r.client.List(ctx, secrets, client.InNamespace(ns), client.MatchingLabels{
 		rukpakv1alpha2.LabelOwnerName: bdName, LabelPackageValues: "true",
 	}); err != nil {
 		return errors.Join(append(errs, fmt.Errorf("list values secrets: %w", err))...)

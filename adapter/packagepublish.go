@@ -29,7 +29,7 @@ const templateFile = "package-template.json"
 // desiredPackage makes the packaging objects for bd's generation, reading
 // what the bundle says of itself and what is published already.
 func (r *Reconciler) desiredPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f fetched, live *kappctrlv1alpha1.App) (*packageSet, error) {
-	d, err := draftPackage(bd, r.cfg, f.content(), translate.StyleOf(live))
+	d, err := draftPackage(bd, r.appConfig(bd.Name), f.content(), translate.StyleOf(live))
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func (r *Reconciler) desiredPackage(ctx context.Context, bd *rukpakv1alpha2.Bund
 	if err != nil {
 		return nil, err
 	}
-	return packageObjects(bd, r.cfg.SystemNamespace, d, version, identity, schema), nil
+	return packageObjects(bd, r.appNS(bd.Name), d, version, identity, schema), nil
 }
 
 // identityOf is what the bundle says of itself: a chart's Chart.yaml (and
@@ -59,7 +59,7 @@ func (r *Reconciler) identityOf(ctx context.Context, bd *rukpakv1alpha2.BundleDe
 				continue
 			}
 			secret := &corev1.Secret{}
-			if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: s.Name}, secret); err != nil {
+			if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.appNS(bd.Name), Name: s.Name}, secret); err != nil {
 				return packaging.Identity{}, nil, inStep(stepStore, "read content secret %s: %w", s.Name, err)
 			}
 			chart, ok := secret.Data["Chart.yaml"]
@@ -114,7 +114,7 @@ func (r *Reconciler) packageVersion(ctx context.Context, bd *rukpakv1alpha2.Bund
 func (r *Reconciler) publishedVersion(ctx context.Context, bdName, version string) (string, error) {
 	pkg := &datav1alpha1.Package{}
 	name := packaging.PackageName(packaging.RefName(bdName), version)
-	err := r.direct.Get(ctx, client.ObjectKey{Namespace: r.cfg.SystemNamespace, Name: name}, pkg)
+	err := r.direct.Get(ctx, client.ObjectKey{Namespace: r.appNS(bdName), Name: name}, pkg)
 	if apierrors.IsNotFound(err) {
 		return "", nil
 	}

@@ -82,7 +82,7 @@ func TestPackageObjectsHelm(t *testing.T) {
 		t.Fatalf("PackageInstall annotations %v, owners %v", pi.Annotations, pi.OwnerReferences)
 	}
 	if pi.Name != "hello" || pi.Namespace != "rukpak-system" || pi.Spec.DefaultNamespace != "apps" || pi.Spec.ServiceAccountName != "installer" ||
-		pi.Spec.Values[0].SecretRef.Name != set.values.Name || pi.Spec.SyncPeriod.Duration != 10*time.Minute {
+		pi.Spec.Values[0].SecretRef.Name != set.values.Name || *pi.Spec.SyncPeriod != *d.app.Spec.SyncPeriod {
 		t.Fatalf("PackageInstall %s/%s spec %+v", pi.Namespace, pi.Name, pi.Spec)
 	}
 	for _, o := range []metav1.Object{set.metadata, set.pkg, set.values, pi} {
