@@ -23,9 +23,8 @@ const KappControllerFinalizer = "finalizers.kapp-ctrl.k14s.io/delete"
 //     by default, so a Deployment that is available a quarter of a second
 //     after it is applied held its App (and kapp-controller's status ticks
 //     every 2 s) for 3 s more. kapp waits exactly as before, only checks
-//     sooner: one BundleDeployment applied on a quiet cluster is Installed
-//     in 0.4-0.5 s, as with rukpak, against 0.7 s at 500 ms and 1.2-2.2 s
-//     at 1 s (docs/benchmarks.md). The price is reads: while a workload is
+//     sooner, so a workload that is ready at once no longer holds its App
+//     for 3 s (docs/benchmarks.md, "Cheaper Apps"). The price is reads: while a workload is
 //     not ready yet, kapp reads it (and its ReplicaSets and Pods) four times
 //     a second, for at most kapp-controller's -concurrency Apps at once.
 //   - --app-changes-max-to-keep=0: kapp records no app-change ConfigMap per
