@@ -48,25 +48,28 @@ func deployedCurrent(app *kappctrlv1alpha1.App) bool {
 		app.Status.Conditions[0].Type == kappctrlv1alpha1.ReconcileSucceeded
 }
 
-// serverSideApply applies the App as this adapter's field owner. The App
-// types have no generated apply configurations, so the typed object goes
-// through unstructured, without status and server-set metadata.
+// serverSideApply applies the App as this adapter's field owner.
 func serverSideApply(ctx context.Context, c client.Client, app *kappctrlv1alpha1.App) (*kappctrlv1alpha1.App, error) {
-	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(app)
+	applied := &kappctrlv1alpha1.App{}
+	return applied, applyAs(ctx, c, app, applied)
+}
+
+// applyAs applies obj as this adapter's field owner and reads the result
+// into applied. kapp-controller's types have no generated apply
+// configurations, so the typed object goes through unstructured, without
+// status and server-set metadata.
+func applyAs(ctx context.Context, c client.Client, obj, applied client.Object) error {
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	u := &unstructured.Unstructured{Object: raw}
 	delete(u.Object, "status")
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return nil, err
+		return err
 	}
-	applied := &kappctrlv1alpha1.App{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, applied); err != nil {
-		return nil, err
-	}
-	return applied, nil
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, applied)
 }
 
 func formatGeneration(gen int64) string { return strconv.FormatInt(gen, 10) }

@@ -35,6 +35,9 @@ func (r *Reconciler) finalize(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 	if !controllerutil.ContainsFinalizer(bd, Finalizer) {
 		return nil
 	}
+	if waits, err := r.finalizePackage(ctx, bd); waits || err != nil {
+		return err
+	}
 	app, err := r.liveApp(ctx, bd.Name)
 	if err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
+	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,6 +26,9 @@ import (
 type Options struct {
 	Config  translate.Config
 	Classes Classes
+	// InstallWith is how BundleDeployments without the annotation
+	// core.rukpak.io/install-with are installed; "" is InstallWithApp.
+	InstallWith InstallWith
 	// MetricsAddr and ProbeAddr serve metrics and health probes ("0": off).
 	MetricsAddr, ProbeAddr string
 	LeaderElect            bool
@@ -35,7 +40,8 @@ type Options struct {
 // Scheme knows the kinds the adapter reads and writes.
 func Scheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme,
+		packagingv1alpha1.AddToScheme, datav1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, fmt.Errorf("build scheme: %w", err)
 		}
@@ -73,6 +79,8 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 			ByObject: map[client.Object]cache.ByObject{
 				// The adapter only ever reads Apps in its own namespace (and the app namespaces).
 				&kappctrlv1alpha1.App{}: {Namespaces: system},
+				// And its PackageInstalls, in the serve mode.
+				&packagingv1alpha1.PackageInstall{}: {Namespaces: system},
 				// Secrets are read from the system namespace only, never elsewhere.
 				&corev1.Secret{}: {Namespaces: system},
 				// configMaps sources, likewise.
@@ -92,6 +100,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	r := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(FieldOwner), apis)
+	r.serve.installDefault = o.InstallWith
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up controller: %w", err)
 	}

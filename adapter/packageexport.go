@@ -66,7 +66,7 @@ func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opt
 	}
 	layout := laid.Files
 	x := &PackageExport{Notes: laid.Notes}
-	identity := packaging.Identity{DisplayName: bd.Name, Description: "Bundle " + bd.Name}
+	identity := plainIdentity(bd)
 	var values, schema []byte
 	switch bd.Spec.ProvisionerClassName {
 	case rukpakv1alpha2.ClassHelm:
@@ -80,9 +80,7 @@ func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opt
 			schema = s
 		}
 	case rukpakv1alpha2.ClassRegistry:
-		meta := laid.Metadata
-		identity = packaging.Identity{Version: meta.Package.Version, DisplayName: meta.Package.Name,
-			Description: fmt.Sprintf("The registry+v1 bundle of %s %s, converted to plain objects", meta.Package.Name, meta.Package.Version)}
+		identity = registryIdentity(laid.Metadata.Package)
 		if holdsSecrets(layout) {
 			x.Notes = append(x.Notes, "the converted objects hold Secrets (webhook serving certificates and their keys): whoever can read the Package, or the pushed bundle, can read them")
 		}
@@ -121,6 +119,18 @@ func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opt
 	})
 	sort.Strings(x.Notes)
 	return x, nil
+}
+
+// plainIdentity is what a plain bundle, which says nothing of itself, is
+// called.
+func plainIdentity(bd *rukpakv1alpha2.BundleDeployment) packaging.Identity {
+	return packaging.Identity{DisplayName: bd.Name, Description: "Bundle " + bd.Name}
+}
+
+// registryIdentity is what a registry+v1 bundle's CSV says of it.
+func registryIdentity(p convert.Package) packaging.Identity {
+	return packaging.Identity{Version: p.Version, DisplayName: p.Name,
+		Description: fmt.Sprintf("The registry+v1 bundle of %s %s, converted to plain objects", p.Name, p.Version)}
 }
 
 // packageFetch is where the Package gets its content: a pushed imgpkg

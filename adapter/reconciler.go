@@ -45,6 +45,8 @@ type Reconciler struct {
 	apis     APIs
 	digests  *fetch.DigestCache
 	now      func() time.Time
+	// serve is the serve mode's (packageinstall.go).
+	serve serveState
 }
 
 // digestCacheBytes bounds the images kept unpacked in memory.
@@ -83,7 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.report(ctx, bd, &status.Facts{BD: bd, Now: r.now()}, 0, inStep(stepStore, "add finalizer: %w", err), nil)
 	}
 	facts := &status.Facts{BD: bd, Now: r.now(), TemplateTimeout: r.cfg.TemplateTimeout}
-	timer, err, retry := r.install(ctx, r.classes.asBuiltin(bd), facts)
+	timer, err, retry := r.installerFor(bd)(ctx, r.classes.asBuiltin(bd), facts)
 	return r.report(ctx, bd, facts, timer, err, retry)
 }
 
@@ -98,29 +100,9 @@ func (r *Reconciler) install(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 	if handled, err := r.takeOver(ctx, bd, live, facts); handled {
 		return 0, err, nil
 	}
-	var f fetched
-	if bundle.AdapterFetches(bd) {
-		if f, err = r.content(ctx, bd); err != nil {
-			return 0, err, nil
-		}
-		timer = timerFor(bd, f, r.cfg.BranchSyncPeriod)
-		if f.refused != nil {
-			facts.Failure = failureOf(f.refused.err)
-		}
-		if f.secrets == nil {
-			// Nothing to install: the refusal is the news.
-			return timer, nil, nil
-		}
-		facts.Fetched = f.resolved
-		if f.bundle != nil {
-			facts.Notes = f.bundle.Notes
-		}
-		if unmet, err := r.dependenciesOf(ctx, bd, f); err != nil || len(unmet) > 0 {
-			if err == nil {
-				facts.Failure = &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(unmet, "; ")}
-			}
-			return timer, err, nil
-		}
+	f, timer, stop, err := r.adapterContent(ctx, bd, facts)
+	if stop {
+		return timer, err, nil
 	}
 	// Apps made before as-bundled Apps existed keep label scoping: changing
 	// an installed workload's selector fails, and its pod template rolls.
@@ -139,16 +121,56 @@ func (r *Reconciler) install(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 			facts.PruneFailure, retry = err.Error(), err
 		}
 	}
-	if deployedCurrent(facts.App) || apimeta.IsStatusConditionTrue(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled) {
-		// Only an install can be made unhealthy by its workloads; other
-		// states skip the three cache lists.
-		w, err := r.workloadsOf(ctx, bd)
-		if err != nil {
-			facts.WorkloadsFailure, retry = err.Error(), err
-		}
-		facts.Workloads = &w
+	if err := r.observeWorkloads(ctx, bd, facts, deployedCurrent(facts.App)); err != nil {
+		retry = err
 	}
 	return timer, nil, retry
+}
+
+// adapterContent fetches what the adapter fetches itself for bd (nothing
+// for content kapp-controller fetches) and gathers its facts. stop says
+// there is nothing to install now: a refusal, unmet dependencies or err.
+func (r *Reconciler) adapterContent(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, facts *status.Facts) (f fetched, timer time.Duration, stop bool, err error) {
+	if !bundle.AdapterFetches(bd) {
+		return f, 0, false, nil
+	}
+	if f, err = r.content(ctx, bd); err != nil {
+		return f, 0, true, err
+	}
+	timer = timerFor(bd, f, r.cfg.BranchSyncPeriod)
+	if f.refused != nil {
+		facts.Failure = failureOf(f.refused.err)
+	}
+	if f.secrets == nil {
+		// Nothing to install: the refusal is the news.
+		return f, timer, true, nil
+	}
+	facts.Fetched = f.resolved
+	if f.bundle != nil {
+		facts.Notes = f.bundle.Notes
+	}
+	if unmet, err := r.dependenciesOf(ctx, bd, f); err != nil || len(unmet) > 0 {
+		if err == nil {
+			facts.Failure = &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(unmet, "; ")}
+		}
+		return f, timer, true, err
+	}
+	return f, timer, false, nil
+}
+
+// observeWorkloads lists the installed workloads into facts. Only an
+// install can be made unhealthy by its workloads; other states skip the
+// three cache lists. Its error is reported and retried beside the install.
+func (r *Reconciler) observeWorkloads(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, facts *status.Facts, deployed bool) error {
+	if !deployed && !apimeta.IsStatusConditionTrue(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled) {
+		return nil
+	}
+	w, err := r.workloadsOf(ctx, bd)
+	if err != nil {
+		facts.WorkloadsFailure = err.Error()
+	}
+	facts.Workloads = &w
+	return err
 }
 
 // dependenciesOf checks a registry+v1 bundle's dependencies before its

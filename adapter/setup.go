@@ -6,6 +6,7 @@ import (
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("bundledeployment").
 		For(&rukpakv1alpha2.BundleDeployment{}, builder.WithPredicates(claimed)).
 		Owns(&kappctrlv1alpha1.App{}).
+		// The serve mode: the PackageInstall is bd's, its App the
+		// PackageInstall's.
+		Owns(&packagingv1alpha1.PackageInstall{}).
+		Watches(&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(packageInstallApp)).
 		// Content Secrets: one deleted by hand is recreated at once.
 		Owns(&corev1.Secret{}).
 		// ConfigMaps the adapter packs itself: a change or a late arrival

@@ -87,13 +87,15 @@ func (s state) mirror() (conditions, time.Duration) {
 	case s.Failure != nil:
 		return s.failed(*s.Failure), 0
 	}
+	if msg, ok := s.packageInstallFailure(); ok {
+		return s.packageFailed(msg), 0
+	}
 	app := s.App
 	if !s.appSpeaksFor() {
 		if s.current {
 			return s.kept(), 0
 		}
-		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackPending,
-			"Waiting for kapp-controller to pick up the App for this generation")), 0
+		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackPending, s.waitingFor())), 0
 	}
 	switch app.Status.Conditions[0].Type {
 	case kappctrlv1alpha1.ReconcileSucceeded:
@@ -121,8 +123,12 @@ func (s state) mirror() (conditions, time.Duration) {
 }
 
 // appSpeaksFor says the App's status is about its current spec, made from
-// this generation of the BundleDeployment.
+// this generation of the BundleDeployment: in the serve mode, from this
+// generation's Package version.
 func (s state) appSpeaksFor() bool {
+	if s.Package != nil {
+		return appSpeaksForVersion(s.Package.Install, s.App, s.Package.Version)
+	}
 	app := s.App
 	if app == nil || app.Status.ObservedGeneration != app.Generation || len(app.Status.Conditions) == 0 {
 		return false
@@ -174,7 +180,7 @@ func (s state) running() conditions {
 }
 
 func (s state) succeeded() conditions {
-	installed := s.condNew(rukpakv1alpha2.TypeInstalled, metav1.ConditionTrue, rukpakv1alpha2.ReasonInstallationSucceeded, fmt.Sprintf("Instantiated bundle %s", s.BD.Name))
+	installed := s.condNew(rukpakv1alpha2.TypeInstalled, metav1.ConditionTrue, rukpakv1alpha2.ReasonInstallationSucceeded, s.installedMessage())
 	return conditions{unpacked: s.unpackedTrue(), installed: installed, healthy: s.healthyFor(installed), resolved: s.tried()}
 }
 

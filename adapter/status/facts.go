@@ -51,6 +51,9 @@ type Facts struct {
 	// TemplateTimeout is how long kapp-controller's template step may run
 	// before it is reported as failed; 0 never.
 	TemplateTimeout time.Duration
+	// Package is set when the BundleDeployment installs through a
+	// PackageInstall (the serve mode): App is then the PackageInstall's.
+	Package *PackageFacts
 }
 
 // FailureKind says which step stopped, and so which condition tells.

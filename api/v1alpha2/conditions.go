@@ -31,6 +31,12 @@ const AnnotationSyncPeriod = "core.rukpak.io/sync-period"
 // ClusterServiceVersion's.
 const AnnotationPackageVersion = "core.rukpak.io/package-version"
 
+// AnnotationInstallWith says how the adapter installs this
+// BundleDeployment, whatever its --install-with flag says: "app" (an App it
+// writes) or "packageinstall" (a Package it publishes, installed by a
+// PackageInstall). Changing it switches the install in place.
+const AnnotationInstallWith = "core.rukpak.io/install-with"
+
 // Annotations the adapter puts on each App it writes. They record what the
 // App's spec was made from, so that the App's success is never read as a
 // newer generation's, and so that a restarted adapter knows what content the

@@ -26,6 +26,7 @@ func run(args []string) error {
 	classes := fs.String("classes", rukpakv1alpha2.ClassPlain+","+rukpakv1alpha2.ClassHelm+","+rukpakv1alpha2.ClassRegistry, "comma-separated provisioner classes this controller claims; NAME="+rukpakv1alpha2.ClassPlain+" claims NAME and installs it as that built-in class, to run beside rukpak")
 	metricsAddr := fs.String("metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	probeAddr := fs.String("health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
+	installWith := fs.String("install-with", string(adapter.InstallWithApp), "how BundleDeployments are installed: app (a kapp-controller App) or packageinstall (a Carvel Package the adapter publishes, installed by a PackageInstall); the annotation "+rukpakv1alpha2.AnnotationInstallWith+" wins")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so only one replica reconciles")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
@@ -37,6 +38,11 @@ func run(args []string) error {
 	claimed, err := adapter.ParseClasses(splitList(*classes))
 	if err != nil {
 		return fmt.Errorf("--classes: %w", err)
+	}
+
+	mode, err := adapter.ParseInstallWith(*installWith)
+	if err != nil {
+		return fmt.Errorf("--install-with: %w", err)
 	}
 
 	cfg, err := ctrl.GetConfig()
@@ -53,6 +59,7 @@ func run(args []string) error {
 			TemplateTimeout:    *templateTimeout,
 		},
 		Classes:     claimed,
+		InstallWith: mode,
 		MetricsAddr: *metricsAddr,
 		ProbeAddr:   *probeAddr,
 		LeaderElect: *leaderElect,

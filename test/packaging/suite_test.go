@@ -3,7 +3,9 @@
 // what rukpak-kapp offers as Carvel packages on it: Packages and
 // PackageMetadata through the aggregated API, listed as kctrl lists them,
 // and the output of `rukpak-kapp render --as-package` installed through
-// kapp-controller's PackageInstall reconciler.
+// kapp-controller's PackageInstall reconciler, and the adapter's serve mode,
+// which publishes BundleDeployments as Packages and installs them with
+// PackageInstalls.
 package packaging_test
 
 import (
@@ -36,7 +38,11 @@ func TestPackaging(t *testing.T) {
 
 var _ = BeforeSuite(func(ctx context.Context) {
 	var err error
-	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, PackagingAPI: true, Servers: true})
+	// The adapter serves every BundleDeployment through a PackageInstall
+	// unless its annotation says app, so both the flag and the annotation
+	// are exercised.
+	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, PackagingAPI: true, Servers: true,
+		Adapter: true, AdapterArgs: []string{"--install-with=packageinstall"}})
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("harness logs: %s\n", env.LogDir())
 	rukpakKapp = filepath.Join(env.Dir, "rukpak-kapp")

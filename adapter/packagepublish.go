@@ -1,0 +1,191 @@
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/packaging"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// LabelPackageValues marks the Secrets that hold a served Package's values.
+const LabelPackageValues = "core.rukpak.io/package-values"
+
+// templateFile names the Package's App spec where a version is made of it.
+const templateFile = "package-template.json"
+
+// desiredPackage makes the packaging objects for bd's generation, reading
+// what the bundle says of itself and what is published already.
+func (r *Reconciler) desiredPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f fetched, live *kappctrlv1alpha1.App) (*packageSet, error) {
+	d, err := draftPackage(bd, r.appConfig(bd.Name), f.content(), translate.StyleOf(live))
+	if err != nil {
+		return nil, err
+	}
+	identity, schema, err := r.identityOf(ctx, bd, f)
+	if err != nil {
+		return nil, err
+	}
+	version, err := r.packageVersion(ctx, bd, identity, d.template)
+	if err != nil {
+		return nil, err
+	}
+	return packageObjects(bd, r.appNS(bd.Name), d, version, identity, schema), nil
+}
+
+// identityOf is what the bundle says of itself: a chart's Chart.yaml (and
+// its values schema) from the content Secrets, a registry+v1 bundle's CSV.
+func (r *Reconciler) identityOf(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f fetched) (packaging.Identity, []byte, error) {
+	switch bd.Spec.ProvisionerClassName {
+	case rukpakv1alpha2.ClassRegistry:
+		if f.bundle == nil {
+			return packaging.Identity{}, nil, errors.New("the registry+v1 bundle's metadata was not recorded")
+		}
+		return registryIdentity(f.bundle.Package), nil, nil
+	case rukpakv1alpha2.ClassHelm:
+		for _, s := range f.secrets {
+			if s.Dir != bundle.ChartDir {
+				continue
+			}
+			secret := &corev1.Secret{}
+			if err := r.client.Get(ctx, client.ObjectKey{Namespace: r.appNS(bd.Name), Name: s.Name}, secret); err != nil {
+				return packaging.Identity{}, nil, inStep(stepStore, "read content secret %s: %w", s.Name, err)
+			}
+			chart, ok := secret.Data["Chart.yaml"]
+			if !ok {
+				continue
+			}
+			identity, err := packaging.ChartIdentity(chart)
+			var schema []byte
+			if s, ok := secret.Data["values.schema.json"]; ok && json.Valid(s) {
+				schema = s
+			}
+			return identity, schema, err
+		}
+		return packaging.Identity{}, nil, errors.New("the chart's Chart.yaml is not in its content Secrets")
+	}
+	return plainIdentity(bd), nil, nil
+}
+
+// packageVersion is the version of the Package made of template. Two
+// contents under one version (a chart changed without a version bump, a
+// registry+v1 bundle converted again) must not change a published
+// Package, so the second gets a content version; once it has one it
+// keeps it, even after the first is cleaned up.
+func (r *Reconciler) packageVersion(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, identity packaging.Identity, template *kappctrlv1alpha1.AppSpec) (string, error) {
+	files, err := templateFiles(template)
+	if err != nil {
+		return "", err
+	}
+	v, err := packaging.Version(bd, identity, files)
+	if err != nil {
+		return "", &translate.UnsupportedError{Reason: err.Error()}
+	}
+	cv := packaging.ContentVersion(files)
+	if v == cv {
+		return v, nil
+	}
+	atV, err := r.publishedVersion(ctx, bd.Name, v)
+	if err != nil {
+		return "", err
+	}
+	atCV := ""
+	if atV == "" {
+		if atCV, err = r.publishedVersion(ctx, bd.Name, cv); err != nil {
+			return "", err
+		}
+	}
+	return pickVersion(v, cv, atV, atCV), nil
+}
+
+// publishedVersion is the content version of the template the published
+// Package of version holds; "" when there is none.
+func (r *Reconciler) publishedVersion(ctx context.Context, bdName, version string) (string, error) {
+	pkg := &datav1alpha1.Package{}
+	name := packaging.PackageName(packaging.RefName(bdName), version)
+	err := r.direct.Get(ctx, client.ObjectKey{Namespace: r.appNS(bdName), Name: name}, pkg)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", packagingAPIError("read Package "+name, err)
+	}
+	files, err := templateFiles(pkg.Spec.Template.Spec)
+	if err != nil {
+		return "", err
+	}
+	return packaging.ContentVersion(files), nil
+}
+
+func templateFiles(template *kappctrlv1alpha1.AppSpec) (map[string][]byte, error) {
+	data, err := json.Marshal(template)
+	if err != nil {
+		return nil, fmt.Errorf("encode the Package's template: %w", err)
+	}
+	return map[string][]byte{templateFile: data}, nil
+}
+
+// publish writes the PackageMetadata, the Package (never changed once
+// published: its version names its template) and the values Secret.
+func (r *Reconciler) publish(ctx context.Context, set *packageSet) error {
+	meta := &datav1alpha1.PackageMetadata{}
+	err := r.direct.Get(ctx, client.ObjectKeyFromObject(set.metadata), meta)
+	switch {
+	case apierrors.IsNotFound(err):
+		err = r.client.Create(ctx, set.metadata, client.FieldOwner(FieldOwner))
+	case err == nil && !(apiequality.Semantic.DeepEqual(meta.Spec, set.metadata.Spec) && labelsHold(meta, set.metadata)):
+		meta.Spec, meta.Labels = set.metadata.Spec, set.metadata.Labels
+		err = r.client.Update(ctx, meta, client.FieldOwner(FieldOwner))
+	}
+	if err != nil {
+		return packagingAPIError("publish PackageMetadata "+set.metadata.Name, err)
+	}
+	err = r.direct.Get(ctx, client.ObjectKeyFromObject(set.pkg), &datav1alpha1.Package{})
+	if apierrors.IsNotFound(err) {
+		err = client.IgnoreAlreadyExists(r.client.Create(ctx, set.pkg, client.FieldOwner(FieldOwner)))
+	}
+	if err != nil {
+		return packagingAPIError("publish Package "+set.pkg.Name, err)
+	}
+	if set.values == nil {
+		return nil
+	}
+	err = r.client.Get(ctx, client.ObjectKeyFromObject(set.values), &corev1.Secret{})
+	if apierrors.IsNotFound(err) {
+		err = client.IgnoreAlreadyExists(r.client.Create(ctx, set.values, client.FieldOwner(FieldOwner)))
+	}
+	if err != nil {
+		return inStep(stepStore, "write values secret %s: %w", set.values.Name, err)
+	}
+	return nil
+}
+
+func labelsHold(live, desired client.Object) bool {
+	for k, v := range desired.GetLabels() {
+		if live.GetLabels()[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// packagingAPIError says which of kapp-controller's APIs failed: Packages
+// and PackageMetadata are served by its own aggregated API server, which
+// may be down while the cluster is not.
+func packagingAPIError(what string, err error) error {
+	if apierrors.IsServiceUnavailable(err) || apimeta.IsNoMatchError(err) {
+		return inStep(stepStore, "%s: kapp-controller's packaging API (APIService v1alpha1.data.packaging.carvel.dev) is not available; check that kapp-controller runs: %w", what, err)
+	}
+	return inStep(stepStore, "%s: %w", what, err)
+}
