@@ -4,7 +4,7 @@ export GONOSUMDB ?= carvel.dev
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 
-.PHONY: run test lane-e2e lane-suites e2e-suite takeover-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
+.PHONY: run test lane-suites e2e-a e2e-b takeover-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 ## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
@@ -12,14 +12,13 @@ run: tools build
 	$(BIN)/rukpak-kapp-dev $(ARGS)
 
 ## test: everything. The suites that run a local control plane mostly wait on
-## timers (sync periods, backoff windows) and keep about a quarter of two cores
-## busy, so the end-to-end suite runs beside the others in a second lane.
+## timers (sync periods, backoff windows) and keep under half of two cores
+## busy, so they run in three lanes: each half of the end-to-end suite (its own
+## local control plane) and the other suites one after the other.
 test: tools verify unit fuzz
-	$(MAKE) --no-print-directory -j2 --output-sync=target lane-e2e lane-suites
+	$(MAKE) --no-print-directory -j3 --output-sync=target e2e-a e2e-b lane-suites
 
-# One target per line: a lane runs its suites one after the other.
-lane-e2e:
-	$(MAKE) --no-print-directory e2e-suite
+# One target per line: the lane runs its suites one after the other.
 lane-suites:
 	$(MAKE) --no-print-directory api-test
 	$(MAKE) --no-print-directory reconciler-test
@@ -55,9 +54,15 @@ api-test:
 reconciler-test:
 	go test -v -count=1 -timeout 15m ./test/reconciler/... -ginkgo.v
 
-e2e-test: e2e-suite takeover-test
-e2e-suite:
-	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v
+e2e-test: takeover-test
+	$(MAKE) --no-print-directory -j2 --output-sync=target e2e-a e2e-b
+## e2e-a, e2e-b: the end-to-end suite in two halves of about equal time, split by
+## spec file, each on a local control plane of its own; together, every spec once
+E2E_A_FILES := (corpus|faults|drift|reapplyfail|lostnode|webhook|generation|dependencies|sharding|metrics)_test\.go
+e2e-a:
+	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.focus-file '$(E2E_A_FILES)'
+e2e-b:
+	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.skip-file '$(E2E_A_FILES)'
 ## takeover-test: rukpak v0.24.0 installs, then rukpak-kapp takes over in place (and hands back)
 takeover-test:
 	go test -v -count=1 -timeout 20m ./test/takeover/... -ginkgo.v

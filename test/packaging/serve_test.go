@@ -27,9 +27,8 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
-// serveTimeout bounds each wait: a spec's context has no deadline, and
-// gomega applies no default timeout to an Eventually given a context.
-// Installs of these small bundles take seconds.
+// serveTimeout bounds each wait more tightly than the suite's default:
+// installs of these small bundles take seconds.
 const serveTimeout = time.Minute
 
 // The suite's adapter runs with --install-with=packageinstall.
