@@ -42,10 +42,10 @@ unit:
 ## fuzz: each fuzz target briefly (FUZZTIME=10s by default)
 FUZZTIME ?= 10s
 fuzz:
-	go test ./adapter/translate -run '^$$' -fuzz '^FuzzApp$$' -fuzztime $(FUZZTIME)
-	go test ./adapter/status -run '^$$' -fuzz '^FuzzCompute$$' -fuzztime $(FUZZTIME)
-	go test ./adapter/fetch -run '^$$' -fuzz '^FuzzExtractTar$$' -fuzztime $(FUZZTIME)
-	go test ./convert -run '^$$' -fuzz '^FuzzObjects$$' -fuzztime $(FUZZTIME)
+	go test ./adapter/translate -run '^$$' -fuzz '^FuzzApp$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+	go test ./adapter/status -run '^$$' -fuzz '^FuzzCompute$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+	go test ./adapter/fetch -run '^$$' -fuzz '^FuzzExtractTar$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+	go test ./convert -run '^$$' -fuzz '^FuzzObjects$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 
 api-test:
 	go test -count=1 -timeout 20m ./test/api/... -ginkgo.v
