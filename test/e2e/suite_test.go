@@ -31,12 +31,7 @@ var (
 )
 
 func TestE2E(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(2 * time.Minute)
-	// A spec context has no deadline: without this, an Eventually given one waits forever.
-	EnforceDefaultTimeoutsWhenUsingContexts()
-	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
-	RunSpecs(t, "End-to-end Suite")
+	bdtest.RunSuite(t, "End-to-end Suite", 2*time.Minute, 250*time.Millisecond)
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {

@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
@@ -28,12 +29,7 @@ var (
 )
 
 func TestPackaging(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(2 * time.Minute)
-	// A spec context has no deadline: without this, an Eventually given one waits forever.
-	EnforceDefaultTimeoutsWhenUsingContexts()
-	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
-	RunSpecs(t, "Packaging Suite")
+	bdtest.RunSuite(t, "Packaging Suite", 2*time.Minute, 250*time.Millisecond)
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {

@@ -46,12 +46,7 @@ var (
 const branchPeriod = 2 * time.Second
 
 func TestReconciler(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	// A spec context has no deadline: without this, an Eventually given one waits forever.
-	EnforceDefaultTimeoutsWhenUsingContexts()
-	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
-	RunSpecs(t, "Reconciler Suite")
+	bdtest.RunSuite(t, "Reconciler Suite", 30*time.Second, 100*time.Millisecond)
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {

@@ -22,18 +22,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 var env *harness.Env
 
 func TestRelease(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(2 * time.Minute)
-	// A spec context has no deadline: without this, an Eventually given one waits forever.
-	EnforceDefaultTimeoutsWhenUsingContexts()
-	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
-	RunSpecs(t, "Release Suite")
+	bdtest.RunSuite(t, "Release Suite", 2*time.Minute, 250*time.Millisecond)
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
@@ -38,12 +39,7 @@ const (
 )
 
 func TestTakeOver(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(2 * time.Minute)
-	// A spec context has no deadline: without this, an Eventually given one waits forever.
-	EnforceDefaultTimeoutsWhenUsingContexts()
-	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
-	RunSpecs(t, "Take-over Suite")
+	bdtest.RunSuite(t, "Take-over Suite", 2*time.Minute, 250*time.Millisecond)
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {
