@@ -29,28 +29,49 @@ type serveState struct {
 	// beside which everything superseded was last removed, so an idle
 	// install lists no Packages (an aggregated API call) on every
 	// reconcile.
-	mu     sync.Mutex
-	pruned map[string]string
+	pruned memo
+	// published remembers, per BundleDeployment, the version its current
+	// template was published under (keyed by the bundle's own version and
+	// the template's content version), so an idle install reads no
+	// Package or PackageMetadata either. It is forgotten when the
+	// PackageInstall fails, which is how a Package removed by hand shows.
+	published memo
 }
 
-func (s *serveState) prunedFor(name, key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.pruned[name] == key
+// memo keeps one value per BundleDeployment, valid for one key.
+type memo struct {
+	mu sync.Mutex
+	m  map[string][2]string
 }
 
-// setPruned records key for name; "" forgets name.
-func (s *serveState) setPruned(name, key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.pruned == nil {
-		s.pruned = map[string]string{}
+// get is name's value if it was set for key.
+func (m *memo) get(name, key string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.m[name]
+	return e[1], ok && e[0] == key
+}
+
+// set records value for name under key.
+func (m *memo) set(name, key, value string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[string][2]string{}
 	}
-	if key == "" {
-		delete(s.pruned, name)
-		return
-	}
-	s.pruned[name] = key
+	m.m[name] = [2]string{key, value}
+}
+
+func (m *memo) forget(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.m, name)
+}
+
+// forget drops what is remembered of name's packaging.
+func (s *serveState) forget(name string) {
+	s.pruned.forget(name)
+	s.published.forget(name)
 }
 
 // installPackage is the serve mode: bd's content is published as a
@@ -72,7 +93,7 @@ func (r *Reconciler) installPackage(ctx context.Context, bd *rukpakv1alpha2.Bund
 		return timer, err, nil
 	}
 	facts.Package = &status.PackageFacts{Version: set.version}
-	if err := r.publish(ctx, set); err != nil {
+	if err := r.publish(ctx, bd.Name, set); err != nil {
 		return timer, err, nil
 	}
 	if err := r.mirror(ctx, bd); err != nil {
@@ -88,13 +109,16 @@ func (r *Reconciler) installPackage(ctx context.Context, bd *rukpakv1alpha2.Bund
 	if facts.Package.Install, err = r.applyPackageInstall(ctx, set.install, pi); err != nil {
 		return timer, err, nil
 	}
+	if status.PackageInstallFailed(facts.Package.Install) {
+		r.serve.published.forget(bd.Name)
+	}
 	facts.App = live
 	deployed := status.PackageDeployed(facts.Package.Install, live, set.version)
-	if deployed && facts.Failure == nil && !r.serve.prunedFor(bd.Name, set.key()) {
+	if _, pruned := r.serve.pruned.get(bd.Name, set.key()); deployed && facts.Failure == nil && !pruned {
 		if err := r.pruneSuperseded(ctx, bd, set, f); err != nil {
 			facts.PruneFailure, retry = err.Error(), err
 		} else {
-			r.serve.setPruned(bd.Name, set.key())
+			r.serve.pruned.set(bd.Name, set.key(), "")
 		}
 	}
 	if err := r.observeWorkloads(ctx, bd, facts, deployed); err != nil {

@@ -37,11 +37,13 @@ func (r *Reconciler) desiredPackage(ctx context.Context, bd *rukpakv1alpha2.Bund
 	if err != nil {
 		return nil, err
 	}
-	version, err := r.packageVersion(ctx, bd, identity, d.template)
+	version, made, err := r.packageVersion(ctx, bd, identity, d.template)
 	if err != nil {
 		return nil, err
 	}
-	return packageObjects(bd, r.appNS(bd.Name), d, version, identity, schema), nil
+	set := packageObjects(bd, r.appNS(bd.Name), d, version, identity, schema)
+	set.made = made
+	return set, nil
 }
 
 // identityOf is what the bundle says of itself: a chart's Chart.yaml (and
@@ -82,31 +84,37 @@ func (r *Reconciler) identityOf(ctx context.Context, bd *rukpakv1alpha2.BundleDe
 // contents under one version (a chart changed without a version bump, a
 // registry+v1 bundle converted again) must not change a published
 // Package, so the second gets a content version; once it has one it
-// keeps it, even after the first is cleaned up.
-func (r *Reconciler) packageVersion(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, identity packaging.Identity, template *kappctrlv1alpha1.AppSpec) (string, error) {
+// keeps it, even after the first is cleaned up. made names what the
+// version was picked from: the bundle's own version and the template's
+// content version.
+func (r *Reconciler) packageVersion(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, identity packaging.Identity, template *kappctrlv1alpha1.AppSpec) (version, made string, err error) {
 	files, err := templateFiles(template)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	v, err := packaging.Version(bd, identity, files)
 	if err != nil {
-		return "", &translate.UnsupportedError{Reason: err.Error()}
+		return "", "", &translate.UnsupportedError{Reason: err.Error()}
 	}
 	cv := packaging.ContentVersion(files)
+	made = v + " " + cv
 	if v == cv {
-		return v, nil
+		return v, made, nil
+	}
+	if picked, ok := r.serve.published.get(bd.Name, made); ok {
+		return picked, made, nil
 	}
 	atV, err := r.publishedVersion(ctx, bd.Name, v)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	atCV := ""
 	if atV == "" {
 		if atCV, err = r.publishedVersion(ctx, bd.Name, cv); err != nil {
-			return "", err
+			return "", "", err
 		}
 	}
-	return pickVersion(v, cv, atV, atCV), nil
+	return pickVersion(v, cv, atV, atCV), made, nil
 }
 
 // publishedVersion is the content version of the template the published
@@ -138,7 +146,30 @@ func templateFiles(template *kappctrlv1alpha1.AppSpec) (map[string][]byte, error
 
 // publish writes the PackageMetadata, the Package (never changed once
 // published: its version names its template) and the values Secret.
-func (r *Reconciler) publish(ctx context.Context, set *packageSet) error {
+// What was published for bdName's current template is not read again.
+func (r *Reconciler) publish(ctx context.Context, bdName string, set *packageSet) error {
+	if _, ok := r.serve.published.get(bdName, set.made); !ok {
+		if err := r.publishPackage(ctx, set); err != nil {
+			return err
+		}
+		r.serve.published.set(bdName, set.made, set.version)
+	}
+	if set.values == nil {
+		return nil
+	}
+	err := r.client.Get(ctx, client.ObjectKeyFromObject(set.values), &corev1.Secret{})
+	if apierrors.IsNotFound(err) {
+		err = client.IgnoreAlreadyExists(r.client.Create(ctx, set.values, client.FieldOwner(FieldOwner)))
+	}
+	if err != nil {
+		return inStep(stepStore, "write values secret %s: %w", set.values.Name, err)
+	}
+	return nil
+}
+
+// publishPackage writes the PackageMetadata and the Package through
+// kapp-controller's packaging API.
+func (r *Reconciler) publishPackage(ctx context.Context, set *packageSet) error {
 	meta := &datav1alpha1.PackageMetadata{}
 	err := r.direct.Get(ctx, client.ObjectKeyFromObject(set.metadata), meta)
 	switch {
@@ -157,16 +188,6 @@ func (r *Reconciler) publish(ctx context.Context, set *packageSet) error {
 	}
 	if err != nil {
 		return packagingAPIError("publish Package "+set.pkg.Name, err)
-	}
-	if set.values == nil {
-		return nil
-	}
-	err = r.client.Get(ctx, client.ObjectKeyFromObject(set.values), &corev1.Secret{})
-	if apierrors.IsNotFound(err) {
-		err = client.IgnoreAlreadyExists(r.client.Create(ctx, set.values, client.FieldOwner(FieldOwner)))
-	}
-	if err != nil {
-		return inStep(stepStore, "write values secret %s: %w", set.values.Name, err)
 	}
 	return nil
 }

@@ -21,7 +21,9 @@ import (
 // packageSet is what one generation publishes and installs in the serve
 // mode.
 type packageSet struct {
-	version  string
+	version string
+	// made names what version was picked from (packageVersion).
+	made     string
 	metadata *datav1alpha1.PackageMetadata
 	pkg      *datav1alpha1.Package
 	// values is nil when the Package takes none.

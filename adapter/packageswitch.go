@@ -54,7 +54,7 @@ func (r *Reconciler) leavePackageInstall(ctx context.Context, bd *rukpakv1alpha2
 	if err != nil || pi == nil || !metav1.IsControlledBy(pi, bd) {
 		return err == nil, err
 	}
-	r.serve.setPruned(bd.Name, "")
+	r.serve.forget(bd.Name)
 	if pi.DeletionTimestamp.IsZero() {
 		if !pi.Spec.NoopDelete {
 			before := pi.DeepCopy()
@@ -83,7 +83,7 @@ func (r *Reconciler) finalizePackage(ctx context.Context, bd *rukpakv1alpha2.Bun
 		if mode, _ := r.installWith(bd); mode != InstallWithPackageInstall {
 			return false, nil
 		}
-		r.serve.setPruned(bd.Name, "")
+		r.serve.forget(bd.Name)
 		return false, r.removePackaging(ctx, bd.Name, "", "")
 	}
 	if pi.Spec.NoopDelete {

@@ -86,13 +86,25 @@ func (s state) packageInstallFailure() (string, bool) {
 	if pi.Status.ObservedGeneration != pi.Generation {
 		return "", false
 	}
-	for _, c := range pi.Status.Conditions {
-		if c.Type == kappctrlv1alpha1.ReconcileFailed && c.Status == corev1.ConditionTrue {
-			return fmt.Sprintf("kapp-controller's PackageInstall %s/%s did not install version %s%s: %s",
-				pi.Namespace, pi.Name, p.Version, attempted(pi), Message(pi.Status.UsefulErrorMessage, c.Message)), true
-		}
+	if c := failedCondition(pi); c != nil {
+		return fmt.Sprintf("kapp-controller's PackageInstall %s/%s did not install version %s%s: %s",
+			pi.Namespace, pi.Name, p.Version, attempted(pi), Message(pi.Status.UsefulErrorMessage, c.Message)), true
 	}
 	return "", false
+}
+
+// PackageInstallFailed says kapp-controller's last run of pi failed.
+func PackageInstallFailed(pi *packagingv1alpha1.PackageInstall) bool {
+	return pi != nil && failedCondition(pi) != nil
+}
+
+func failedCondition(pi *packagingv1alpha1.PackageInstall) *kappctrlv1alpha1.Condition {
+	for i, c := range pi.Status.Conditions {
+		if c.Type == kappctrlv1alpha1.ReconcileFailed && c.Status == corev1.ConditionTrue {
+			return &pi.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // attempted names the versions the PackageInstall reports when they are
