@@ -46,20 +46,16 @@ func (r *Reconciler) installWith(bd *rukpakv1alpha2.BundleDeployment) (InstallWi
 	return m, nil
 }
 
-type installFunc func(context.Context, *rukpakv1alpha2.BundleDeployment, *status.Facts) (time.Duration, error, error)
-
-// installerFor picks the install steps for bd's mode.
-func (r *Reconciler) installerFor(bd *rukpakv1alpha2.BundleDeployment) installFunc {
+// installBy runs the install steps of bd's mode.
+func (r *Reconciler) installBy(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, facts *status.Facts) (time.Duration, error, error) {
 	mode, err := r.installWith(bd)
 	switch {
 	case err != nil:
-		return func(context.Context, *rukpakv1alpha2.BundleDeployment, *status.Facts) (time.Duration, error, error) {
-			return 0, err, nil
-		}
+		return 0, err, nil
 	case mode == InstallWithPackageInstall:
-		return r.installPackage
+		return r.installPackage(ctx, bd, facts)
 	}
-	return r.installApp
+	return r.installApp(ctx, bd, facts)
 }
 
 // installApp is the App mode. A PackageInstall left from the serve mode

@@ -85,7 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.report(ctx, bd, &status.Facts{BD: bd, Now: r.now()}, 0, inStep(stepStore, "add finalizer: %w", err), nil)
 	}
 	facts := &status.Facts{BD: bd, Now: r.now(), TemplateTimeout: r.cfg.TemplateTimeout}
-	timer, err, retry := r.installerFor(bd)(ctx, r.classes.asBuiltin(bd), facts)
+	timer, err, retry := r.installBy(ctx, r.classes.asBuiltin(bd), facts)
 	return r.report(ctx, bd, facts, timer, err, retry)
 }
 
