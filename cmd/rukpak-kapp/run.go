@@ -28,6 +28,8 @@ func run(args []string) error {
 	probeAddr := fs.String("health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
 	installWith := fs.String("install-with", string(adapter.InstallWithApp), "how BundleDeployments are installed: app (a kapp-controller App) or packageinstall (a Carvel Package the adapter publishes, installed by a PackageInstall); the annotation "+rukpakv1alpha2.AnnotationInstallWith+" wins")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so only one replica reconciles")
+	qps := fs.Float64("kube-api-qps", 50, "requests a second the adapter may send to kube-apiserver (client-side limit; controller-runtime's default, 20, is what bounds an install of many BundleDeployments on sharded kapp-controllers)")
+	burst := fs.Int("kube-api-burst", 100, "requests the adapter may send at once above --kube-api-qps")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -49,6 +51,7 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
 	}
+	cfg.QPS, cfg.Burst = float32(*qps), *burst
 	mgr, err := adapter.NewManager(cfg, adapter.Options{
 		Config: translate.Config{
 			SystemNamespace:    *systemNamespace,

@@ -18,10 +18,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -40,8 +42,12 @@ func main() {
 	concurrency := flag.Int("concurrency", 10, "every kapp-controller's -concurrency (App workers); 10 is kapp-controller's default")
 	shards := flag.Int("shards", 1, "spread rukpak-kapp's Apps (and the floor's) over this many namespaces, each with a kapp-controller of its own (config/sharding)")
 	repairs := flag.Int("drift", 20, "installed objects to delete or edit, one after the other, timing each repair (rukpak-kapp and rukpak)")
+	timeline := flag.Bool("timeline", false, "print every API request made during each single apply at rest, from the audit log: where its time goes")
 	flag.Parse()
-	setup := benchSetup{n: *n, idle: *idle, concurrency: *concurrency, shards: *shards, repairs: *repairs}
+	// The harness's clients log through controller-runtime; the benchmark
+	// prints its own lines and keeps theirs out of the report.
+	ctrllog.SetLogger(logr.Discard())
+	setup := benchSetup{n: *n, idle: *idle, concurrency: *concurrency, shards: *shards, repairs: *repairs, timeline: *timeline}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	started := time.Now()
@@ -84,6 +90,7 @@ type benchSetup struct {
 	concurrency int
 	shards      int
 	repairs     int
+	timeline    bool
 }
 
 func (s benchSetup) String() string {

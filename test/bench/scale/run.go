@@ -403,6 +403,7 @@ func (b *bench) singles(ctx context.Context, s system) ([]time.Duration, error) 
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		go w.follow(watchCtx, b.c, s.List, client.MatchingLabels{systemLabel: s.Name()})
 		w.created(obj.GetName())
+		createdAt := time.Now()
 		if err := b.c.Create(ctx, obj); err != nil {
 			stopWatch()
 			return nil, fmt.Errorf("create %s: %w", obj.GetName(), err)
@@ -415,6 +416,11 @@ func (b *bench) singles(ctx context.Context, s system) ([]time.Duration, error) 
 			return nil, fmt.Errorf("%s was not installed within %s", obj.GetName(), b.installT)
 		}
 		out = append(out, took)
+		if b.setup.timeline {
+			if err := printTimeline(os.Stderr, b.audit, obj.GetName(), createdAt, took); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return out, nil
 }
