@@ -86,21 +86,10 @@ var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, 
 // countRequests reads the API server's audit log and counts requests and
 // writes by client in [from, to). Long-running watches count once.
 func countRequests(path string, from, to time.Time) (map[string]apiCount, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open audit log: %w", err)
-	}
-	defer f.Close()
 	out := map[string]apiCount{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var ev auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			continue
-		}
+	err := eachAuditEvent(path, func(ev auditEvent) {
 		if ev.RequestReceivedTimestamp.Before(from) || !ev.RequestReceivedTimestamp.Before(to) {
-			continue
+			return
 		}
 		c := out[clientOf(ev)]
 		c.Requests++
@@ -130,8 +119,28 @@ func countRequests(path string, from, to time.Time) (map[string]apiCount, error)
 			c.ByKind[w.kind()]++
 		}
 		out[clientOf(ev)] = c
+	})
+	return out, err
+}
+
+// eachAuditEvent calls fn with each line of the audit log decoded into an
+// E; a line that does not decode (one cut short while the API server
+// writes it) is skipped.
+func eachAuditEvent[E any](path string, fn func(E)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open audit log: %w", err)
 	}
-	return out, sc.Err()
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev E
+		if err := json.Unmarshal(sc.Bytes(), &ev); err == nil {
+			fn(ev)
+		}
+	}
+	return sc.Err()
 }
 
 // clientOf names the component behind a request.

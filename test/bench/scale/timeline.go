@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"time"
 )
 
@@ -31,30 +28,19 @@ const timelineSettle = 300 * time.Millisecond
 // update conflict); reads by nodes and controllers are left out.
 func printTimeline(out io.Writer, auditLog, name string, createdAt time.Time, took time.Duration) error {
 	time.Sleep(timelineSettle)
-	f, err := os.Open(auditLog)
-	if err != nil {
-		return fmt.Errorf("open audit log: %w", err)
-	}
-	defer f.Close()
 	fmt.Fprintf(out, "timeline of %s (%s to done): ms from create, ms taken, client, verb, resource, name, code\n", name, secs(took))
 	to := createdAt.Add(took + timelineSettle)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var ev timelineEvent
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			continue
-		}
+	return eachAuditEvent(auditLog, func(ev timelineEvent) {
 		at := ev.RequestReceivedTimestamp
 		if at.Before(createdAt.Add(-10*time.Millisecond)) || at.After(to) || ev.Verb == "watch" {
-			continue
+			return
 		}
 		who := clientOf(ev.auditEvent)
 		switch {
 		case who == "nodes" || who == "other" || who == "benchmark" && ev.Verb != "create":
-			continue
+			return
 		case who == "kube-controller-manager" && !writeVerbs[ev.Verb]:
-			continue
+			return
 		}
 		o := ev.ObjectRef
 		resource := o.Resource
@@ -63,6 +49,5 @@ func printTimeline(out io.Writer, auditLog, name string, createdAt time.Time, to
 		}
 		fmt.Fprintf(out, "  %6d %5d  %-24s %-6s %-28s %s %d\n", at.Sub(createdAt).Milliseconds(),
 			ev.StageTimestamp.Sub(at).Milliseconds(), who, ev.Verb, resource, o.Name, ev.ResponseStatus.Code)
-	}
-	return sc.Err()
+	})
 }
