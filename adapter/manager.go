@@ -57,11 +57,12 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	system := map[string]cache.Config{o.Config.SystemNamespace: {}}
-	// Apps spread over app namespaces, with their content Secrets and the
-	// copies of what they reference.
+	// own are the namespaces the adapter reads Apps, Secrets and ConfigMaps
+	// in: the system namespace, and the app namespaces Apps are spread over
+	// (with their content Secrets and the copies of what they reference).
+	own := map[string]cache.Config{o.Config.SystemNamespace: {}}
 	for _, ns := range o.Config.AppNamespaces {
-		system[ns] = cache.Config{}
+		own[ns] = cache.Config{}
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
@@ -77,14 +78,16 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Controller:                    config.Controller{SkipNameValidation: &o.Restartable},
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{
-				// The adapter only ever reads Apps in its own namespace (and the app namespaces).
-				&kappctrlv1alpha1.App{}: {Namespaces: system},
+				// The adapter reads Apps in its own namespaces only.
+				&kappctrlv1alpha1.App{}: {Namespaces: own},
 				// And its PackageInstalls, in the serve mode.
-				&packagingv1alpha1.PackageInstall{}: {Namespaces: system},
-				// Secrets are read from the system namespace only, never elsewhere.
-				&corev1.Secret{}: {Namespaces: system},
+				&packagingv1alpha1.PackageInstall{}: {Namespaces: own},
+				// Secrets are never read elsewhere: what users reference comes
+				// from the system namespace, the app namespaces hold only what
+				// the adapter writes there.
+				&corev1.Secret{}: {Namespaces: own},
 				// configMaps sources, likewise.
-				&corev1.ConfigMap{}: {Namespaces: system},
+				&corev1.ConfigMap{}: {Namespaces: own},
 				// Installed workloads, for Healthy: only what a BundleDeployment installed.
 				&appsv1.Deployment{}:  {Label: InstalledSelector},
 				&appsv1.StatefulSet{}: {Label: InstalledSelector},

@@ -11,9 +11,15 @@ func Placement(cfg Config, bdName string) string {
 	if len(cfg.AppNamespaces) == 0 {
 		return cfg.SystemNamespace
 	}
+	return cfg.AppNamespaces[nameHash(bdName)%uint32(len(cfg.AppNamespaces))]
+}
+
+// nameHash spreads Apps by name, the same in every adapter and release:
+// where an App goes and when it re-syncs need no state.
+func nameHash(name string) uint32 {
 	h := fnv.New32a()
-	_, _ = h.Write([]byte(bdName))
-	return cfg.AppNamespaces[h.Sum32()%uint32(len(cfg.AppNamespaces))]
+	_, _ = h.Write([]byte(name))
+	return h.Sum32()
 }
 
 func (c Config) appNamespace() string {

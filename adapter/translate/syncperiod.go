@@ -1,9 +1,6 @@
 package translate
 
-import (
-	"hash/fnv"
-	"time"
-)
+import "time"
 
 // syncJitter is the share of a configured sync period by which Apps are
 // spread: every App re-syncs once in [period, period·(1+1/syncJitter)).
@@ -20,7 +17,5 @@ func jittered(period time.Duration, name string) time.Duration {
 	if spread <= 0 {
 		return period
 	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(name))
-	return period + time.Duration(int64(h.Sum32())%spread)*time.Second
+	return period + time.Duration(int64(nameHash(name))%spread)*time.Second
 }
