@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -87,7 +88,7 @@ var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, 
 // writes by client in [from, to). Long-running watches count once.
 func countRequests(path string, from, to time.Time) (map[string]apiCount, error) {
 	out := map[string]apiCount{}
-	err := eachAuditEvent(path, func(ev auditEvent) {
+	err := eachAuditEvent(path, 0, func(ev auditEvent) {
 		if ev.RequestReceivedTimestamp.Before(from) || !ev.RequestReceivedTimestamp.Before(to) {
 			return
 		}
@@ -123,15 +124,18 @@ func countRequests(path string, from, to time.Time) (map[string]apiCount, error)
 	return out, err
 }
 
-// eachAuditEvent calls fn with each line of the audit log decoded into an
-// E; a line that does not decode (one cut short while the API server
-// writes it) is skipped.
-func eachAuditEvent[E any](path string, fn func(E)) error {
+// eachAuditEvent calls fn with each line of the audit log from offset on,
+// decoded into an E; a line that does not decode (one cut short while the
+// API server writes it) is skipped.
+func eachAuditEvent[E any](path string, offset int64, fn func(E)) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("open audit log: %w", err)
 	}
 	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return fmt.Errorf("read audit log: %w", err)
+	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -141,6 +145,17 @@ func eachAuditEvent[E any](path string, fn func(E)) error {
 		}
 	}
 	return sc.Err()
+}
+
+// auditSize is where the audit log ends now: a window that starts now is
+// read from there (a line is written when its request completes, so none
+// received later lies before it).
+func auditSize(path string) (int64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, fmt.Errorf("read audit log: %w", err)
+	}
+	return fi.Size(), nil
 }
 
 // clientOf names the component behind a request.

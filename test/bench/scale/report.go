@@ -58,9 +58,11 @@ func controllerClient(system string) string {
 	return ""
 }
 
+// sortedDurations is a sorted copy: the report never reorders a result.
 func sortedDurations(d []time.Duration) []time.Duration {
-	slices.Sort(d)
-	return d
+	out := slices.Clone(d)
+	slices.Sort(out)
+	return out
 }
 
 func spread(d []time.Duration) string {

@@ -402,6 +402,11 @@ func (b *bench) singles(ctx context.Context, s system) ([]time.Duration, error) 
 		w := newDoneWatcher(s.Done)
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		go w.follow(watchCtx, b.c, s.List, client.MatchingLabels{systemLabel: s.Name()})
+		offset, err := auditSize(b.audit)
+		if err != nil {
+			stopWatch()
+			return nil, err
+		}
 		w.created(obj.GetName())
 		createdAt := time.Now()
 		if err := b.c.Create(ctx, obj); err != nil {
@@ -417,7 +422,7 @@ func (b *bench) singles(ctx context.Context, s system) ([]time.Duration, error) 
 		}
 		out = append(out, took)
 		if b.setup.timeline {
-			if err := printTimeline(os.Stderr, b.audit, obj.GetName(), createdAt, took); err != nil {
+			if err := printTimeline(os.Stderr, b.audit, offset, obj.GetName(), createdAt, took); err != nil {
 				return nil, err
 			}
 		}

@@ -26,11 +26,11 @@ const timelineSettle = 300 * time.Millisecond
 // create: which component waited where. kube-controller-manager's writes
 // are kept (a workload controller's write is what makes kapp's next
 // update conflict); reads by nodes and controllers are left out.
-func printTimeline(out io.Writer, auditLog, name string, createdAt time.Time, took time.Duration) error {
+func printTimeline(out io.Writer, auditLog string, offset int64, name string, createdAt time.Time, took time.Duration) error {
 	time.Sleep(timelineSettle)
 	fmt.Fprintf(out, "timeline of %s (%s to done): ms from create, ms taken, client, verb, resource, name, code\n", name, secs(took))
 	to := createdAt.Add(took + timelineSettle)
-	return eachAuditEvent(auditLog, func(ev timelineEvent) {
+	return eachAuditEvent(auditLog, offset, func(ev timelineEvent) {
 		at := ev.RequestReceivedTimestamp
 		if at.Before(createdAt.Add(-10*time.Millisecond)) || at.After(to) || ev.Verb == "watch" {
 			return
