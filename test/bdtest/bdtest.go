@@ -20,6 +20,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive // as does Gomega's.
 	"github.com/onsi/gomega/types"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -247,4 +248,21 @@ func BundleWith(tag string, extra map[string]string, parts ...string) string {
 	ref, _, err := env.Registry.PushDir(dir, tag)
 	Expect(err).NotTo(HaveOccurred())
 	return ref
+}
+
+// EventNotes are the notes of the Events recorded about the
+// BundleDeployment name. It returns a List error instead of failing, so
+// an Eventually polling it tries again.
+func EventNotes(ctx context.Context, name string) ([]string, error) {
+	list := &eventsv1.EventList{}
+	if err := env.Client.List(ctx, list); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == rukpakv1alpha2.OwnerKind && e.Regarding.Name == name {
+			out = append(out, e.Note)
+		}
+	}
+	return out, nil
 }

@@ -8,9 +8,9 @@ import (
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -23,19 +23,6 @@ func restoredWithin(ctx context.Context, bound time.Duration, ok func() bool) ti
 	start := time.Now()
 	Eventually(ok).WithContext(ctx).WithTimeout(bound).WithPolling(100 * time.Millisecond).Should(BeTrue())
 	return time.Since(start)
-}
-
-// eventsOf are the notes of the Events about a BundleDeployment.
-func eventsOf(ctx context.Context, name string) []string {
-	list := &eventsv1.EventList{}
-	Expect(env.Client.List(ctx, list)).To(Succeed())
-	var out []string
-	for _, e := range list.Items {
-		if e.Regarding.Kind == "BundleDeployment" && e.Regarding.Name == name {
-			out = append(out, e.Note)
-		}
-	}
-	return out
 }
 
 // appSettled says kapp-controller has deployed the App's current spec.
@@ -94,7 +81,7 @@ var _ = Describe("drift repair", func() {
 		GinkgoWriter.Printf("deleted ConfigMap restored after %s\n", took)
 		Eventually(appSettled(ctx, name)).Should(BeTrue())
 		Expect(appGen(ctx, name)()).To(Equal(gen+1), "one re-apply")
-		Eventually(func() []string { return eventsOf(ctx, name) }).Should(ContainElement(ContainSubstring("ConfigMap default/drift-settings was deleted")))
+		Eventually(func() ([]string, error) { return bdtest.EventNotes(ctx, name) }).Should(ContainElement(ContainSubstring("ConfigMap default/drift-settings was deleted")))
 
 		By("kapp's own writes during the repair asked for nothing more")
 		// A second re-apply would come 5 s after the first.
@@ -112,9 +99,10 @@ var _ = Describe("drift repair", func() {
 		))
 
 		By("a second writer that keeps setting 2 replicas for 12 s")
-		// The fight continues the backoff the edit above started: re-applies
-		// may come 5, 15 and 35 s after that edit, each once the run before
-		// it ended, so the 12 s of fighting see one (two if the machine is
+		// The fight continues the backoff of the delete and the edit above
+		// (the edit's re-apply was the second in a row): further re-applies
+		// may come 10 and 30 s after that edit, each once the run before it
+		// ended, so the 12 s of fighting see one (two if the machine is
 		// slow). Without the backoff one run would follow the other: four or
 		// more in 12 s.
 		fightStart := appGen(ctx, name)()
@@ -131,8 +119,10 @@ var _ = Describe("drift repair", func() {
 		Expect(fought).To(BeNumerically(">=", 1))
 		Expect(fought).To(BeNumerically("<=", 2))
 
-		By("once the writer stops, the next re-apply (15 s after the edit) restores the bundle's value")
-		Eventually(func() int32 { return replicasOf(ctx, workload) }, 20*time.Second).Should(Equal(int32(1)))
+		By("once the writer stops, the next re-apply (30 s after the edit) restores the bundle's value")
+		// The fight ended some 14 s after the edit: 16 s to the re-apply,
+		// then kapp-controller's run.
+		Eventually(func() int32 { return replicasOf(ctx, workload) }, 30*time.Second).Should(Equal(int32(1)))
 		Expect(mustBD(ctx, name)).To(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 	})
 })

@@ -99,7 +99,7 @@ func installKappControllerAPI(ctx context.Context, t *toolEnv, c client.Client, 
 
 // startKappController runs an instance named name (its log names) that
 // reconciles the Apps of namespace (empty: all) with kubeconfig and workers
-// App workers (0: kapp-controller's default); with packaging set it also
+// App workers (0: the harness's 4, see KappController.Concurrency); with packaging set it also
 // serves the packaging API.
 func startKappController(ctx context.Context, t *toolEnv, cp *ControlPlane, dir, name, namespace, kubeconfig string, trusted *TestCA, workers int, packaging *packagingAPI) (*KappController, error) {
 	for _, d := range []string{"home", "memtmp"} {

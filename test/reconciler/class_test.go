@@ -18,10 +18,6 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
-// kappControllerFinalizer is what kapp-controller puts on every App; it
-// removes it once the App's delete (or noop delete) is done.
-const kappControllerFinalizer = "finalizers.kapp-ctrl.k14s.io/delete"
-
 func setClass(ctx context.Context, name, class string) {
 	bd := bdtest.MustBD(ctx, name)
 	before := bd.DeepCopy()
@@ -61,7 +57,7 @@ var _ = Describe("a BundleDeployment whose class changes", func() {
 		}).WithContext(ctx).Should(Succeed())
 		app, err := bdtest.GetApp(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
-		controllerutil.RemoveFinalizer(app, kappControllerFinalizer)
+		controllerutil.RemoveFinalizer(app, translate.KappControllerFinalizer)
 		Expect(env.Client.Update(ctx, app)).To(Succeed())
 
 		Eventually(bdtest.GetBD(ctx, name)).Should(HaveField("Finalizers", Not(ContainElement(adapter.Finalizer))))

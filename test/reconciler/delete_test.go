@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 )
@@ -43,7 +44,7 @@ var _ = Describe("deleting a BundleDeployment", func() {
 
 		app, err := bdtest.GetApp(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
-		controllerutil.RemoveFinalizer(app, kappControllerFinalizer)
+		controllerutil.RemoveFinalizer(app, translate.KappControllerFinalizer)
 		Expect(env.Client.Update(ctx, app)).To(Succeed())
 		Eventually(func() bool {
 			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: name}, &rukpakv1alpha2.BundleDeployment{}))

@@ -97,7 +97,7 @@ var _ = Describe("drift repair", func() {
 		Expect(app.Status.ObservedGeneration).To(Equal(gen), "kapp-controller has a new generation to deploy")
 		Expect(bdtest.MustBD(ctx, name)).To(bdtest.HaveCondition("Installed", "True", "InstallationSucceeded", ""),
 			"a re-apply of what is installed is not news")
-		Eventually(func() []string { return eventsOf(ctx, name) }).Should(ContainElement(ContainSubstring("ConfigMap default/drift-repair-settings was changed")))
+		Eventually(func() ([]string, error) { return bdtest.EventNotes(ctx, name) }).Should(ContainElement(ContainSubstring("ConfigMap default/drift-repair-settings was changed")))
 		appDeployed(ctx, name, time.Now(), configMapKind)
 
 		By("kapp rewriting the object: no re-apply")
@@ -110,18 +110,21 @@ var _ = Describe("drift repair", func() {
 
 		By("another edit by hand, quiet for long enough: at once")
 		setMode(ctx, cm, "loose", "someone-by-hand")
-		Eventually(appGeneration(ctx, name), 5*time.Second).Should(Equal(gen + 2))
+		// Well under the 5 s a re-apply in backoff would wait.
+		Eventually(appGeneration(ctx, name), 3*time.Second).Should(Equal(gen + 2))
+		second := time.Now()
 
 		By("a delete while kapp-controller runs the re-apply waits for the run to end, then for the backoff")
 		began := time.Now()
-		time.Sleep(1100 * time.Millisecond)
 		Expect(env.Client.Delete(ctx, cm)).To(Succeed())
 		Consistently(appGeneration(ctx, name), 2*time.Second).Should(Equal(gen + 2))
 		// That run's deploy began before the delete, so it did not repair it.
 		appDeployed(ctx, name, began, configMapKind)
-		// The third re-apply in a row waits 10 s after the second.
+		// The third re-apply in a row waits 10 s after the second, not only
+		// for the run to end (about 3 s after it).
 		Eventually(appGeneration(ctx, name), 12*time.Second).Should(Equal(gen + 3))
-		Eventually(func() []string { return eventsOf(ctx, name) }).Should(ContainElement(ContainSubstring("ConfigMap default/drift-repair-settings was deleted")))
+		Expect(time.Since(second)).To(BeNumerically(">=", 9*time.Second), "the re-apply waited for the backoff")
+		Eventually(func() ([]string, error) { return bdtest.EventNotes(ctx, name) }).Should(ContainElement(ContainSubstring("ConfigMap default/drift-repair-settings was deleted")))
 	})
 
 	It("leaves deletes to kapp while a new spec is deployed", func(ctx context.Context) {
@@ -145,23 +148,25 @@ var _ = Describe("drift repair", func() {
 		cm, gen := installedWithConfigMap(ctx, name)
 
 		By("kapp-controller's part: every new generation is deployed at once, and kapp restores the value")
-		fightCtx, stop := context.WithCancel(ctx)
-		defer stop()
-		var restored atomic.Int32
+		// The spec's context, not a cancelled one, serves every call: the loop
+		// ends between two deploys, and the spec waits for it.
+		var fighting atomic.Bool
+		fighting.Store(true)
+		done := make(chan struct{})
 		go func() {
 			defer GinkgoRecover()
+			defer close(done)
 			seen := gen
-			for fightCtx.Err() == nil {
-				if g, err := appGeneration(fightCtx, name)(); err == nil && g != seen {
+			for fighting.Load() {
+				if g, err := appGeneration(ctx, name)(); err == nil && g != seen {
 					seen = g
 					live := &corev1.ConfigMap{}
-					if env.Client.Get(fightCtx, client.ObjectKeyFromObject(cm), live) == nil {
+					if env.Client.Get(ctx, client.ObjectKeyFromObject(cm), live) == nil {
 						before := live.DeepCopy()
 						live.Data["mode"] = "strict"
-						_ = env.Client.Patch(fightCtx, live, client.MergeFrom(before), client.FieldOwner(drift.KappManager))
-						restored.Add(1)
+						_ = env.Client.Patch(ctx, live, client.MergeFrom(before), client.FieldOwner(drift.KappManager))
 					}
-					appDeployed(fightCtx, name, time.Now(), configMapKind)
+					appDeployed(ctx, name, time.Now(), configMapKind)
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
@@ -172,7 +177,8 @@ var _ = Describe("drift repair", func() {
 			setMode(ctx, cm, "fighter-"+string(rune('a'+i%26)), "fighter")
 			time.Sleep(300 * time.Millisecond)
 		}
-		stop()
+		fighting.Store(false)
+		<-done
 		// Backoff from the first re-apply: 0, 5, 15 s fall in 20 s; a fourth
 		// would come at 35 s.
 		g, err := appGeneration(ctx, name)()

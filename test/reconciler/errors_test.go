@@ -11,7 +11,6 @@ import (
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,19 +49,6 @@ func denyPolicy(ctx context.Context, name, group, resource string, ops []admissi
 func removePolicy(ctx context.Context, name string) {
 	_ = env.Client.Delete(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	_ = env.Client.Delete(ctx, &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}})
-}
-
-// eventsOf are the messages of the Events recorded for a BundleDeployment.
-func eventsOf(ctx context.Context, name string) []string {
-	list := &eventsv1.EventList{}
-	Expect(env.Client.List(ctx, list)).To(Succeed())
-	var out []string
-	for _, e := range list.Items {
-		if e.Regarding.Kind == rukpakv1alpha2.OwnerKind && e.Regarding.Name == name {
-			out = append(out, e.Note)
-		}
-	}
-	return out
 }
 
 var _ = Describe("errors of the adapter's own steps", func() {
@@ -133,7 +119,7 @@ var _ = Describe("errors of the adapter's own steps", func() {
 		installed := apimeta.FindStatusCondition(bdtest.MustBD(ctx, name).Status.Conditions, rukpakv1alpha2.TypeInstalled)
 		Expect(installed.Message).NotTo(ContainSubstring("\uFFFD"))
 		// The Events API refuses a note over 1024 bytes: the Event would be lost.
-		Eventually(func() []string { return eventsOf(ctx, name) }).Should(ContainElement(ContainSubstring("拒否")))
+		Eventually(func() ([]string, error) { return bdtest.EventNotes(ctx, name) }).Should(ContainElement(ContainSubstring("拒否")))
 		written := bdtest.MustBD(ctx, name).ResourceVersion
 		for i := 2; i <= 4; i++ {
 			appDeployFailed(ctx, name, stderr, i)
@@ -162,8 +148,10 @@ var _ = Describe("errors of the adapter's own steps", func() {
 			for _, c := range bdtest.MustBD(ctx, name).Status.Conditions {
 				texts = append(texts, c.Message)
 			}
-			Eventually(func() []string { return eventsOf(ctx, name) }).ShouldNot(BeEmpty())
-			texts = append(texts, eventsOf(ctx, name)...)
+			var notes []string
+			Eventually(func() (err error) { notes, err = bdtest.EventNotes(ctx, name); return err }).Should(Succeed())
+			Expect(notes).NotTo(BeEmpty())
+			texts = append(texts, notes...)
 			for _, t := range texts {
 				for _, secret := range []string{"hunter2", "alice", "sesame", "abc123"} {
 					Expect(t).NotTo(ContainSubstring(secret), "%s leaks %q", name, secret)

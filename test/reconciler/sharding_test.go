@@ -115,10 +115,16 @@ var _ = Describe("Apps spread over app namespaces (--app-namespaces)", Serial, O
 		bdtest.ConfigMapFrom(ctx, "shard-configmaps-part", bdtest.Testdata("rukpak-bundles", "plain-v0", "valid", "manifests"))
 		bdtest.ConfigMapsBD(ctx, name, "shard-configmaps-part")
 		Eventually(func() error { _, err := getAppIn(ctx, ns, name); return err }).Should(Succeed())
-		Eventually(func() (map[string]string, error) {
+		original := &corev1.ConfigMap{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: harness.SystemNamespace, Name: "shard-configmaps-part"}, original)).To(Succeed())
+		Expect(original.Data).NotTo(BeEmpty())
+		Eventually(func() (*corev1.ConfigMap, error) {
 			cm := &corev1.ConfigMap{}
-			return cm.Data, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shard-configmaps-part"}, cm)
-		}).ShouldNot(BeEmpty())
+			return cm, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shard-configmaps-part"}, cm)
+		}).Should(And(
+			HaveField("Data", Equal(original.Data)),
+			HaveField("Labels", HaveKeyWithValue(adapter.LabelMirror, "true")),
+		))
 	})
 
 	It("stores the content the adapter fetches beside the App", func(ctx context.Context) {
@@ -130,6 +136,7 @@ var _ = Describe("Apps spread over app namespaces (--app-namespaces)", Serial, O
 		var app *kappctrlv1alpha1.App
 		Eventually(func() (err error) { app, err = getAppIn(ctx, ns, name); return err }).Should(Succeed())
 		Expect(app.Spec.Fetch[0].Inline).NotTo(BeNil())
+		Expect(app.Spec.Fetch[0].Inline.PathsFrom).NotTo(BeEmpty())
 		for _, p := range app.Spec.Fetch[0].Inline.PathsFrom {
 			Expect(secretIn(ctx, ns, p.SecretRef.Name)()).To(HaveField("Labels", HaveKeyWithValue(adapter.LabelContent, "true")))
 		}
