@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"context"
 	"fmt"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -18,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/drift"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -102,12 +105,11 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(FieldOwner), apis)
-	r.serve.installDefault = o.InstallWith
+	r := assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(FieldOwner), apis, o.InstallWith)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up controller: %w", err)
 	}
-	if err := addDriftRepair(mgr, r.appKey); err != nil {
+	if err := addDriftRepair(mgr, r.AppKey); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -117,4 +119,18 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// addDriftRepair runs the drift repair (package drift) beside the
+// reconciler: kapp-controller never watches what it installed, so without
+// it a deleted or edited object stays so until the App's sync period.
+func addDriftRepair(mgr ctrl.Manager, appOf func(context.Context, string) (client.ObjectKey, bool)) error {
+	meta, err := metadata.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("drift repair: %w", err)
+	}
+	if err := mgr.Add(drift.New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), meta, mgr.GetEventRecorder(FieldOwner), appOf)); err != nil {
+		return fmt.Errorf("drift repair: %w", err)
+	}
+	return nil
 }

@@ -1,6 +1,9 @@
 package translate
 
-import "hash/fnv"
+import (
+	"hash/fnv"
+	"slices"
+)
 
 // Placement is the namespace a new App for the BundleDeployment bdName goes
 // to: SystemNamespace, or with AppNamespaces one of them, picked by a hash
@@ -27,4 +30,16 @@ func (c Config) appNamespace() string {
 		return c.AppNamespace
 	}
 	return c.SystemNamespace
+}
+
+// Namespaces are the namespaces an App may be in: the system namespace and
+// the app namespaces, each once.
+func Namespaces(cfg Config) []string {
+	out := []string{cfg.SystemNamespace}
+	for _, ns := range cfg.AppNamespaces {
+		if !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	return out
 }

@@ -1,0 +1,123 @@
+// Package adapter reconciles BundleDeployments into kapp-controller Apps and
+// mirrors the Apps' status back. It is the facade cmd/ and test/ use: the
+// manager (manager.go) and the names below, forwarded from the packages
+// that own them under adapter/internal (docs/architecture.md draws the
+// data path):
+//
+//	internal/controller  the dispatcher: load, place, route, report
+//	internal/appmode     an App; take-over of rukpak; hand-back; removal
+//	internal/servemode   a Package and PackageInstall; export
+//	internal/store       what the adapter fetches itself: content Secrets, deps
+//	internal/kube        the App, finalizers, status, mirrors, workloads
+//	internal/scope       one reconcile's facts; error classes
+//
+// below them the pure packages: fetch, bundle, content, translate,
+// packaging, takeover, status, drift (and convert at the repository root).
+package adapter
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/appmode"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/controller"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/servemode"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Reconciler turns BundleDeployments of the claimed classes into Apps.
+type Reconciler = controller.Reconciler
+
+// Classes maps each claimed provisioner class to the built-in class it is
+// installed as (controller.Classes).
+type Classes = controller.Classes
+
+// ParseClasses reads the --classes list.
+func ParseClasses(entries []string) (Classes, error) { return controller.ParseClasses(entries) }
+
+// InstallWith is how a BundleDeployment's content is installed.
+type InstallWith = scope.InstallWith
+
+// The install modes.
+const (
+	InstallWithApp            = scope.InstallWithApp
+	InstallWithPackageInstall = scope.InstallWithPackageInstall
+)
+
+// ParseInstallWith reads the --install-with flag or the annotation.
+func ParseInstallWith(s string) (InstallWith, error) { return scope.ParseInstallWith(s) }
+
+// Names of what the adapter writes.
+const (
+	// Finalizer holds a BundleDeployment until everything it installed is gone.
+	Finalizer = kube.Finalizer
+	// FieldOwner is the server-side apply field manager and event source.
+	FieldOwner = kube.FieldOwner
+	// LabelContent marks the content Secrets the adapter fetched.
+	LabelContent = store.LabelContent
+	// LabelMirror marks copies of referenced Secrets and ConfigMaps.
+	LabelMirror = kube.LabelMirror
+	// LabelPackageValues marks the values Secrets of served Packages.
+	LabelPackageValues = servemode.LabelPackageValues
+)
+
+// InstalledSelector selects what kapp installed for any BundleDeployment.
+var InstalledSelector = kube.InstalledSelector
+
+// APIs says whether the cluster serves an API, for olm.gvk dependencies.
+type APIs = store.APIs
+
+// ServedAPIs asks the API server's discovery, uncached.
+func ServedAPIs(cfg *rest.Config) (APIs, error) { return store.ServedAPIs(cfg) }
+
+// digestCacheBytes bounds the images kept unpacked in memory.
+const digestCacheBytes = 32 << 20
+
+// NewReconciler wires a Reconciler with both install modes. c reads from
+// the informer cache; direct reads from the API server, where the cache may
+// lag. classes are the provisioner classes it claims; BundleDeployments of
+// other classes are never touched. apis answers registry+v1 bundles'
+// olm.gvk dependencies.
+func NewReconciler(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *Reconciler {
+	return assemble(c, direct, cfg, classes, recorder, apis, "")
+}
+
+func assemble(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs, installDefault InstallWith) *Reconciler {
+	fetcher := store.SourceFetcher{Reader: c, Namespace: cfg.SystemNamespace, Digests: fetch.NewDigestCache(digestCacheBytes)}
+	content := store.New(c, cfg, fetcher, apis)
+	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
+	return controller.New(c, direct, recorder, set, appmode.New(c, content), servemode.New(c, direct, content), content)
+}
+
+// Render returns the objects the controller would apply for bd, offline.
+func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config) ([]runtime.Object, error) {
+	return store.Render(ctx, bd, cfg)
+}
+
+// PackageOptions say where the packaging objects of `render --as-package`
+// go and how the Package gets its content.
+type PackageOptions = servemode.PackageOptions
+
+// PackageExport is what `render --as-package` prints for one BundleDeployment.
+type PackageExport = servemode.PackageExport
+
+// RenderPackage makes the Carvel packaging objects that install bd's content.
+func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opts PackageOptions) (*PackageExport, error) {
+	return servemode.RenderPackage(ctx, bd, opts)
+}
+
+// TakeOverInput reads what takeover.Take decides the take-over of bd from.
+func TakeOverInput(ctx context.Context, c client.Reader, mapper meta.RESTMapper, systemNamespace string, bd *rukpakv1alpha2.BundleDeployment, readLive bool) (takeover.Input, error) {
+	return appmode.TakeOverInput(ctx, c, mapper, systemNamespace, bd, readLive)
+}

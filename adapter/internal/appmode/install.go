@@ -1,0 +1,46 @@
+package appmode
+
+import (
+	"context"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+)
+
+// Install brings the BundleDeployment's App up to date and gathers the
+// facts of the status. The order is load-bearing: the copies of what the
+// App references are made before the App is applied, and superseded
+// content goes only once the App deployed the current content.
+func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
+	bd, facts, live := s.View, s.Facts, s.Live
+	if handled, err := m.takeOver(ctx, s); handled {
+		return scope.Outcome{Err: err}
+	}
+	f, timer, stop, err := m.store.Gather(ctx, s)
+	if stop {
+		return scope.Outcome{Timer: timer, Err: err}
+	}
+	// Apps made before as-bundled Apps existed keep label scoping: changing
+	// an installed workload's selector fails, and its pod template rolls.
+	desired, err := translate.AppInStyle(bd, s.Cfg, f.Content(), translate.StyleOf(live))
+	if err != nil {
+		return scope.Outcome{Err: err}
+	}
+	if err := kube.Mirror(ctx, m.client, s.Cfg.SystemNamespace, s.AppNS, bd); err != nil {
+		return scope.Outcome{Err: &scope.StepError{Step: scope.StepStore, Err: err}}
+	}
+	if facts.App, err = kube.ApplyApp(ctx, m.client, desired, live); err != nil {
+		return scope.Outcome{Err: err}
+	}
+	var retry error
+	if kube.DeployedCurrent(facts.App) && facts.Failure == nil {
+		if err := m.store.Prune(ctx, s.AppNS, bd.Name, f.Content()); err != nil {
+			facts.PruneFailure, retry = err.Error(), err
+		}
+	}
+	if err := kube.ObserveWorkloads(ctx, m.client, bd, facts, kube.DeployedCurrent(facts.App)); err != nil {
+		retry = err
+	}
+	return scope.Outcome{Timer: timer, Retry: retry}
+}

@@ -1,0 +1,14 @@
+// Package controller is the adapter's dispatcher: it loads one
+// BundleDeployment, finds where its App lives, decides the route from a
+// pure table (route.go: skip, hand back, remove, install as an App or as a
+// PackageInstall, refuse an invalid install-with), runs the route through
+// the install modes it is given, and reports the status from one place
+// (report.go). It also owns the per-BundleDeployment memories of the
+// dispatcher (memory.go) and lets a BundleDeployment go in one place
+// (letGo), forgetting every memory.
+//
+// The modes are consumer-side interfaces (AppMode, ServeMode, Content), so
+// the dispatcher is tested with fakes. It may import every package under
+// adapter/internal and the pure packages; nothing under adapter/internal
+// imports it.
+package controller

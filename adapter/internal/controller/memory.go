@@ -1,0 +1,182 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// The dispatcher's memories of each BundleDeployment. Each has one owner
+// and a Forget; letGo calls every Memory the Reconciler holds.
+
+// letGo forgets the BundleDeployment and removes the finalizer: the one
+// place a BundleDeployment leaves the adapter.
+func (r *Reconciler) letGo(ctx context.Context, s *scope.Scope) error {
+	for _, m := range r.memories() {
+		m.Forget(s.BD.Name, s.BD.UID)
+	}
+	// NotFound: a second reconcile from a stale cache raced the first.
+	if err := kube.PatchFinalizers(ctx, r.client, s.BD, controllerutil.RemoveFinalizer); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("remove finalizer: %w", err)
+	}
+	return nil
+}
+
+// memories are every Memory the Reconciler holds.
+func (r *Reconciler) memories() []Memory {
+	return []Memory{&r.placed, &r.progress, &r.states, r.content, r.serve}
+}
+
+// Memory is what is remembered of BundleDeployments between reconciles.
+type Memory interface {
+	// Forget drops what is remembered of the BundleDeployment name (uid).
+	Forget(name string, uid types.UID)
+}
+
+// placement remembers which namespace each BundleDeployment's App lives in
+// when Apps are spread over --app-namespaces. The answer never changes for
+// a running adapter: an App that exists stays where it is, and a new one
+// goes where translate.Placement puts it.
+type placement struct{ byName sync.Map }
+
+// place finds where name's App lives, or is to be created, and remembers it.
+func (p *placement) place(ctx context.Context, c client.Reader, cfg translate.Config, name string) (string, error) {
+	if len(cfg.AppNamespaces) == 0 {
+		return cfg.SystemNamespace, nil
+	}
+	if ns, ok := p.byName.Load(name); ok {
+		return ns.(string), nil
+	}
+	// Apps made before the namespaces were configured (or with other ones)
+	// stay where they are.
+	for _, ns := range translate.Namespaces(cfg) {
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &kappctrlv1alpha1.App{})
+		switch {
+		case err == nil:
+			p.byName.Store(name, ns)
+			return ns, nil
+		case !apierrors.IsNotFound(err):
+			return "", fmt.Errorf("find the App of %s in namespace %s: %w", name, ns, err)
+		}
+	}
+	ns := translate.Placement(cfg, name)
+	p.byName.Store(name, ns)
+	return ns, nil
+}
+
+func (p *placement) Forget(name string, _ types.UID) { p.byName.Delete(name) }
+
+func (p *placement) remembers(name string) bool {
+	_, ok := p.byName.Load(name)
+	return ok
+}
+
+// progressClock remembers, per BundleDeployment generation, since when it
+// has been in progress without a status write: the fact the status
+// computation's progress hold needs and the stored status cannot hold.
+type progressClock struct {
+	mu    sync.Mutex
+	since map[string]generationSince
+}
+
+type generationSince struct {
+	generation int64
+	at         time.Time
+}
+
+// seen is when bd's current generation was first seen in progress,
+// starting the clock now if it was not.
+func (p *progressClock) seen(bd *rukpakv1alpha2.BundleDeployment, now time.Time) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.since == nil {
+		p.since = map[string]generationSince{}
+	}
+	s, ok := p.since[bd.Name]
+	if !ok || s.generation != bd.Generation {
+		s = generationSince{bd.Generation, now}
+		p.since[bd.Name] = s
+	}
+	return s.at
+}
+
+func (p *progressClock) Forget(name string, _ types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.since, name)
+}
+
+func (p *progressClock) remembers(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.since[name]
+	return ok
+}
+
+// bundleDeployments counts BundleDeployments by the state of their
+// Installed condition, for dashboards and alerts. Reconcile counts, errors
+// and durations come from controller-runtime's own metrics.
+var bundleDeployments = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "rukpak_kapp_bundledeployments",
+	Help: "BundleDeployments handled by this adapter, by the status and reason of their Installed condition.",
+}, []string{"status", "reason"})
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(bundleDeployments)
+}
+
+type installState struct{ status, reason string }
+
+// stateTracker remembers each BundleDeployment's last reported state so the
+// gauge can move it from one bucket to another.
+type stateTracker struct {
+	mu    sync.Mutex
+	state map[string]installState
+}
+
+func (t *stateTracker) set(name, status, reason string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	next := installState{status, reason}
+	if prev, ok := t.state[name]; ok {
+		if prev == next {
+			return
+		}
+		bundleDeployments.WithLabelValues(prev.status, prev.reason).Dec()
+	}
+	if t.state == nil {
+		t.state = map[string]installState{}
+	}
+	t.state[name] = next
+	bundleDeployments.WithLabelValues(status, reason).Inc()
+}
+
+func (t *stateTracker) Forget(name string, _ types.UID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if prev, ok := t.state[name]; ok {
+		bundleDeployments.WithLabelValues(prev.status, prev.reason).Dec()
+		delete(t.state, name)
+	}
+}
+
+func (t *stateTracker) remembers(name string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.state[name]
+	return ok
+}

@@ -1,0 +1,135 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Reconciler turns BundleDeployments of the claimed classes into Apps.
+type Reconciler struct {
+	client   client.Client
+	direct   client.Reader
+	recorder events.EventRecorder
+	set      Settings
+	app      AppMode
+	serve    ServeMode
+	content  Content
+	placed   placement
+	progress progressClock
+	states   stateTracker
+	now      func() time.Time
+}
+
+// New wires a Reconciler. c reads from the informer cache; direct reads
+// from the API server, where the cache may lag; recorder may be nil.
+func New(c client.Client, direct client.Reader, recorder events.EventRecorder, set Settings, app AppMode, serve ServeMode, content Content) *Reconciler {
+	return &Reconciler{client: c, direct: direct, recorder: recorder, set: set, app: app, serve: serve, content: content, now: time.Now}
+}
+
+// Reconcile brings one BundleDeployment's App and status up to date: load,
+// place, route, run the route, report.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	bd := &rukpakv1alpha2.BundleDeployment{}
+	if err := r.client.Get(ctx, req.NamespacedName, bd); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ns, err := r.placed.place(ctx, r.client, r.set.Config, bd.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	mode, modeErr := installWith(bd, r.set.InstallDefault)
+	route := Decide(Facts{Claimed: r.set.Classes.claims(bd), Deleting: !bd.DeletionTimestamp.IsZero(),
+		HasFinalizer: controllerutil.ContainsFinalizer(bd, kube.Finalizer), Mode: mode, ModeInvalid: modeErr != nil})
+	cfg := r.set.Config
+	cfg.AppNamespace = ns
+	s := &scope.Scope{BD: bd, View: bd, Mode: mode, AppNS: ns, Cfg: cfg, Now: r.now()}
+	switch route {
+	case Skip:
+		return ctrl.Result{}, nil
+	case HandBack:
+		// Nothing is reported: the status is the new owner's to write.
+		return ctrl.Result{}, scope.Redacted(r.handBack(ctx, s))
+	case Remove:
+		gone, o := r.remove(ctx, s)
+		if gone {
+			return ctrl.Result{}, nil
+		}
+		return r.report(ctx, s, o, removing)
+	}
+	if err := kube.PatchFinalizers(ctx, r.client, bd, controllerutil.AddFinalizer); apierrors.IsConflict(err) {
+		// Another writer was first; look again with backoff.
+		return ctrl.Result{Requeue: true}, nil
+	} else if err != nil {
+		s.Facts = &status.Facts{BD: bd, Now: s.Now}
+		return r.report(ctx, s, scope.Outcome{Err: scope.InStep(scope.StepStore, "add finalizer: %w", err)}, installing)
+	}
+	// Taken after the finalizer patch, which updated bd.
+	s.View = r.set.Classes.asBuiltin(bd)
+	s.Facts = &status.Facts{BD: bd, Now: s.Now, TemplateTimeout: r.set.Config.TemplateTimeout}
+	return r.report(ctx, s, r.install(ctx, s, route, modeErr), installing)
+}
+
+// install runs an install route: the serve mode, or the App mode once a
+// PackageInstall left from the serve mode is gone (what it installed stays
+// in place for the App to adopt).
+func (r *Reconciler) install(ctx context.Context, s *scope.Scope, route Route, modeErr error) scope.Outcome {
+	if route == InstallInvalid {
+		return scope.Outcome{Err: modeErr}
+	}
+	if err := r.readApp(ctx, s); err != nil {
+		return scope.Outcome{Err: scope.InStep(scope.StepStore, "%w", err)}
+	}
+	if route == InstallServe {
+		return r.serve.Install(ctx, s)
+	}
+	if gone, err := r.serve.Leave(ctx, s); err != nil || !gone {
+		return scope.Outcome{Err: err}
+	}
+	return r.app.Install(ctx, s)
+}
+
+// remove deletes what the BundleDeployment installed: the serve mode's
+// PackageInstall first, then the App; gone once the App is.
+func (r *Reconciler) remove(ctx context.Context, s *scope.Scope) (bool, scope.Outcome) {
+	err := r.readApp(ctx, s)
+	s.Facts = &status.Facts{BD: s.BD, App: s.Live, Now: s.Now}
+	if err != nil {
+		return false, scope.Outcome{Err: err}
+	}
+	if waits, err := r.serve.Finalize(ctx, s); waits || err != nil {
+		return false, scope.Outcome{Err: err}
+	}
+	gone, err := r.app.Finalize(ctx, s)
+	if err == nil && gone {
+		err = r.letGo(ctx, s)
+	}
+	return gone && err == nil, scope.Outcome{Err: err}
+}
+
+// handBack releases a BundleDeployment whose class is no longer claimed.
+func (r *Reconciler) handBack(ctx context.Context, s *scope.Scope) error {
+	if err := r.readApp(ctx, s); err != nil {
+		return err
+	}
+	done, err := r.app.Release(ctx, s)
+	if err != nil || !done {
+		return err
+	}
+	return r.letGo(ctx, s)
+}
+
+func (r *Reconciler) readApp(ctx context.Context, s *scope.Scope) (err error) {
+	s.Live, err = kube.LiveApp(ctx, r.client, r.direct, client.ObjectKey{Namespace: s.AppNS, Name: s.BD.Name})
+	return err
+}

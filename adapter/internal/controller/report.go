@@ -1,0 +1,91 @@
+package controller
+
+import (
+	"context"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// policy is how a route's outcome is reported.
+type policy int
+
+const (
+	// installing: a failure comes from the error, progress is held back
+	// (status.Compute's hold), a failure no retry can fix is terminal, and
+	// the timers of the content and the status bring the BundleDeployment
+	// back.
+	installing policy = iota
+	// removing: never held, never terminal; written when the step did not
+	// fail, else retried with backoff and written once it gets further.
+	removing
+)
+
+// decision is what report does with a computed status.
+type decision struct {
+	write  bool
+	result ctrl.Result
+	err    error
+}
+
+// decide is the report policy p applied to the computed status out, the
+// route's outcome o and the failure classified from it.
+func decide(p policy, out status.Outcome, o scope.Outcome, failure *status.Failure) decision {
+	if p == removing {
+		if o.Err != nil {
+			return decision{err: scope.Redacted(o.Err)}
+		}
+		return decision{write: true}
+	}
+	d := decision{write: !out.Hold}
+	after := scope.Earliest(o.Timer, out.LookAgainAfter)
+	if out.Hold {
+		// The App's next status change wakes this up too; the timer only
+		// covers a generation that stays in progress.
+		after = scope.Earliest(after, out.WriteAfter)
+	}
+	switch {
+	case o.Err != nil && !failure.Retrying:
+		// Only a new generation or new content can fix this.
+		d.err = reconcile.TerminalError(scope.Redacted(o.Err))
+	case o.Err != nil:
+		d.err = scope.Redacted(o.Err)
+	case o.Retry != nil:
+		d.err = scope.Redacted(o.Retry)
+	default:
+		d.result = ctrl.Result{RequeueAfter: after}
+	}
+	return d
+}
+
+// report computes the status from the scope's facts and writes it: the
+// only status write of the adapter.
+func (r *Reconciler) report(ctx context.Context, s *scope.Scope, o scope.Outcome, p policy) (ctrl.Result, error) {
+	facts := s.Facts
+	if p == installing {
+		if o.Err != nil {
+			facts.Failure = scope.FailureOf(o.Err)
+		}
+		facts.ProgressSince = r.progress.seen(s.BD, facts.Now)
+	}
+	out := status.Compute(*facts)
+	d := decide(p, out, o, facts.Failure)
+	if d.write {
+		if p == installing {
+			r.progress.Forget(s.BD.Name, s.BD.UID)
+		}
+		if c := apimeta.FindStatusCondition(out.Status.Conditions, rukpakv1alpha2.TypeInstalled); c != nil {
+			r.states.set(s.BD.Name, string(c.Status), c.Reason)
+		}
+		if err := kube.WriteStatus(ctx, r.client, r.recorder, s.BD, out.Status); err != nil {
+			return ctrl.Result{}, scope.Redacted(err)
+		}
+	}
+	return d.result, d.err
+}

@@ -1,0 +1,199 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Transient failures back off from one second to five minutes, in line with
+// kapp-controller's own retry cap, so a broken API server is not hammered.
+const (
+	backoffBase = time.Second
+	backoffMax  = 5 * time.Minute
+)
+
+// SetupWithManager registers the controller: BundleDeployments of the
+// claimed classes, and the Apps they own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rukpakv1alpha2.BundleDeployment{}, configMapIndex, r.configMapsRead); err != nil {
+		return fmt.Errorf("index bundle deployments by configmap: %w", err)
+	}
+	// A BundleDeployment the adapter holds a finalizer on stays in view
+	// when its class changes away, so it can be released.
+	claimed := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
+		return ok && (r.set.Classes.claims(bd) || controllerutil.ContainsFinalizer(bd, kube.Finalizer))
+	})
+	b, err := r.watchReferences(mgr, ctrl.NewControllerManagedBy(mgr))
+	if err != nil {
+		return err
+	}
+	return b.
+		Named("bundledeployment").
+		For(&rukpakv1alpha2.BundleDeployment{}, builder.WithPredicates(claimed)).
+		Owns(&kappctrlv1alpha1.App{}).
+		// The serve mode: the PackageInstall is bd's, its App the
+		// PackageInstall's.
+		Owns(&packagingv1alpha1.PackageInstall{}).
+		Watches(&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(packageInstallApp)).
+		// Content Secrets: one deleted by hand is recreated at once.
+		Owns(&corev1.Secret{}).
+		// ConfigMaps the adapter packs itself: a change or a late arrival
+		// is picked up at once. kapp-controller watches the ones it reads.
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.bundlesReading)).
+		// Installed workloads: kapp-controller judges readiness only while a
+		// deploy runs, so Healthy follows a lost node or a stuck rollout
+		// between syncs from these (label-selected, see InstalledSelector).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
+		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
+		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
+		// What registry+v1 bundles waiting for dependencies wait for: an API
+		// served (a CRD or an APIService appearing), a bundle installed (an
+		// App's status). Metadata only: the adapter never reads their specs.
+		WatchesMetadata(metadataOf("apiextensions.k8s.io/v1", "CustomResourceDefinition"), handler.EnqueueRequestsFromMapFunc(r.content.Wake)).
+		WatchesMetadata(metadataOf("apiregistration.k8s.io/v1", "APIService"), handler.EnqueueRequestsFromMapFunc(r.content.Wake)).
+		Watches(&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(r.content.Wake)).
+		WithOptions(controller.Options{
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](backoffBase, backoffMax),
+		}).
+		Complete(r)
+}
+
+// configMapIndex indexes BundleDeployments by the ConfigMaps their
+// adapter-fetched source reads, so a ConfigMap event (kapp writes its app
+// records as ConfigMaps in the same namespace on every deploy) costs one
+// index lookup instead of a pass over every BundleDeployment.
+const configMapIndex = "rukpak-kapp.configMapsRead"
+
+func (r *Reconciler) configMapsRead(o client.Object) []string {
+	bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
+	if !ok || !r.set.Classes.claims(bd) || !bundle.AdapterFetches(r.set.Classes.asBuiltin(bd)) {
+		return nil
+	}
+	var names []string
+	for _, cm := range bd.Spec.Source.ConfigMaps {
+		names = append(names, cm.ConfigMap.Name)
+	}
+	return names
+}
+
+// bundlesReading maps a ConfigMap in the system namespace to the
+// BundleDeployments whose adapter-fetched source reads it.
+func (r *Reconciler) bundlesReading(ctx context.Context, o client.Object) []reconcile.Request {
+	if o.GetNamespace() != r.set.Config.SystemNamespace {
+		return nil
+	}
+	list := &rukpakv1alpha2.BundleDeploymentList{}
+	if err := r.client.List(ctx, list, client.MatchingFields{configMapIndex: o.GetName()}); err != nil {
+		log.FromContext(ctx).Error(err, "list bundle deployments for a configmap change", "configmap", o.GetName())
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
+}
+
+// metadataOf is an object of a kind the adapter watches by metadata only.
+func metadataOf(apiVersion, kind string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}}
+}
+
+// referencesIndex indexes BundleDeployments by the Secrets and ConfigMaps
+// they reference, when Apps are spread over app namespaces.
+const referencesIndex = "rukpak-kapp.references"
+
+// watchReferences keeps the copies current: a change of an original, or of
+// a copy by hand, reconciles every BundleDeployment that references it.
+func (r *Reconciler) watchReferences(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
+	if len(r.set.Config.AppNamespaces) == 0 {
+		return b, nil
+	}
+	err := mgr.GetFieldIndexer().IndexField(context.Background(), &rukpakv1alpha2.BundleDeployment{}, referencesIndex, func(o client.Object) []string {
+		bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
+		if !ok || !r.set.Classes.claims(bd) {
+			return nil
+		}
+		var keys []string
+		for _, ref := range kube.References(r.set.Classes.asBuiltin(bd)) {
+			keys = append(keys, ref.String())
+		}
+		return keys
+	})
+	if err != nil {
+		return nil, fmt.Errorf("index bundle deployments by reference: %w", err)
+	}
+	return b.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.referencing(true))).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.referencing(false))), nil
+}
+
+func (r *Reconciler) referencing(secret bool) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		list := &rukpakv1alpha2.BundleDeploymentList{}
+		key := kube.Reference{Secret: secret, Name: o.GetName()}.String()
+		if err := r.client.List(ctx, list, client.MatchingFields{referencesIndex: key}); err != nil {
+			log.FromContext(ctx).Error(err, "list bundle deployments for a referenced object", "object", key)
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return out
+	}
+}
+
+// ownerOf maps an installed object to the BundleDeployment that installed it.
+func ownerOf(_ context.Context, o client.Object) []reconcile.Request {
+	l := o.GetLabels()
+	if l[rukpakv1alpha2.LabelOwnerKind] != rukpakv1alpha2.OwnerKind || l[rukpakv1alpha2.LabelOwnerName] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: l[rukpakv1alpha2.LabelOwnerName]}}}
+}
+
+// packageInstallApp maps an App a PackageInstall controls to the
+// BundleDeployment of the same name: the serve mode's App is not bd's to
+// own, yet its status is what bd reports.
+func packageInstallApp(_ context.Context, o client.Object) []reconcile.Request {
+	ref := metav1.GetControllerOf(o)
+	if ref == nil || ref.Kind != "PackageInstall" || ref.APIVersion != packagingv1alpha1.SchemeGroupVersion.String() {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: o.GetName()}}}
+}
+
+// AppKey names the App of the BundleDeployment bd (for drift repair).
+func (r *Reconciler) AppKey(ctx context.Context, bd string) (client.ObjectKey, bool) {
+	if bd == "" {
+		return client.ObjectKey{}, false
+	}
+	ns, err := r.placed.place(ctx, r.client, r.set.Config, bd)
+	if err != nil {
+		return client.ObjectKey{}, false
+	}
+	return client.ObjectKey{Namespace: ns, Name: bd}, true
+}

@@ -1,0 +1,25 @@
+package kube
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Finalizer holds a BundleDeployment until its App, and with it everything
+// it installed, is gone.
+const Finalizer = "core.rukpak.io/uninstall"
+
+// PatchFinalizers changes bd's finalizers with an optimistic lock: the
+// patch carries the resourceVersion read, so a finalizer another controller
+// added since is never dropped by a list written from a stale cache; the
+// conflict is retried with backoff instead.
+func PatchFinalizers(ctx context.Context, c client.Client, bd *rukpakv1alpha2.BundleDeployment, change func(client.Object, string) bool) error {
+	before := bd.DeepCopy()
+	if !change(bd, Finalizer) {
+		return nil
+	}
+	return c.Patch(ctx, bd, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner))
+}

@@ -1,0 +1,78 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// WriteStatus stores the computed status when it differs from what was
+// read, recording an Event for the transition (recorder may be nil).
+func WriteStatus(ctx context.Context, c client.Client, recorder events.EventRecorder, bd *rukpakv1alpha2.BundleDeployment, st rukpakv1alpha2.BundleDeploymentStatus) error {
+	if apiequality.Semantic.DeepEqual(bd.Status, st) {
+		return nil
+	}
+	before := bd.DeepCopy()
+	bd.Status = st
+	if err := c.Status().Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+		return fmt.Errorf("update status: %w", err)
+	}
+	recordTransitions(ctx, recorder, before, bd)
+	return nil
+}
+
+// recordTransitions logs each condition that changed and emits one Event
+// for the write: one API write per transition of the BundleDeployment, not
+// one per condition. Its reason is the most telling changed condition's (a
+// failure first, then Installed, Healthy, Unpacked) and its message lists
+// every change.
+func recordTransitions(ctx context.Context, recorder events.EventRecorder, before, after *rukpakv1alpha2.BundleDeployment) {
+	// The reconcile logger already names the BundleDeployment on every line.
+	log := logf.FromContext(ctx)
+	var lead *metav1.Condition
+	var parts []string
+	warning := false
+	for _, t := range []string{rukpakv1alpha2.TypeInstalled, rukpakv1alpha2.TypeHealthy, rukpakv1alpha2.TypeUnpacked} {
+		now := apimeta.FindStatusCondition(after.Status.Conditions, t)
+		old := apimeta.FindStatusCondition(before.Status.Conditions, t)
+		if now == nil || (old != nil && old.Reason == now.Reason && old.Status == now.Status) {
+			continue
+		}
+		log.Info("condition changed", "type", t, "status", now.Status, "reason", now.Reason, "message", now.Message)
+		parts = append(parts, t+": "+now.Message)
+		failed := now.Status == metav1.ConditionFalse && !slices.Contains(quietReasons, now.Reason)
+		if lead == nil || (failed && !warning) {
+			lead = now
+			warning = warning || failed
+		}
+	}
+	if lead == nil || recorder == nil {
+		return
+	}
+	kind := corev1.EventTypeNormal
+	if warning {
+		kind = corev1.EventTypeWarning
+	}
+	recorder.Eventf(after, nil, kind, lead.Reason, lead.Type, "%s", status.Shorten(strings.Join(parts, "; "), eventNoteLimit))
+}
+
+// eventNoteLimit is the Events API's bound on a note, in bytes; the API
+// server refuses a longer one, and the Event is lost.
+const eventNoteLimit = 1024
+
+// quietReasons are False conditions that report no failure of their own.
+var quietReasons = []string{
+	rukpakv1alpha2.ReasonUnpackPending, rukpakv1alpha2.ReasonInstallationStatusFalse, rukpakv1alpha2.ReasonDeleting,
+}

@@ -1,0 +1,8 @@
+// Package scope is the bottom of the adapter's glue: what one reconcile
+// of a BundleDeployment knows (Scope), what a step hands back (Outcome),
+// and how the steps' errors are classified for the status (FailureOf).
+//
+// It owns no state and talks to no cluster. It may import the API types and
+// the pure packages (status, translate, fetch, bundle, content); every other
+// package under adapter/internal may import it.
+package scope

@@ -1,0 +1,207 @@
+package servemode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/packaging"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// LabelPackageValues marks the Secrets that hold a served Package's values.
+const LabelPackageValues = "core.rukpak.io/package-values"
+
+// templateFile names the Package's App spec where a version is made of it.
+const templateFile = "package-template.json"
+
+// desiredPackage makes the packaging objects for the scope's generation,
+// reading what the bundle says of itself and what is published already.
+func (m *Mode) desiredPackage(ctx context.Context, s *scope.Scope, f store.Fetched) (*packageSet, error) {
+	bd := s.View
+	d, err := draftPackage(bd, s.Cfg, f.Content(), translate.StyleOf(s.Live))
+	if err != nil {
+		return nil, err
+	}
+	identity, schema, err := m.identityOf(ctx, bd, s.AppNS, f)
+	if err != nil {
+		return nil, err
+	}
+	version, made, err := m.packageVersion(ctx, bd, s.AppNS, identity, d.template)
+	if err != nil {
+		return nil, err
+	}
+	set := packageObjects(bd, s.AppNS, d, version, identity, schema)
+	set.made = made
+	return set, nil
+}
+
+// identityOf is what the bundle says of itself: a chart's Chart.yaml (and
+// its values schema) from the content Secrets, a registry+v1 bundle's CSV.
+func (m *Mode) identityOf(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, ns string, f store.Fetched) (packaging.Identity, []byte, error) {
+	switch bd.Spec.ProvisionerClassName {
+	case rukpakv1alpha2.ClassRegistry:
+		if f.Bundle == nil {
+			return packaging.Identity{}, nil, errors.New("the registry+v1 bundle's metadata was not recorded")
+		}
+		return registryIdentity(f.Bundle.Package), nil, nil
+	case rukpakv1alpha2.ClassHelm:
+		for _, s := range f.Secrets {
+			if s.Dir != bundle.ChartDir {
+				continue
+			}
+			secret := &corev1.Secret{}
+			if err := m.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: s.Name}, secret); err != nil {
+				return packaging.Identity{}, nil, scope.InStep(scope.StepStore, "read content secret %s: %w", s.Name, err)
+			}
+			chart, ok := secret.Data["Chart.yaml"]
+			if !ok {
+				continue
+			}
+			identity, err := packaging.ChartIdentity(chart)
+			var schema []byte
+			if s, ok := secret.Data["values.schema.json"]; ok && json.Valid(s) {
+				schema = s
+			}
+			return identity, schema, err
+		}
+		return packaging.Identity{}, nil, errors.New("the chart's Chart.yaml is not in its content Secrets")
+	}
+	return plainIdentity(bd), nil, nil
+}
+
+// packageVersion is the version of the Package made of template. Two
+// contents under one version (a chart changed without a version bump, a
+// registry+v1 bundle converted again) must not change a published
+// Package, so the second gets a content version; once it has one it
+// keeps it, even after the first is cleaned up. made names what the
+// version was picked from: the bundle's own version and the template's
+// content version.
+func (m *Mode) packageVersion(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, ns string, identity packaging.Identity, template *kappctrlv1alpha1.AppSpec) (version, made string, err error) {
+	files, err := templateFiles(template)
+	if err != nil {
+		return "", "", err
+	}
+	v, err := packaging.Version(bd, identity, files)
+	if err != nil {
+		return "", "", &translate.UnsupportedError{Reason: err.Error()}
+	}
+	cv := packaging.ContentVersion(files)
+	made = v + " " + cv
+	if v == cv {
+		return v, made, nil
+	}
+	if picked, ok := m.published.get(bd.Name, made); ok {
+		return picked, made, nil
+	}
+	atV, err := m.publishedVersion(ctx, ns, bd.Name, v)
+	if err != nil {
+		return "", "", err
+	}
+	atCV := ""
+	if atV == "" {
+		if atCV, err = m.publishedVersion(ctx, ns, bd.Name, cv); err != nil {
+			return "", "", err
+		}
+	}
+	return pickVersion(v, cv, atV, atCV), made, nil
+}
+
+// publishedVersion is the content version of the template the published
+// Package of version holds; "" when there is none.
+func (m *Mode) publishedVersion(ctx context.Context, ns, bdName, version string) (string, error) {
+	pkg := &datav1alpha1.Package{}
+	name := packaging.PackageName(packaging.RefName(bdName), version)
+	err := m.direct.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pkg)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", packagingAPIError("read Package "+name, err)
+	}
+	files, err := templateFiles(pkg.Spec.Template.Spec)
+	if err != nil {
+		return "", err
+	}
+	return packaging.ContentVersion(files), nil
+}
+
+func templateFiles(template *kappctrlv1alpha1.AppSpec) (map[string][]byte, error) {
+	data, err := json.Marshal(template)
+	if err != nil {
+		return nil, fmt.Errorf("encode the Package's template: %w", err)
+	}
+	return map[string][]byte{templateFile: data}, nil
+}
+
+// publish writes the PackageMetadata, the Package (never changed once
+// published: its version names its template) and the values Secret.
+// What was published for bdName's current template is not read again.
+func (m *Mode) publish(ctx context.Context, bdName string, set *packageSet) error {
+	if _, ok := m.published.get(bdName, set.made); !ok {
+		if err := m.publishPackage(ctx, set); err != nil {
+			return err
+		}
+		m.published.set(bdName, set.made, set.version)
+	}
+	if set.values == nil {
+		return nil
+	}
+	err := m.client.Get(ctx, client.ObjectKeyFromObject(set.values), &corev1.Secret{})
+	if apierrors.IsNotFound(err) {
+		err = client.IgnoreAlreadyExists(m.client.Create(ctx, set.values, client.FieldOwner(kube.FieldOwner)))
+	}
+	if err != nil {
+		return scope.InStep(scope.StepStore, "write values secret %s: %w", set.values.Name, err)
+	}
+	return nil
+}
+
+// publishPackage writes the PackageMetadata and the Package through
+// kapp-controller's packaging API.
+func (m *Mode) publishPackage(ctx context.Context, set *packageSet) error {
+	meta := &datav1alpha1.PackageMetadata{}
+	err := m.direct.Get(ctx, client.ObjectKeyFromObject(set.metadata), meta)
+	switch {
+	case apierrors.IsNotFound(err):
+		err = m.client.Create(ctx, set.metadata, client.FieldOwner(kube.FieldOwner))
+	case err == nil && !(apiequality.Semantic.DeepEqual(meta.Spec, set.metadata.Spec) && labelsHold(meta, set.metadata)):
+		meta.Spec, meta.Labels = set.metadata.Spec, set.metadata.Labels
+		err = m.client.Update(ctx, meta, client.FieldOwner(kube.FieldOwner))
+	}
+	if err != nil {
+		return packagingAPIError("publish PackageMetadata "+set.metadata.Name, err)
+	}
+	err = m.direct.Get(ctx, client.ObjectKeyFromObject(set.pkg), &datav1alpha1.Package{})
+	if apierrors.IsNotFound(err) {
+		err = client.IgnoreAlreadyExists(m.client.Create(ctx, set.pkg, client.FieldOwner(kube.FieldOwner)))
+	}
+	if err != nil {
+		return packagingAPIError("publish Package "+set.pkg.Name, err)
+	}
+	return nil
+}
+
+// packagingAPIError says which of kapp-controller's APIs failed: Packages
+// and PackageMetadata are served by its own aggregated API server, which
+// may be down while the cluster is not.
+func packagingAPIError(what string, err error) error {
+	if apierrors.IsServiceUnavailable(err) || apimeta.IsNoMatchError(err) {
+		return scope.InStep(scope.StepStore, "%s: kapp-controller's packaging API (APIService v1alpha1.data.packaging.carvel.dev) is not available; check that kapp-controller runs: %w", what, err)
+	}
+	return scope.InStep(scope.StepStore, "%s: %w", what, err)
+}

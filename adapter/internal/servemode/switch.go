@@ -1,0 +1,109 @@
+package servemode
+
+import (
+	"context"
+	"fmt"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Moving a BundleDeployment's install between its App and its
+// PackageInstall, both ways, and out of the cluster.
+
+// takeApp lets go of an App the App mode made (its controller owner
+// reference to bd), without deleting it: kapp-controller's PackageInstall
+// takes over only an App no other controller owns, and then updates it
+// in place (pkg/packageinstall/app.go).
+func (m *Mode) takeApp(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, live *kappctrlv1alpha1.App) (*kappctrlv1alpha1.App, error) {
+	if live == nil || !metav1.IsControlledBy(live, bd) {
+		return live, nil
+	}
+	before := live.DeepCopy()
+	var kept []metav1.OwnerReference
+	for _, ref := range live.OwnerReferences {
+		if ref.UID != bd.UID {
+			kept = append(kept, ref)
+		}
+	}
+	live.OwnerReferences = kept
+	// What the App mode recorded stops describing the App once the
+	// PackageInstall rewrites its spec; a restarted adapter must not
+	// recover content from it.
+	for _, k := range []string{rukpakv1alpha2.AnnotationBundleGeneration, rukpakv1alpha2.AnnotationResolvedSource, rukpakv1alpha2.AnnotationBundleMetadata} {
+		delete(live.Annotations, k)
+	}
+	if err := m.client.Patch(ctx, live, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(kube.FieldOwner)); err != nil {
+		return nil, scope.InStep(scope.StepStore, "hand App %s/%s over to its PackageInstall: %w", live.Namespace, live.Name, err)
+	}
+	return live, nil
+}
+
+// Leave ends the serve mode for the BundleDeployment, if it was in it: the
+// PackageInstall is told to leave what it installed in place
+// (spec.noopDelete, which kapp-controller copies to its App before it
+// deletes the App) and deleted, and what it published goes. kapp's record
+// of the app stays in the namespace, so the App written next adopts every
+// object. gone says the PackageInstall is gone and the App may be written.
+func (m *Mode) Leave(ctx context.Context, s *scope.Scope) (bool, error) {
+	bd := s.View
+	pi, err := m.livePackageInstall(ctx, s.AppNS, bd.Name)
+	if err != nil || pi == nil || !metav1.IsControlledBy(pi, bd) {
+		return err == nil, err
+	}
+	m.Forget(bd.Name, bd.UID)
+	if pi.DeletionTimestamp.IsZero() {
+		if !pi.Spec.NoopDelete {
+			before := pi.DeepCopy()
+			pi.Spec.NoopDelete = true
+			if err := m.client.Patch(ctx, pi, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(kube.FieldOwner)); err != nil {
+				return false, scope.InStep(scope.StepStore, "keep what PackageInstall %s/%s installed: %w", pi.Namespace, pi.Name, err)
+			}
+		}
+		if err := m.client.Delete(ctx, pi); client.IgnoreNotFound(err) != nil {
+			return false, scope.InStep(scope.StepStore, "delete PackageInstall %s/%s: %w", pi.Namespace, pi.Name, err)
+		}
+	}
+	return false, m.removePackaging(ctx, s.AppNS, bd.Name, "", "")
+}
+
+// Finalize deletes the BundleDeployment's PackageInstall, and so its App
+// and everything installed, and waits for it through the PackageInstall
+// watch; then it removes what was published. waits says the removal waits
+// for the PackageInstall (its status is then reported from the scope's
+// App); otherwise the App mode's removal goes on.
+func (m *Mode) Finalize(ctx context.Context, s *scope.Scope) (bool, error) {
+	bd := s.BD
+	pi, err := m.livePackageInstall(ctx, s.AppNS, bd.Name)
+	if err != nil {
+		return true, err
+	}
+	if pi == nil || !metav1.IsControlledBy(pi, bd) {
+		if s.Mode != scope.InstallWithPackageInstall {
+			return false, nil
+		}
+		m.Forget(bd.Name, bd.UID)
+		return false, m.removePackaging(ctx, s.AppNS, bd.Name, "", "")
+	}
+	if pi.Spec.NoopDelete {
+		// A switch to an App was under way: deleting the BundleDeployment
+		// still removes what it installed. kapp-controller copies the
+		// field to the App while it deletes the PackageInstall.
+		before := pi.DeepCopy()
+		pi.Spec.NoopDelete = false
+		if err := m.client.Patch(ctx, pi, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {
+			return true, fmt.Errorf("remove what PackageInstall %s/%s installed: %w", pi.Namespace, pi.Name, err)
+		}
+	}
+	if pi.DeletionTimestamp.IsZero() {
+		if err := m.client.Delete(ctx, pi); client.IgnoreNotFound(err) != nil {
+			return true, fmt.Errorf("delete PackageInstall %s/%s: %w", pi.Namespace, pi.Name, err)
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,60 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Gather fetches what the adapter fetches itself for the scope's
+// BundleDeployment (nothing for content kapp-controller fetches) and
+// gathers its facts. stop says there is nothing to install now: a refusal,
+// unmet dependencies or err. timer is when the content needs looking at
+// again without any event (a tracked branch, a certificate due).
+func (s *Store) Gather(ctx context.Context, sc *scope.Scope) (f Fetched, timer time.Duration, stop bool, err error) {
+	bd, facts := sc.View, sc.Facts
+	if !bundle.AdapterFetches(bd) {
+		return f, 0, false, nil
+	}
+	if f, err = s.content(ctx, bd, sc.AppNS); err != nil {
+		return f, 0, true, err
+	}
+	timer = timerFor(bd, f, s.cfg.BranchSyncPeriod)
+	if f.refused != nil {
+		facts.Failure = scope.FailureOf(f.refused.err)
+	}
+	if f.Secrets == nil {
+		// Nothing to install: the refusal is the news.
+		return f, timer, true, nil
+	}
+	facts.Fetched = f.Resolved
+	if f.Bundle != nil {
+		facts.Notes = f.Bundle.Notes
+	}
+	if unmet, err := s.deps.check(ctx, bd, f); err != nil || len(unmet) > 0 {
+		if err == nil {
+			facts.Failure = &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(unmet, "; ")}
+		}
+		return f, timer, true, err
+	}
+	return f, timer, false, nil
+}
+
+// timerFor is when a BD needs looking at without any event: a tracked branch
+// may have moved, or a webhook certificate is due for renewal. Zero: never.
+func timerFor(bd *rukpakv1alpha2.BundleDeployment, f Fetched, branchPeriod time.Duration) time.Duration {
+	var after time.Duration
+	if (f.Secrets != nil || f.refused != nil) && translate.TracksBranch(bd) {
+		after = branchPeriod
+	}
+	if !f.renewAt.IsZero() {
+		after = scope.Earliest(after, time.Until(f.renewAt)+time.Minute)
+	}
+	return after
+}

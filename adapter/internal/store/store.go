@@ -1,0 +1,40 @@
+package store
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+)
+
+// LabelContent marks the Secrets that hold content the adapter fetched.
+const LabelContent = "core.rukpak.io/content"
+
+// Store keeps what the adapter fetched for each BundleDeployment.
+type Store struct {
+	client  client.Client
+	cfg     translate.Config
+	fetcher Fetcher
+	cache   contentCache
+	deps    *Dependencies
+}
+
+// New is a Store that reads and writes through c (the informer cache for
+// reads), fetches with fetcher and answers olm.gvk dependencies with apis.
+func New(c client.Client, cfg translate.Config, fetcher Fetcher, apis APIs) *Store {
+	return &Store{client: c, cfg: cfg, fetcher: fetcher, cache: newContentCache(), deps: newDependencies(c, cfg, apis)}
+}
+
+// Forget drops what is remembered of the BundleDeployment name (uid).
+func (s *Store) Forget(name string, uid types.UID) {
+	s.cache.forget(uid)
+	s.deps.Forget(name)
+}
+
+// Wake maps any event to the BundleDeployments waiting for a dependency.
+func (s *Store) Wake(ctx context.Context, o client.Object) []reconcile.Request {
+	return s.deps.Wake(ctx, o)
+}

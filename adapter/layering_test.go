@@ -1,0 +1,97 @@
+package adapter_test
+
+import (
+	"go/build"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/rukpak-kapp/rukpak-kapp/"
+
+// layers ranks every package of the controller: a package may import only
+// packages of a lower rank, so no call climbs from a lower package into a
+// higher one, and packages of one rank (the two install modes) never import
+// each other. A package missing here fails the test: a new package is given
+// its place on purpose.
+var layers = map[string]int{
+	"adapter":                     9, // the facade: manager and forwarded names
+	"adapter/internal/controller": 8, // the dispatcher
+	"adapter/internal/appmode":    7, // the App mode
+	"adapter/internal/servemode":  7, // the serve mode
+	"adapter/internal/store":      6, // what the adapter fetches itself
+	"adapter/internal/kube":       5, // the adapter's own reads and writes
+	"adapter/internal/scope":      4, // one reconcile's facts; error classes
+	// The pure packages.
+	"adapter/takeover":  3,
+	"adapter/packaging": 3,
+	"adapter/translate": 2,
+	"adapter/bundle":    1,
+	"adapter/status":    1,
+	"adapter/content":   1,
+	"adapter/fetch":     1,
+	"adapter/drift":     1,
+	"convert":           0,
+	"convert/certs":     -1,
+	"api/v1alpha2":      -2,
+}
+
+func TestLayering(t *testing.T) {
+	for dir, rank := range packagesUnder(t, "adapter", "convert", "api") {
+		pkg, err := build.ImportDir(filepath.Join("..", dir), 0)
+		if err != nil {
+			t.Fatalf("read %s: %v", dir, err)
+		}
+		if _, ok := layers[dir]; !ok {
+			t.Errorf("package %s has no layer: add it to layers", dir)
+			continue
+		}
+		for _, imp := range pkg.Imports {
+			rel, ok := strings.CutPrefix(imp, module)
+			if !ok {
+				continue
+			}
+			to, known := layers[rel]
+			switch {
+			case !known:
+				t.Errorf("%s imports %s, which has no layer", dir, rel)
+			case to == rank:
+				t.Errorf("%s imports %s of the same layer (%d): peers never import each other", dir, rel, rank)
+			case to > rank:
+				t.Errorf("%s (layer %d) imports %s (layer %d): a lower package must not import a higher one", dir, rank, rel, to)
+			}
+		}
+	}
+}
+
+// packagesUnder are the directories below the repository root holding
+// non-test Go files, with their rank (0 when unknown).
+func packagesUnder(t *testing.T, roots ...string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, root := range roots {
+		err := filepath.WalkDir(filepath.Join("..", root), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return nil
+			}
+			rel, err := filepath.Rel("..", filepath.Dir(p))
+			if err != nil {
+				return err
+			}
+			rel = filepath.ToSlash(rel)
+			out[rel] = layers[rel]
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
