@@ -1,0 +1,58 @@
+package controller
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+)
+
+func TestDecidePolicy(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	retrying := &status.Failure{Retrying: true}
+	final := &status.Failure{}
+	type want struct {
+		write    bool
+		after    time.Duration
+		err      bool
+		terminal bool
+	}
+	for _, tt := range []struct {
+		name    string
+		p       policy
+		out     status.Outcome
+		o       scope.Outcome
+		failure *status.Failure
+		want    want
+	}{
+		{"install: written, no timer", installing, status.Outcome{}, scope.Outcome{}, nil, want{write: true}},
+		{"install: content timer", installing, status.Outcome{}, scope.Outcome{Timer: time.Minute}, nil, want{write: true, after: time.Minute}},
+		{"install: the sooner of content and status timers", installing, status.Outcome{LookAgainAfter: 10 * time.Second}, scope.Outcome{Timer: time.Minute}, nil, want{write: true, after: 10 * time.Second}},
+		{"install: progress held, looked at when the hold ends", installing, status.Outcome{Hold: true, WriteAfter: 3 * time.Second}, scope.Outcome{Timer: time.Minute}, nil, want{after: 3 * time.Second}},
+		{"install: held, a sooner timer wins", installing, status.Outcome{Hold: true, WriteAfter: 3 * time.Second, LookAgainAfter: time.Second}, scope.Outcome{}, nil, want{after: time.Second}},
+		{"install: a failure a retry can fix is retried with backoff", installing, status.Outcome{}, scope.Outcome{Err: boom, Timer: time.Minute}, retrying, want{write: true, err: true}},
+		{"install: a failure only a new spec fixes is terminal", installing, status.Outcome{}, scope.Outcome{Err: boom}, final, want{write: true, err: true, terminal: true}},
+		{"install: a failure beside a working install is retried", installing, status.Outcome{}, scope.Outcome{Retry: boom, Timer: time.Minute}, nil, want{write: true, err: true}},
+		{"removal: written", removing, status.Outcome{}, scope.Outcome{}, nil, want{write: true}},
+		{"removal: never held", removing, status.Outcome{Hold: true, WriteAfter: time.Second}, scope.Outcome{}, nil, want{write: true}},
+		{"removal: a failure is retried, never terminal, not written", removing, status.Outcome{}, scope.Outcome{Err: boom}, final, want{err: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := decide(tt.p, tt.out, tt.o, tt.failure)
+			if d.write != tt.want.write || d.result != (ctrl.Result{RequeueAfter: tt.want.after}) || (d.err != nil) != tt.want.err ||
+				errors.Is(d.err, reconcile.TerminalError(nil)) != tt.want.terminal {
+				t.Errorf("decide = %+v, want %+v", d, tt.want)
+			}
+			if d.err != nil && !errors.Is(d.err, boom) {
+				t.Errorf("the error %v does not wrap the step's", d.err)
+			}
+		})
+	}
+}
