@@ -97,7 +97,7 @@ func assemble(c client.Client, direct client.Reader, cfg translate.Config, class
 	fetcher := store.SourceFetcher{Reader: c, Namespace: cfg.SystemNamespace, Digests: fetch.NewDigestCache(digestCacheBytes)}
 	content := store.New(c, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
-	return controller.New(c, direct, recorder, set, appmode.New(c, content), servemode.New(c, direct, content), content)
+	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content)
 }
 
 // Render returns the objects the controller would apply for bd, offline.

@@ -17,6 +17,7 @@ const (
 	AnnotationHelmReleaseName = "meta.helm.sh/release-name"
 	AnnotationHelmReleaseNS   = "meta.helm.sh/release-namespace"
 	releaseFile               = "rukpak-kapp-release.yml"
+	releaseWait               = "--wait=false"
 )
 
 // AnnotationReleased marks an App that hands its objects back to rukpak:
@@ -44,19 +45,7 @@ const (
 // takeover.Back decides adoptable; when false, the App only gets
 // noopDelete and the objects stay as they are.
 func Released(live *kappctrlv1alpha1.App, bd *rukpakv1alpha2.BundleDeployment, adoptable bool) (*kappctrlv1alpha1.App, error) {
-	app := live.DeepCopy()
-	app.TypeMeta = metav1.TypeMeta{APIVersion: kappctrlv1alpha1.SchemeGroupVersion.String(), Kind: "App"}
-	app.Status = kappctrlv1alpha1.AppStatus{}
-	// What the API server sets cannot be applied.
-	m := &app.ObjectMeta
-	m.UID, m.ResourceVersion, m.Generation, m.CreationTimestamp = "", "", 0, metav1.Time{}
-	m.ManagedFields, m.Finalizers, m.DeletionTimestamp, m.DeletionGracePeriodSeconds = nil, nil, nil, nil
-	// The adapter applies kapp-controller's finalizer with every App: an
-	// apply without it would take it off, and the App would go at its
-	// delete without kapp-controller's last word.
-	if slices.Contains(live.Finalizers, KappControllerFinalizer) {
-		m.Finalizers = []string{KappControllerFinalizer}
-	}
+	app := applyable(live)
 	app.Spec.NoopDelete = true
 	if app.Annotations == nil {
 		app.Annotations = map[string]string{}
@@ -64,6 +53,16 @@ func Released(live *kappctrlv1alpha1.App, bd *rukpakv1alpha2.BundleDeployment, a
 	if !adoptable {
 		app.Annotations[AnnotationReleased] = ReleasedInPlace
 		return app, nil
+	}
+	// The release only changes metadata: kapp need not wait for the
+	// objects' readiness (a workload that cannot become ready would hold
+	// the hand-back until kapp's timeout); a deploy the adapter canceled
+	// to release the App runs again.
+	app.Spec.Canceled = false
+	for i := range app.Spec.Deploy {
+		if k := app.Spec.Deploy[i].Kapp; k != nil && !slices.Contains(k.RawOptions, releaseWait) {
+			k.RawOptions = append(append([]string(nil), k.RawOptions...), releaseWait)
+		}
 	}
 	overlay := metadataOverlay(
 		map[string]string{AnnotationHelmReleaseName: bd.Name, AnnotationHelmReleaseNS: bd.Spec.InstallNamespace},
@@ -81,6 +80,34 @@ func Released(live *kappctrlv1alpha1.App, bd *rukpakv1alpha2.BundleDeployment, a
 	}
 	app.Annotations[AnnotationReleased] = ReleasedAdoptable
 	return app, nil
+}
+
+// Canceled is the live App with its deploy in flight stopped
+// (kapp-controller kills kapp when spec.canceled is set), to apply before
+// a hand-back that must not wait for that deploy. The Released App applied
+// next leaves spec.canceled out, so the apply takes it off again.
+func Canceled(live *kappctrlv1alpha1.App) *kappctrlv1alpha1.App {
+	app := applyable(live)
+	app.Spec.Canceled = true
+	return app
+}
+
+// applyable is a copy of the live App that can be applied as it is.
+func applyable(live *kappctrlv1alpha1.App) *kappctrlv1alpha1.App {
+	app := live.DeepCopy()
+	app.TypeMeta = metav1.TypeMeta{APIVersion: kappctrlv1alpha1.SchemeGroupVersion.String(), Kind: "App"}
+	app.Status = kappctrlv1alpha1.AppStatus{}
+	// What the API server sets cannot be applied.
+	m := &app.ObjectMeta
+	m.UID, m.ResourceVersion, m.Generation, m.CreationTimestamp = "", "", 0, metav1.Time{}
+	m.ManagedFields, m.Finalizers, m.DeletionTimestamp, m.DeletionGracePeriodSeconds = nil, nil, nil, nil
+	// The adapter applies kapp-controller's finalizer with every App: an
+	// apply without it would take it off, and the App would go at its
+	// delete without kapp-controller's last word.
+	if slices.Contains(live.Finalizers, KappControllerFinalizer) {
+		m.Finalizers = []string{KappControllerFinalizer}
+	}
+	return app
 }
 
 // rukpakOwnerReferences is the owner reference helm-operator-plugins puts

@@ -34,6 +34,7 @@ func TestReleased(t *testing.T) {
 		t.Run(string(style), func(t *testing.T) {
 			t.Parallel()
 			in := live(t, style)
+			in.Spec.Canceled = true
 			before := in.DeepCopy()
 			got, err := Released(in, b, true)
 			if err != nil {
@@ -67,9 +68,11 @@ func TestReleased(t *testing.T) {
 			if y.Inline.Paths[ownerReferencesFile] != ownerReferencesConfig {
 				t.Error("without the owner reference rule kapp keeps the cluster's owner references over the overlay's")
 			}
-			// Fetch, deploy and everything else stay, so nothing else changes.
+			// Fetch and everything else stay, so nothing else changes; kapp
+			// does not wait for readiness, and a canceled deploy runs again.
 			want := before.Spec.DeepCopy()
-			want.NoopDelete = true
+			want.NoopDelete, want.Canceled = true, false
+			want.Deploy[0].Kapp.RawOptions = append(want.Deploy[0].Kapp.RawOptions, "--wait=false")
 			want.Template[0].Ytt.Inline.Paths = y.Inline.Paths
 			want.Template[0].Ytt.FileMarks = y.FileMarks
 			if diff := cmp.Diff(*want, got.Spec); diff != "" {

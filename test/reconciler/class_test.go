@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -84,6 +85,47 @@ var _ = Describe("a BundleDeployment whose class changes", func() {
 		Eventually(func() bool {
 			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: name}, &rukpakv1alpha2.BundleDeployment{}))
 		}).WithTimeout(15 * time.Second).Should(BeTrue())
+	})
+})
+
+var _ = Describe("a class change while kapp-controller deploys", func() {
+	It("stops the deploy in flight, hands back without waiting for readiness, and says what it waits for", func(ctx context.Context) {
+		const name = "class-change-inflight"
+		bdtest.PlainBD(ctx, name, images["plain-v0/valid"])
+		appFor(ctx, name, 1)
+		// kapp-controller runs the App and waits for a workload that never
+		// becomes ready.
+		appDeploying(ctx, name, pinned["plain-v0/valid"])
+
+		setClass(ctx, name, "example-com-other")
+		Eventually(func(g Gomega) {
+			app, err := bdtest.GetApp(ctx, name)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(app.Spec.Canceled).To(BeTrue(), "the deploy in flight is stopped")
+			g.Expect(app.Annotations).NotTo(HaveKey(translate.AnnotationReleased), "released only once the deploy stopped")
+		}).WithContext(ctx).Should(Succeed())
+		Eventually(func() ([]string, error) { return bdtest.EventNotes(ctx, name) }).WithContext(ctx).
+			Should(ContainElement(ContainSubstring("stop the deploy in flight")))
+
+		// kapp-controller kills kapp, and observes the canceled spec without
+		// touching the condition it had.
+		setAppStatus(ctx, name, func(st *kappctrlv1alpha1.AppStatus) {
+			st.Conditions = appCondition(kappctrlv1alpha1.Reconciling)
+		})
+		Eventually(func(g Gomega) {
+			app, err := bdtest.GetApp(ctx, name)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(app.Annotations).To(HaveKeyWithValue(translate.AnnotationReleased, translate.ReleasedAdoptable))
+			g.Expect(app.Spec.Canceled).To(BeFalse(), "the hand-back runs")
+			g.Expect(app.Spec.NoopDelete).To(BeTrue())
+			g.Expect(app.Spec.Deploy[0].Kapp.RawOptions).To(ContainElement("--wait=false"), "the hand-back does not wait for readiness")
+		}).WithContext(ctx).Should(Succeed())
+
+		appSucceeded(ctx, name, pinned["plain-v0/valid"])
+		Expect(env.Client.Delete(ctx, bdtest.MustBD(ctx, name))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: name}, &rukpakv1alpha2.BundleDeployment{}))
+		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(BeTrue())
 	})
 })
 

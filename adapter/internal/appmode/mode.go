@@ -1,6 +1,7 @@
 package appmode
 
 import (
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
@@ -10,9 +11,12 @@ import (
 type Mode struct {
 	client client.Client
 	store  *store.Store
+	// recorder says what a hand-back waits for; nil records nothing.
+	recorder events.EventRecorder
 }
 
-// New is the App mode writing through c and fetching content through s.
-func New(c client.Client, s *store.Store) *Mode {
-	return &Mode{client: c, store: s}
+// New is the App mode writing through c, fetching content through s and
+// recording Events with recorder (nil: none).
+func New(c client.Client, s *store.Store, recorder events.EventRecorder) *Mode {
+	return &Mode{client: c, store: s, recorder: recorder}
 }

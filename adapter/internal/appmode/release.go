@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -42,6 +44,12 @@ func (m *Mode) Release(ctx context.Context, s *scope.Scope) (bool, error) {
 	mode, released := app.Annotations[translate.AnnotationReleased]
 	if !released {
 		back := takeover.Back(bd, app, nil, nil, nil)
+		if back.Adoptable && deploying(app) {
+			// kapp-controller runs one deploy of an App at a time, and the
+			// release's would wait for this one, which may wait for a
+			// workload's readiness until kapp's timeout: it is stopped first.
+			return false, m.cancel(ctx, s)
+		}
 		rel, err := translate.Released(app, bd, back.Adoptable)
 		if err != nil {
 			return false, err
@@ -51,6 +59,9 @@ func (m *Mode) Release(ctx context.Context, s *scope.Scope) (bool, error) {
 		}
 		log.FromContext(ctx).Info("releasing: provisioner class no longer claimed; the installed objects stay",
 			"class", bd.Spec.ProvisionerClassName, "adoptable", back.Adoptable, "notes", strings.Join(back.Reasons, "; "))
+		if back.Adoptable {
+			m.waitsFor(s, "kapp-controller to put Helm's ownership metadata back on the objects of App %s/%s; then the App is deleted and the objects stay", app.Namespace, app.Name)
+		}
 		return false, nil
 	}
 	if mode == translate.ReleasedAdoptable && !app.Spec.NoopDelete {
@@ -63,5 +74,42 @@ func (m *Mode) Release(ctx context.Context, s *scope.Scope) (bool, error) {
 	if err := m.client.Delete(ctx, app); client.IgnoreNotFound(err) != nil {
 		return false, fmt.Errorf("delete App %s/%s: %w", app.Namespace, app.Name, err)
 	}
+	m.waitsFor(s, "kapp-controller to delete App %s/%s without deleting what it installed (noopDelete)", app.Namespace, app.Name)
 	return false, nil
 }
+
+// deploying says a run of kapp-controller's is in flight for the App: it
+// marked the run Reconciling and has not since observed a canceled spec
+// (a canceled App runs nothing, and keeps the condition it had).
+func deploying(app *kappctrlv1alpha1.App) bool {
+	if app.Spec.Canceled && app.Status.ObservedGeneration == app.Generation {
+		return false
+	}
+	return len(app.Status.Conditions) > 0 && app.Status.Conditions[0].Type == kappctrlv1alpha1.Reconciling
+}
+
+// cancel stops the App's deploy in flight (kapp-controller kills kapp when
+// spec.canceled is set); the App's status change brings the hand-back back.
+func (m *Mode) cancel(ctx context.Context, s *scope.Scope) error {
+	app := s.Live
+	if app.Spec.Canceled {
+		return nil
+	}
+	if _, err := kube.ServerSideApply(ctx, m.client, translate.Canceled(app)); err != nil {
+		return fmt.Errorf("stop the deploy in flight of App %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	m.waitsFor(s, "kapp-controller to stop the deploy in flight of App %s/%s (spec.canceled), so the objects can be handed back at once", app.Namespace, app.Name)
+	return nil
+}
+
+// waitsFor records what a hand-back waits for, once per step taken.
+func (m *Mode) waitsFor(s *scope.Scope, format string, args ...any) {
+	if m.recorder == nil {
+		return
+	}
+	m.recorder.Eventf(s.BD, nil, corev1.EventTypeNormal, ReasonReleasing, "Release",
+		"The class %s is not claimed by rukpak-kapp: releasing, waiting for "+format, append([]any{s.BD.Spec.ProvisionerClassName}, args...)...)
+}
+
+// ReasonReleasing is the Event reason of each step of a hand-back.
+const ReasonReleasing = "Releasing"
