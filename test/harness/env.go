@@ -136,11 +136,6 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 	if e.ControlPlane, err = startControlPlane(ctx, e.tools, cpDir, opts.AuditLog); err != nil {
 		return err
 	}
-	if opts.ControllerManager {
-		if e.ControlPlane.kcm, err = e.ControlPlane.startControllerManager(ctx); err != nil {
-			return err
-		}
-	}
 	e.Scheme = runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme,
 		packagingv1alpha1.AddToScheme, datapackagingv1alpha1.AddToScheme} {
@@ -153,6 +148,21 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 	}
 	if !opts.Bare {
 		if err := e.installAPI(ctx); err != nil {
+			return err
+		}
+	}
+	if opts.KappController || opts.KappControllerAPI {
+		if err := installKappControllerAPI(ctx, e.tools, e.Client, !opts.PackagingAPI); err != nil {
+			return err
+		}
+	}
+	// The garbage collector finds the kinds it follows at its start and
+	// then only every 30 s: started after the CRDs, it follows
+	// BundleDeployments and Apps from the first spec on, as in a cluster
+	// where they were installed long ago (an orphaning delete of a kind it
+	// does not follow yet waits for its next look).
+	if opts.ControllerManager {
+		if e.ControlPlane.kcm, err = e.ControlPlane.startControllerManager(ctx); err != nil {
 			return err
 		}
 	}
@@ -201,11 +211,6 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 	}
 	if opts.PackagingAPI && !opts.KappController {
 		return fmt.Errorf("the packaging API is served by kapp-controller: PackagingAPI needs KappController")
-	}
-	if opts.KappController || opts.KappControllerAPI {
-		if err := installKappControllerAPI(ctx, e.tools, e.Client, !opts.PackagingAPI); err != nil {
-			return err
-		}
 	}
 	if opts.KappController {
 		kcDir := filepath.Join(e.Dir, "kc")

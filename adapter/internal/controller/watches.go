@@ -57,6 +57,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// PackageInstall's.
 		Owns(&packagingv1alpha1.PackageInstall{}).
 		Watches(&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(packageInstallApp)).
+		// An App or PackageInstall the garbage collector orphaned (a delete
+		// with propagationPolicy Orphan) no longer names its owner; its
+		// owner labels still do, so its deletion still finishes the
+		// BundleDeployment's.
+		Watches(&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
+		Watches(&packagingv1alpha1.PackageInstall{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
 		// Content Secrets: one deleted by hand is recreated at once.
 		Owns(&corev1.Secret{}).
 		// ConfigMaps the adapter packs itself: a change or a late arrival

@@ -74,7 +74,9 @@ func (m *Mode) Leave(ctx context.Context, s *scope.Scope) (bool, error) {
 
 // Finalize deletes the BundleDeployment's PackageInstall, and so its App
 // and everything installed, and waits for it through the PackageInstall
-// watch; then it removes what was published. waits says the removal waits
+// watch; then it removes what was published. A delete that orphans
+// dependents leaves what was installed in place (noopDelete), as does a
+// switch to an App under way otherwise not. waits says the removal waits
 // for the PackageInstall (its status is then reported from the scope's
 // App); otherwise the App mode's removal goes on.
 func (m *Mode) Finalize(ctx context.Context, s *scope.Scope) (bool, error) {
@@ -83,21 +85,21 @@ func (m *Mode) Finalize(ctx context.Context, s *scope.Scope) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	if pi == nil || !metav1.IsControlledBy(pi, bd) {
+	if pi == nil || !(metav1.IsControlledBy(pi, bd) || kube.Orphaning(bd, pi) && metav1.GetControllerOf(pi) == nil) {
 		if s.Mode != scope.InstallWithPackageInstall {
 			return false, nil
 		}
 		m.Forget(bd.Name, bd.UID)
 		return false, m.removePackaging(ctx, s.AppNS, bd.Name, "", "")
 	}
-	if pi.Spec.NoopDelete {
-		// A switch to an App was under way: deleting the BundleDeployment
-		// still removes what it installed. kapp-controller copies the
-		// field to the App while it deletes the PackageInstall.
+	if keep := kube.Orphaning(bd, pi); pi.Spec.NoopDelete != keep {
+		// kapp-controller copies the field to the App while it deletes
+		// the PackageInstall: a switch to an App that was under way still
+		// removes what was installed, an orphaning delete keeps it.
 		before := pi.DeepCopy()
-		pi.Spec.NoopDelete = false
+		pi.Spec.NoopDelete = keep
 		if err := m.client.Patch(ctx, pi, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {
-			return true, fmt.Errorf("remove what PackageInstall %s/%s installed: %w", pi.Namespace, pi.Name, err)
+			return true, fmt.Errorf("set noopDelete=%t on PackageInstall %s/%s: %w", keep, pi.Namespace, pi.Name, err)
 		}
 	}
 	if pi.DeletionTimestamp.IsZero() {
