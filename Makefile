@@ -80,7 +80,7 @@ generate:
 	$(CONTROLLER_GEN) object paths=./api/...
 
 manifests: generate
-	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
 
 ## verify: generated files match the API types, code is formatted and vetted
 verify: manifests
