@@ -85,7 +85,7 @@ func stored[T any](t *testing.T, in *T) *T {
 	return out
 }
 
-func spokeMeta(bd *BundleDeployment) *metav1.ObjectMeta         { return &bd.ObjectMeta }
+func spokeMeta(bd *BundleDeployment) *metav1.ObjectMeta        { return &bd.ObjectMeta }
 func hubMeta(bd *v1alpha2.BundleDeployment) *metav1.ObjectMeta { return &bd.ObjectMeta }
 
 // FuzzConversion checks that nothing is lost either way: v1alpha1 →
