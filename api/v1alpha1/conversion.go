@@ -199,6 +199,19 @@ func FromV1alpha2(src *v1alpha2.BundleDeployment) *BundleDeployment {
 	return dst
 }
 
+// SourceToV1alpha2 is a v1alpha1 source as v1alpha2 says it (an upload
+// source keeps only its type).
+func SourceToV1alpha2(in BundleSource) v1alpha2.BundleSource {
+	return sourceToV1alpha2(in, nil)
+}
+
+// SourceFromV1alpha2 is a v1alpha2 source as v1alpha1 says it, without
+// the image's TLS settings v1alpha1 has no fields for.
+func SourceFromV1alpha2(in v1alpha2.BundleSource) BundleSource {
+	out, _ := sourceFromV1alpha2(in)
+	return out
+}
+
 func sourceToV1alpha2(in BundleSource, image *imageFields) v1alpha2.BundleSource {
 	out := v1alpha2.BundleSource{Type: in.Type}
 	if in.Image != nil {
