@@ -50,28 +50,29 @@ const (
 // Condition types.
 const (
 	// TypeUnpacked (Bundles) is True once the content was fetched.
-	TypeUnpacked = "Unpacked"
+	TypeUnpacked = v1alpha2.TypeUnpacked
 	// TypeHasValidBundle (BundleDeployments) says whether the Bundle of the
 	// current template is unpacked and loadable.
-	TypeHasValidBundle = "HasValidBundle"
+	TypeHasValidBundle = v1alpha2.TypeHasValidBundle
 	// TypeInstalled is True once the active Bundle was installed.
-	TypeInstalled = "Installed"
+	TypeInstalled = v1alpha2.TypeInstalled
 	// TypeHealthy is True while the installed objects are ready.
-	TypeHealthy = "Healthy"
+	TypeHealthy = v1alpha2.TypeHealthy
 )
 
-// Condition reasons: rukpak v0.16.0's names.
+// Condition reasons: rukpak v0.16.0's names (those v1alpha2 kept are the
+// same constants).
 const (
 	// ReasonUnpackPending: Unpacked False on a Bundle whose content is not
 	// fetched yet; HasValidBundle True (sic) on its BundleDeployment.
-	ReasonUnpackPending = "UnpackPending"
+	ReasonUnpackPending = v1alpha2.ReasonUnpackPending
 	// ReasonUnpacking: Unpacked False while the fetch runs.
-	ReasonUnpacking = "Unpacking"
+	ReasonUnpacking = v1alpha2.ReasonUnpacking
 	// ReasonUnpackSuccessful: Unpacked True, and HasValidBundle True.
-	ReasonUnpackSuccessful = "UnpackSuccessful"
+	ReasonUnpackSuccessful = v1alpha2.ReasonUnpackSuccessful
 	// ReasonUnpackFailed: Unpacked False, and HasValidBundle False, when the
 	// fetch or the content failed.
-	ReasonUnpackFailed = "UnpackFailed"
+	ReasonUnpackFailed = v1alpha2.ReasonUnpackFailed
 	// ReasonProcessingFinalizerFailed: Unpacked Unknown when a Bundle's
 	// finalizer could not be handled.
 	ReasonProcessingFinalizerFailed = "ProcessingFinalizerFailed"
@@ -82,11 +83,11 @@ const (
 	// not be found or made; Installed False when re-applying failed.
 	ReasonReconcileFailed = "ReconcileFailed"
 	// ReasonInstallationSucceeded: Installed True.
-	ReasonInstallationSucceeded = "InstallationSucceeded"
+	ReasonInstallationSucceeded = v1alpha2.ReasonInstallationSucceeded
 	// ReasonInstallFailed: Installed False after a failed first install.
-	ReasonInstallFailed = "InstallFailed"
+	ReasonInstallFailed = v1alpha2.ReasonInstallFailed
 	// ReasonUpgradeFailed: Installed False after a failed upgrade.
-	ReasonUpgradeFailed = "UpgradeFailed"
+	ReasonUpgradeFailed = v1alpha2.ReasonUpgradeFailed
 	// ReasonErrorGettingClient: Installed False when no install client could be made.
 	ReasonErrorGettingClient = "ErrorGettingClient"
 	// ReasonErrorGettingReleaseState: Installed False when what is installed could not be read.
@@ -94,13 +95,13 @@ const (
 	// ReasonCreateDynamicWatchFailed: Installed False when the installed objects could not be watched.
 	ReasonCreateDynamicWatchFailed = "CreateDynamicWatchFailed"
 	// ReasonHealthy: Healthy True.
-	ReasonHealthy = "Healthy"
+	ReasonHealthy = v1alpha2.ReasonHealthy
 	// ReasonUnhealthy: Healthy False with the objects that are not ready.
-	ReasonUnhealthy = "Unhealthy"
+	ReasonUnhealthy = v1alpha2.ReasonUnhealthy
 	// ReasonInstallationStatusFalse: Healthy False while Installed is False.
-	ReasonInstallationStatusFalse = "InstallationStatusFalse"
+	ReasonInstallationStatusFalse = v1alpha2.ReasonInstallationStatusFalse
 	// ReasonInstallationStatusUnknown: Healthy Unknown while Installed is not known.
-	ReasonInstallationStatusUnknown = "InstallationStatusUnknown"
+	ReasonInstallationStatusUnknown = v1alpha2.ReasonInstallationStatusUnknown
 	// ReasonObjectLookupFailure and ReasonReadingContentFailed were defined
 	// by rukpak and never set.
 	ReasonObjectLookupFailure  = "ObjectLookupFailure"

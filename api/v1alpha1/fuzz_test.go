@@ -54,14 +54,7 @@ type classChoice string
 // without the conversion's own annotations.
 func normal[T any](t *testing.T, in *T, meta func(*T) *metav1.ObjectMeta) *T {
 	t.Helper()
-	data, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := new(T)
-	if err := json.Unmarshal(data, out); err != nil {
-		t.Fatal(err)
-	}
+	out := stored(t, in)
 	m := meta(out)
 	for _, k := range reserved {
 		delete(m.Annotations, k)
