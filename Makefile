@@ -46,6 +46,7 @@ fuzz:
 	go test ./adapter/status -run '^$$' -fuzz '^FuzzCompute$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	go test ./adapter/fetch -run '^$$' -fuzz '^FuzzExtractTar$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	go test ./convert -run '^$$' -fuzz '^FuzzObjects$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+	go test ./api/v1alpha1 -run '^$$' -fuzz '^FuzzConversion$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 
 api-test:
 	go test -count=1 -timeout 20m ./test/api/... -ginkgo.v
@@ -80,7 +81,7 @@ generate:
 	$(CONTROLLER_GEN) object paths=./api/...
 
 manifests: generate
-	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
 
 ## verify: generated files match the API types, code is formatted and vetted
 verify: manifests

@@ -65,6 +65,7 @@ type BundleDeploymentStatus struct {
 
 // BundleDeployment installs one bundle into the cluster.
 // +kubebuilder:object:root=true
+// +kubebuilder:storageversion
 // +kubebuilder:resource:scope=Cluster,shortName={"bd","bds"}
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Install State",type=string,JSONPath=`.status.conditions[?(.type=="Installed")].reason`

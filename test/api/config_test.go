@@ -42,7 +42,7 @@ var _ = Describe("the install manifests in config/", func() {
 			Expect(u.GetName()).NotTo(Equal("kapp-controller-config"))
 		}
 		Expect(kinds).To(HaveKeyWithValue("Deployment", 1))
-		Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 1))
+		Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 2))
 	})
 
 	It("grant the adapter no wildcard and no Secrets outside its namespace", func(ctx context.Context) {

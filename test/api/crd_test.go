@@ -1,17 +1,18 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/google/go-cmp/cmp"
-	"path/filepath"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"sigs.k8s.io/yaml"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // withoutDocs drops what may differ from the reference without changing
@@ -61,27 +62,100 @@ func takeField(v any, path []string) any {
 	return nil
 }
 
-func specOf(data []byte) any {
-	var crd map[string]any
-	ExpectWithOffset(1, yaml.Unmarshal(data, &crd)).To(Succeed())
-	return withoutDocs(crd["spec"])
+// specsOf reads every CRD of a multi-document YAML, by name, without docs.
+func specsOf(data []byte) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var crd map[string]any
+		if err := dec.Decode(&crd); err != nil {
+			break
+		}
+		if crd == nil {
+			continue
+		}
+		name := crd["metadata"].(map[string]any)["name"].(string)
+		out[name] = withoutDocs(crd["spec"]).(map[string]any)
+	}
+	return out
 }
 
-var _ = Describe("the generated CRD", func() {
-	It("matches rukpak v0.24.0's installed CRD structurally", func(ctx context.Context) {
-		ours, err := env.Kustomize(ctx, "config/crd")
-		Expect(err).NotTo(HaveOccurred())
-		ref, err := os.ReadFile(filepath.Join(env.Root, "test", "testdata", "rukpak-v0.24.0", "crds.yaml"))
-		Expect(err).NotTo(HaveOccurred())
-		oursSpec := specOf(ours)
-		// The CEL path rule needs bounds that rukpak's schema did not have;
-		// they are the only intended difference.
-		schema := []string{"versions", "0", "schema", "openAPIV3Schema", "properties"}
-		for _, root := range [][]string{{"spec", "properties", "source"}, {"status", "properties", "resolvedSource"}} {
-			cms := append(append(append([]string{}, schema...), root...), "properties", "configMaps")
-			Expect(takeField(oursSpec, append(cms, "maxItems"))).To(BeEquivalentTo(64))
-			Expect(takeField(oursSpec, append(cms, "items", "properties", "path", "maxLength"))).To(BeEquivalentTo(256))
+// version takes the named version out of a CRD spec.
+func version(spec map[string]any, name string) map[string]any {
+	for _, v := range spec["versions"].([]any) {
+		if v.(map[string]any)["name"] == name {
+			return v.(map[string]any)
 		}
-		Expect(cmp.Diff(specOf(ref), oursSpec)).To(BeEmpty())
+	}
+	Fail("no version " + name)
+	return nil
+}
+
+func referenceCRDs(release string) map[string]map[string]any {
+	data, err := os.ReadFile(filepath.Join(env.Root, "test", "testdata", "rukpak-"+release, "crds.yaml"))
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return specsOf(data)
+}
+
+// takeConfigMapBounds removes the bounds the CEL path rules need and rukpak's
+// schemas did not have, the only intended difference, from the BundleSource
+// at root (a path under a version's openAPIV3Schema.properties).
+func takeConfigMapBounds(v map[string]any, root ...string) {
+	cms := append(append([]string{"schema", "openAPIV3Schema", "properties"}, root...), "properties", "configMaps")
+	ExpectWithOffset(1, takeField(v, append(cms, "maxItems"))).To(BeEquivalentTo(64), "%v", root)
+	ExpectWithOffset(1, takeField(v, append(cms, "items", "properties", "path", "maxLength"))).To(BeEquivalentTo(256), "%v", root)
+}
+
+var _ = Describe("the generated CRDs", Ordered, func() {
+	var ours map[string]map[string]any
+	BeforeAll(func(ctx context.Context) {
+		data, err := env.Kustomize(ctx, "config/crd")
+		Expect(err).NotTo(HaveOccurred())
+		ours = specsOf(data)
+		Expect(ours).To(HaveLen(2))
+	})
+
+	It("serve BundleDeployment v1alpha2 as rukpak v0.24.0's installed CRD did, stored", func() {
+		ref := referenceCRDs("v0.24.0")["bundledeployments.core.rukpak.io"]
+		bd := ours["bundledeployments.core.rukpak.io"]
+		v := version(bd, "v1alpha2")
+		takeConfigMapBounds(v, "spec", "properties", "source")
+		takeConfigMapBounds(v, "status", "properties", "resolvedSource")
+		Expect(ref["versions"]).To(HaveLen(1))
+		Expect(cmp.Diff(ref["versions"].([]any)[0], v)).To(BeEmpty())
+		for _, field := range []string{"group", "names", "scope"} {
+			Expect(bd[field]).To(Equal(ref[field]), field)
+		}
+	})
+
+	It("serve BundleDeployment v1alpha1 as rukpak v0.16.0's installed CRD did, stored as v1alpha2", func() {
+		ref := referenceCRDs("v0.16.0")["bundledeployments.core.rukpak.io"]
+		bd := ours["bundledeployments.core.rukpak.io"]
+		v := version(bd, "v1alpha1")
+		takeConfigMapBounds(v, "spec", "properties", "template", "properties", "spec", "properties", "source")
+		Expect(takeField(v, []string{"storage"})).To(BeFalse())
+		refVersion := ref["versions"].([]any)[0].(map[string]any)
+		Expect(takeField(refVersion, []string{"storage"})).To(BeTrue())
+		Expect(cmp.Diff(refVersion, v)).To(BeEmpty())
+		for _, field := range []string{"group", "names", "scope"} {
+			Expect(bd[field]).To(Equal(ref[field]), field)
+		}
+		Expect(bd["versions"]).To(HaveLen(2))
+	})
+
+	It("convert BundleDeployments through the adapter's webhook", func() {
+		conversion, err := json.Marshal(ours["bundledeployments.core.rukpak.io"]["conversion"])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(conversion).To(MatchJSON(`{"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+			"clientConfig": {"service": {"namespace": "rukpak-system", "name": "rukpak-kapp-webhook", "path": "/convert", "port": 443}}}}`))
+	})
+
+	It("serve Bundle v1alpha1 as rukpak v0.16.0's installed CRD did", func() {
+		ref := referenceCRDs("v0.16.0")["bundles.core.rukpak.io"]
+		bundle := ours["bundles.core.rukpak.io"]
+		v := version(bundle, "v1alpha1")
+		takeConfigMapBounds(v, "spec", "properties", "source")
+		takeConfigMapBounds(v, "status", "properties", "resolvedSource")
+		Expect(cmp.Diff(ref, bundle)).To(BeEmpty())
 	})
 })

@@ -15,6 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // deadConversionCRD serves versions (the first one stored) and names a
@@ -124,5 +127,44 @@ var _ = Describe("a CRD whose conversion webhook does not exist", Ordered, func(
 		Expect(env.Client.List(ctx, deadList("Multi", "v1beta1"), client.InNamespace("default"))).To(conversionFailed, "list at the other version")
 		Expect(env.Client.Create(ctx, deadObject("Multi", "v1beta1", "other"))).To(conversionFailed, "write at the other version")
 		fmt.Fprintln(GinkgoWriter, "reads and writes at v1beta1 fail; v1, the stored version, works")
+	})
+})
+
+// The BundleDeployment CRD names the adapter's conversion webhook. While it
+// does not answer (no adapter yet, or none in this suite), everything at
+// v1alpha2, the stored version, works; only v1alpha1 requests fail.
+var _ = Describe("the BundleDeployment CRD while its conversion webhook does not answer", func() {
+	It("serves every v1alpha2 request, and refuses v1alpha1 ones with the conversion error", func(ctx context.Context) {
+		bd := validBD("no-conversion-webhook")
+		Expect(env.Client.Create(ctx, bd)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(env.Client.Delete(ctx, bd))).To(Succeed()) })
+
+		watchCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		wc, err := client.NewWithWatch(env.ControlPlane.Config, client.Options{Scheme: env.Scheme})
+		Expect(err).NotTo(HaveOccurred())
+		w, err := wc.Watch(watchCtx, &rukpakv1alpha2.BundleDeploymentList{})
+		Expect(err).NotTo(HaveOccurred())
+		defer w.Stop()
+		Eventually(w.ResultChan()).WithContext(ctx).Should(Receive(HaveField("Object", HaveField("ObjectMeta.Name", bd.Name))), "watched")
+
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(bd), bd)).To(Succeed())
+		Expect(env.Client.List(ctx, &rukpakv1alpha2.BundleDeploymentList{})).To(Succeed())
+		bd.Spec.Source.Image.Ref = "registry.example/bundles/plain:v2"
+		Expect(env.Client.Update(ctx, bd)).To(Succeed())
+		bd.Status.ObservedGeneration = bd.Generation
+		Expect(env.Client.Status().Update(ctx, bd)).To(Succeed())
+		patch := client.MergeFrom(bd.DeepCopy())
+		bd.Labels = map[string]string{"patched": "yes"}
+		Expect(env.Client.Patch(ctx, bd, patch)).To(Succeed())
+		applied := validBD(bd.Name)
+		applied.SetGroupVersionKind(rukpakv1alpha2.GroupVersion.WithKind("BundleDeployment"))
+		Expect(env.Client.Patch(ctx, applied, client.Apply, client.FieldOwner("conversion-test"), client.ForceOwnership)).To(Succeed())
+
+		conversionFailed := MatchError(ContainSubstring("conversion webhook for core.rukpak.io/v1alpha2, Kind=BundleDeployment failed"))
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(bd), &rukpakv1alpha1.BundleDeployment{})).To(conversionFailed)
+		Expect(env.Client.List(ctx, &rukpakv1alpha1.BundleDeploymentList{})).To(conversionFailed)
+
+		Expect(env.Client.Delete(ctx, bd)).To(Succeed())
 	})
 })

@@ -49,6 +49,12 @@ func NewTestCA(name string) (*TestCA, error) {
 
 // ServerConfig is a TLS config serving a certificate for 127.0.0.1 and localhost.
 func (ca *TestCA) ServerConfig() (*tls.Config, error) {
+	return ca.ServerConfigFor("localhost")
+}
+
+// ServerConfigFor is a TLS config serving a certificate for 127.0.0.1 and
+// dnsNames (a Service's name, for a webhook kube-apiserver reaches by it).
+func (ca *TestCA) ServerConfigFor(dnsNames ...string) (*tls.Config, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -61,7 +67,7 @@ func (ca *TestCA) ServerConfig() (*tls.Config, error) {
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:     []string{"localhost"},
+		DNSNames:     dnsNames,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {

@@ -148,9 +148,14 @@ var _ = Describe("errors of the adapter's own steps", func() {
 			for _, c := range bdtest.MustBD(ctx, name).Status.Conditions {
 				texts = append(texts, c.Message)
 			}
+			// The recorder writes Events after the status: wait for them.
 			var notes []string
-			Eventually(func() (err error) { notes, err = bdtest.EventNotes(ctx, name); return err }).Should(Succeed())
-			Expect(notes).NotTo(BeEmpty())
+			Eventually(func(g Gomega) {
+				var err error
+				notes, err = bdtest.EventNotes(ctx, name)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(notes).NotTo(BeEmpty())
+			}).Should(Succeed())
 			texts = append(texts, notes...)
 			for _, t := range texts {
 				for _, secret := range []string{"hunter2", "alice", "sesame", "abc123"} {

@@ -32,6 +32,8 @@ tools=(
   "kwok kwok sigs.k8s.io/kwok/cmd/kwok -"
   "rukpak rukpak-core github.com/operator-framework/rukpak/cmd/core -"
   "rukpak rukpak-helm github.com/operator-framework/rukpak/cmd/helm -"
+  "rukpak-v0.16 rukpak-v0.16-core github.com/operator-framework/rukpak/cmd/core -"
+  "rukpak-v0.16 rukpak-v0.16-helm github.com/operator-framework/rukpak/cmd/helm -"
   "kubernetes kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver k8s"
   "kubernetes kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager k8s"
   "kubernetes kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler k8s"
