@@ -32,9 +32,11 @@ var layers = map[string]int{
 	"adapter/content":   1,
 	"adapter/fetch":     1,
 	"adapter/drift":     1,
+	"adapter/bundles":   1,
 	"convert":           0,
 	"convert/certs":     -1,
-	"api/v1alpha2":      -2,
+	"api/v1alpha1":      -2,
+	"api/v1alpha2":      -3,
 }
 
 func TestLayering(t *testing.T) {
