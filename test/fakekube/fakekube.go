@@ -43,11 +43,16 @@ func Scheme() *runtime.Scheme {
 
 // The verbs a Call records. Writes are every verb but Get and List.
 const (
-	Get, List                         = "get", "list"
-	Create, Update, Patch             = "create", "update", "patch"
-	Apply, Delete, DeleteAllOf        = "apply", "delete", "deleteallof"
-	StatusUpdate, StatusPatch         = "status-update", "status-patch"
-	ViaClient, ViaDirect       string = "client", "direct"
+	Get, List                  = "get", "list"
+	Create, Update, Patch      = "create", "update", "patch"
+	Apply, Delete, DeleteAllOf = "apply", "delete", "deleteallof"
+	StatusUpdate, StatusPatch  = "status-update", "status-patch"
+)
+
+// The readers a Call goes through.
+const (
+	ViaClient = "client"
+	ViaDirect = "direct"
 )
 
 // Call is one call of a client.
