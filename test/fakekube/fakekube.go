@@ -1,7 +1,8 @@
 // Package fakekube is the fake cluster of the adapter's fast unit tests:
 // controller-runtime's fake client over the kinds the adapter reads and
 // writes, with every call recorded in order (which writes happened, and
-// which reads went through which reader), and a hook to fail a call.
+// which reads went through which reader), and a hook to fail a call; and
+// Offline, the content store's fetcher where nothing may be fetched.
 //
 // It is for tests of one part's decisions only; the suites under test/ run
 // the same parts against a real API server.
@@ -10,9 +11,11 @@ package fakekube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"testing"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
@@ -25,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -125,6 +129,25 @@ func (c *Cluster) Writes() []Call {
 	return out
 }
 
+// Wrote is Writes as "verb Kind namespace/name" strings.
+func (c *Cluster) Wrote() []string {
+	var out []string
+	for _, w := range c.Writes() {
+		out = append(out, w.String())
+	}
+	return out
+}
+
+// ExpectWrites fails t unless the writes since the last Reset are want,
+// in order, and then resets.
+func (c *Cluster) ExpectWrites(t testing.TB, what string, want ...string) {
+	t.Helper()
+	if got := c.Wrote(); !slices.Equal(got, want) {
+		t.Fatalf("%s: wrote %q, want %q", what, got, want)
+	}
+	c.Reset()
+}
+
 // Count is how many calls since the last Reset match via, verb and kind
 // ("": any).
 func (c *Cluster) Count(via, verb, kind string) int {
@@ -194,68 +217,63 @@ func applied(via string, obj runtime.ApplyConfiguration) Call {
 	return Call{Via: via, Verb: Apply, Kind: head.Kind, Namespace: head.Metadata.Namespace, Name: head.Metadata.Name}
 }
 
+// then records call and, unless Fail refuses it, makes it.
+func (c *Cluster) then(call Call, do func() error) error {
+	if err := c.record(call); err != nil {
+		return err
+	}
+	return do()
+}
+
 func (c *Cluster) funcs(via string) interceptor.Funcs {
+	none := client.ObjectKey{}
 	return interceptor.Funcs{
 		Get: func(ctx context.Context, w client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if err := c.record(c.call(via, Get, obj, key)); err != nil {
-				return err
-			}
-			return w.Get(ctx, key, obj, opts...)
+			return c.then(c.call(via, Get, obj, key), func() error { return w.Get(ctx, key, obj, opts...) })
 		},
 		List: func(ctx context.Context, w client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-			lo := (&client.ListOptions{}).ApplyOptions(opts)
-			if err := c.record(c.call(via, List, list, client.ObjectKey{Namespace: lo.Namespace})); err != nil {
-				return err
-			}
-			return w.List(ctx, list, opts...)
+			ns := client.ObjectKey{Namespace: (&client.ListOptions{}).ApplyOptions(opts).Namespace}
+			return c.then(c.call(via, List, list, ns), func() error { return w.List(ctx, list, opts...) })
 		},
 		Create: func(ctx context.Context, w client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			if err := c.record(c.call(via, Create, obj, client.ObjectKey{})); err != nil {
-				return err
-			}
-			return w.Create(ctx, obj, opts...)
+			return c.then(c.call(via, Create, obj, none), func() error { return w.Create(ctx, obj, opts...) })
 		},
 		Update: func(ctx context.Context, w client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			if err := c.record(c.call(via, Update, obj, client.ObjectKey{})); err != nil {
-				return err
-			}
-			return w.Update(ctx, obj, opts...)
+			return c.then(c.call(via, Update, obj, none), func() error { return w.Update(ctx, obj, opts...) })
 		},
 		Patch: func(ctx context.Context, w client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			if err := c.record(c.call(via, Patch, obj, client.ObjectKey{})); err != nil {
-				return err
-			}
-			return w.Patch(ctx, obj, patch, opts...)
+			return c.then(c.call(via, Patch, obj, none), func() error { return w.Patch(ctx, obj, patch, opts...) })
 		},
 		Apply: func(ctx context.Context, w client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-			if err := c.record(applied(via, obj)); err != nil {
-				return err
-			}
-			return w.Apply(ctx, obj, opts...)
+			return c.then(applied(via, obj), func() error { return w.Apply(ctx, obj, opts...) })
 		},
 		Delete: func(ctx context.Context, w client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-			if err := c.record(c.call(via, Delete, obj, client.ObjectKey{})); err != nil {
-				return err
-			}
-			return w.Delete(ctx, obj, opts...)
+			return c.then(c.call(via, Delete, obj, none), func() error { return w.Delete(ctx, obj, opts...) })
 		},
 		DeleteAllOf: func(ctx context.Context, w client.WithWatch, obj client.Object, opts ...client.DeleteAllOfOption) error {
-			if err := c.record(c.call(via, DeleteAllOf, obj, client.ObjectKey{})); err != nil {
-				return err
-			}
-			return w.DeleteAllOf(ctx, obj, opts...)
+			return c.then(c.call(via, DeleteAllOf, obj, none), func() error { return w.DeleteAllOf(ctx, obj, opts...) })
 		},
 		SubResourceUpdate: func(ctx context.Context, w client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			if err := c.record(c.call(via, sub+"-update", obj, client.ObjectKey{})); err != nil {
-				return err
-			}
-			return w.SubResource(sub).Update(ctx, obj, opts...)
+			return c.then(c.call(via, sub+"-update", obj, none), func() error { return w.SubResource(sub).Update(ctx, obj, opts...) })
 		},
 		SubResourcePatch: func(ctx context.Context, w client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			if err := c.record(c.call(via, sub+"-patch", obj, client.ObjectKey{})); err != nil {
-				return err
-			}
-			return w.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			return c.then(c.call(via, sub+"-patch", obj, none), func() error { return w.SubResource(sub).Patch(ctx, obj, patch, opts...) })
 		},
 	}
+}
+
+// Offline is the content store's fetcher on a machine without a network,
+// for the parts whose bundles kapp-controller fetches: a fetch fails T.
+type Offline struct{ T testing.TB }
+
+// Fetch fails the test.
+func (o Offline) Fetch(context.Context, *rukpakv1alpha2.BundleDeployment) (fetch.Files, *rukpakv1alpha2.BundleSource, error) {
+	o.T.Error("the store fetched")
+	return nil, nil, errors.New("offline")
+}
+
+// RemoteHead fails the test.
+func (o Offline) RemoteHead(context.Context, *rukpakv1alpha2.GitSource) (string, error) {
+	o.T.Error("the store asked a remote")
+	return "", errors.New("offline")
 }

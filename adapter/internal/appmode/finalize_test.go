@@ -23,7 +23,7 @@ func TestFinalizeDeletesTheAppOnce(t *testing.T) {
 			t.Fatalf("Finalize %d: gone %v, err %v, with the App still there", i+1, gone, err)
 		}
 	}
-	if got := writes(k); !slices.Equal(got, []string{"delete App " + systemNS + "/web"}) {
+	if got := k.Wrote(); !slices.Equal(got, []string{"delete App " + systemNS + "/web"}) {
 		t.Errorf("wrote %v, want one delete", got)
 	}
 	if gone, err := m.Finalize(ctx, scopeOf(bd, nil)); err != nil || !gone {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"testing"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
@@ -33,19 +31,6 @@ const systemNS = "rukpak-system"
 
 var testCfg = translate.Config{SystemNamespace: systemNS, AppNamespace: systemNS, ServiceAccountName: "installer", SyncPeriod: 10 * time.Minute}
 
-// noFetch is the store's fetcher where the App mode must not fetch.
-type noFetch struct{ t *testing.T }
-
-func (f noFetch) Fetch(context.Context, *rukpakv1alpha2.BundleDeployment) (fetch.Files, *rukpakv1alpha2.BundleSource, error) {
-	f.t.Error("the store fetched")
-	return nil, nil, errors.New("no fetch here")
-}
-
-func (f noFetch) RemoteHead(context.Context, *rukpakv1alpha2.GitSource) (string, error) {
-	f.t.Error("the store asked a remote")
-	return "", errors.New("no remote here")
-}
-
 // kinds is the discovery of the kinds the releases hold.
 func kinds() meta.RESTMapper {
 	apps, core, crds := schema.GroupVersion{Group: "apps", Version: "v1"}, schema.GroupVersion{Version: "v1"}, schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"}
@@ -58,7 +43,7 @@ func kinds() meta.RESTMapper {
 
 // mode is the App mode over k.
 func mode(t *testing.T, k *fakekube.Cluster) *Mode {
-	return New(k.Client, store.New(k.Client, testCfg, noFetch{t}, nil))
+	return New(k.Client, store.New(k.Client, testCfg, fakekube.Offline{T: t}, nil))
 }
 
 // scopeOf is one reconcile of bd with live as its App.
@@ -170,14 +155,6 @@ func deployed(t *testing.T, k *fakekube.Cluster, name string, gen int64) *kappct
 		t.Fatal(err)
 	}
 	return read(t, k, appOf(name))
-}
-
-func writes(k *fakekube.Cluster) []string {
-	var out []string
-	for _, w := range k.Writes() {
-		out = append(out, w.String())
-	}
-	return out
 }
 
 // imageBD is a plain BundleDeployment kapp-controller fetches itself.

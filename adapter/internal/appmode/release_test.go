@@ -27,9 +27,9 @@ func TestReleaseHandsBack(t *testing.T) {
 		contentSecret("other", "other-content"), certs)
 	installed(t, k, bd)
 	m := mode(t, k)
+	k.Reset()
 	release := func(step string, wantDone bool, want ...string) {
 		t.Helper()
-		k.Reset()
 		live, err := kube.LiveApp(ctx, k.Raw, k.Raw, client.ObjectKeyFromObject(appOf("web")))
 		if err != nil {
 			t.Fatal(err)
@@ -38,9 +38,7 @@ func TestReleaseHandsBack(t *testing.T) {
 		if err != nil || done != wantDone {
 			t.Fatalf("%s: done %v, err %v, want done %v", step, done, err, wantDone)
 		}
-		if got := writes(k); !slices.Equal(got, want) {
-			t.Fatalf("%s: wrote %v, want %v", step, got, want)
-		}
+		k.ExpectWrites(t, step, want...)
 	}
 
 	release("not yet released", false, "apply App "+systemNS+"/web")

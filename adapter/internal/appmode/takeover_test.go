@@ -42,7 +42,7 @@ func TestTakeOverBlocked(t *testing.T) {
 			if f == nil || f.Kind != status.TakeOverBlocked || f.Retrying || !strings.Contains(f.Message, tt.message) {
 				t.Fatalf("failure %+v, want TakeOverBlocked saying %q", f, tt.message)
 			}
-			if got := writes(k); len(got) != 0 {
+			if got := k.Wrote(); len(got) != 0 {
 				t.Errorf("a blocked take-over wrote %v", got)
 			}
 			if read(t, k, release.DeepCopy()) == nil {
@@ -71,7 +71,7 @@ func TestTakeOverProceeds(t *testing.T) {
 	deleted := k.Index(fakekube.Delete, "Secret", release.Name)
 	applied := k.Index(fakekube.Apply, "App", bd.Name)
 	if deleted < 0 || applied < 0 || deleted > applied {
-		t.Fatalf("writes %v: the release Secret must be deleted before the App is applied", writes(k))
+		t.Fatalf("writes %v: the release Secret must be deleted before the App is applied", k.Wrote())
 	}
 	for i, w := range k.Writes() {
 		if w.Kind == "BundleDeployment" {
@@ -97,7 +97,7 @@ func TestTakeOverProceeds(t *testing.T) {
 	if o := m.Install(ctx, scopeOf(read(t, k, webBD()), app)); o.Err != nil {
 		t.Fatalf("Install: %v", o.Err)
 	}
-	if got := writes(k); len(got) != 0 {
+	if got := k.Wrote(); len(got) != 0 {
 		t.Errorf("before the App deployed: wrote %v", got)
 	}
 
@@ -111,7 +111,7 @@ func TestTakeOverProceeds(t *testing.T) {
 	if o := m.Install(ctx, scopeOf(read(t, k, webBD()), app)); o.Err != nil {
 		t.Fatalf("Install: %v", o.Err)
 	}
-	if got, want := writes(k), []string{"delete Secret " + systemNS + "/" + again.Name, "patch BundleDeployment /web"}; !slices.Equal(got, want) {
+	if got, want := k.Wrote(), []string{"delete Secret " + systemNS + "/" + again.Name, "patch BundleDeployment /web"}; !slices.Equal(got, want) {
 		t.Errorf("once deployed: wrote %v, want %v", got, want)
 	}
 	now := read(t, k, webBD())
@@ -124,7 +124,7 @@ func TestTakeOverProceeds(t *testing.T) {
 	if o := m.Install(ctx, scopeOf(now, app)); o.Err != nil {
 		t.Fatalf("Install: %v", o.Err)
 	}
-	if got := writes(k); len(got) != 0 {
+	if got := k.Wrote(); len(got) != 0 {
 		t.Errorf("after the clean-up: wrote %v", got)
 	}
 }

@@ -26,7 +26,7 @@ func TestApplyAppWritesOnlyAChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := writes(k); !cmp.Equal(got, []string{"apply App " + appNS + "/web"}) {
+	if got := k.Wrote(); !cmp.Equal(got, []string{"apply App " + appNS + "/web"}) {
 		t.Fatalf("first apply wrote %v", got)
 	}
 	if applied.Spec.Fetch[0].Image.URL != bd.Spec.Source.Image.Ref || applied.ResourceVersion == "" {
@@ -53,7 +53,7 @@ func TestApplyAppWritesOnlyAChange(t *testing.T) {
 			t.Error("an App up to date is not handed back as it is")
 		}
 	}
-	if got := writes(k); len(got) != 0 {
+	if got := k.Wrote(); len(got) != 0 {
 		t.Fatalf("an App up to date was written: %v", got)
 	}
 
@@ -69,7 +69,7 @@ func TestApplyAppWritesOnlyAChange(t *testing.T) {
 		if _, err := ApplyApp(ctx, k.Client, desiredApp(t, imageBD("web", tt.change)), live); err != nil {
 			t.Fatal(err)
 		}
-		if got := writes(k); len(got) != 1 {
+		if got := k.Wrote(); len(got) != 1 {
 			t.Errorf("%s: wrote %v, want one apply", tt.name, got)
 		}
 	}

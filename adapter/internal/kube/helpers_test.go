@@ -54,12 +54,3 @@ func get(t *testing.T, k *fakekube.Cluster, obj client.Object) {
 		t.Fatal(err)
 	}
 }
-
-// writes are the writes since the last Reset, as strings.
-func writes(k *fakekube.Cluster) []string {
-	var out []string
-	for _, w := range k.Writes() {
-		out = append(out, w.String())
-	}
-	return out
-}

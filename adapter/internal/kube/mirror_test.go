@@ -94,7 +94,7 @@ func TestMirrorKeepsTheCopy(t *testing.T) {
 		if err := Mirror(ctx, k.Client, systemNS, appNS, bd); err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
-		if got := writes(k); !cmp.Equal(got, want, cmpopts.EquateEmpty()) {
+		if got := k.Wrote(); !cmp.Equal(got, want, cmpopts.EquateEmpty()) {
 			t.Fatalf("%s: wrote %v, want %v", step, got, want)
 		}
 		cp := &corev1.Secret{}
@@ -167,7 +167,7 @@ func TestMirrorLeavesAnotherObjectAlone(t *testing.T) {
 	if err := Mirror(ctx, k.Client, systemNS, appNS, bd); err != nil {
 		t.Fatal(err)
 	}
-	if got := writes(k); len(got) != 0 {
+	if got := k.Wrote(); len(got) != 0 {
 		t.Fatalf("wrote %v", got)
 	}
 	get(t, k, theirs)

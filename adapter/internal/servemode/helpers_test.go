@@ -2,7 +2,6 @@ package servemode
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
@@ -31,22 +29,20 @@ const (
 var modeCfg = translate.Config{SystemNamespace: systemNS, AppNamespaces: []string{appNS}, AppNamespace: appNS,
 	ServiceAccountName: "installer", SyncPeriod: 10 * time.Minute}
 
-// noFetch is the store's fetcher: the serve mode's bundles here are
-// fetched by kapp-controller.
-type noFetch struct{ t *testing.T }
-
-func (f noFetch) Fetch(context.Context, *rukpakv1alpha2.BundleDeployment) (fetch.Files, *rukpakv1alpha2.BundleSource, error) {
-	f.t.Error("the store fetched")
-	return nil, nil, errors.New("no fetch here")
-}
-
-func (f noFetch) RemoteHead(context.Context, *rukpakv1alpha2.GitSource) (string, error) {
-	f.t.Error("the store asked a remote")
-	return "", errors.New("no remote here")
-}
-
-func serveMode(t *testing.T, k *fakekube.Cluster) *Mode {
-	return New(k.Client, k.Direct, store.New(k.Client, modeCfg, noFetch{t}, nil))
+// appModeInstalled is servedBD, installed by the App mode so far, and
+// the serve mode over its cluster.
+func appModeInstalled(t *testing.T) (*fakekube.Cluster, *Mode, *rukpakv1alpha2.BundleDeployment) {
+	t.Helper()
+	bd := servedBD()
+	k := fakekube.New(nil, bd.DeepCopy(), pullSecret.DeepCopy())
+	app, err := translate.AppInStyle(bd, modeCfg, nil, translate.StyleAsBundled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.ApplyApp(context.Background(), k.Raw, app, nil); err != nil {
+		t.Fatal(err)
+	}
+	return k, New(k.Client, k.Direct, store.New(k.Client, modeCfg, fakekube.Offline{T: t}, nil)), bd
 }
 
 // servedBD is a plain bundle from an image with a pull Secret, served at
@@ -64,18 +60,6 @@ func servedBD() *rukpakv1alpha2.BundleDeployment {
 
 var pullSecret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: systemNS, Name: "pull"},
 	Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}}
-
-// appModeApp stores the App the App mode made for bd (controlled by bd).
-func appModeApp(t *testing.T, k *fakekube.Cluster, bd *rukpakv1alpha2.BundleDeployment) {
-	t.Helper()
-	app, err := translate.AppInStyle(bd, modeCfg, nil, translate.StyleAsBundled)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kube.ApplyApp(context.Background(), k.Raw, app, nil); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // scopeOf is one reconcile of bd in the serve mode, with its App read as
 // the dispatcher reads it.
@@ -122,12 +106,4 @@ func deployedAs(t *testing.T, k *fakekube.Cluster, name, version string) {
 	if err := k.Raw.Status().Update(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func writes(k *fakekube.Cluster) []string {
-	var out []string
-	for _, w := range k.Writes() {
-		out = append(out, w.String())
-	}
-	return out
 }

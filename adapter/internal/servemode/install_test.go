@@ -26,11 +26,7 @@ func packagingCalls(k *fakekube.Cluster) int {
 func TestInstallPublishesOnceAndInOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	bd := servedBD()
-	k := fakekube.New(nil, bd.DeepCopy(), pullSecret.DeepCopy())
-	appModeApp(t, k, bd)
-	m := serveMode(t, k)
-
+	k, m, bd := appModeInstalled(t)
 	o := m.Install(ctx, scopeOf(t, k, bd))
 	if o.Err != nil || o.Retry != nil {
 		t.Fatalf("Install: %+v", o)
@@ -45,7 +41,7 @@ func TestInstallPublishesOnceAndInOrder(t *testing.T) {
 	}
 	for i := range order {
 		if order[i] < 0 || i > 0 && order[i] < order[i-1] {
-			t.Fatalf("writes %v: want PackageMetadata and Package published, the pull Secret mirrored, the App handed over, then the PackageInstall applied", writes(k))
+			t.Fatalf("writes %v: want PackageMetadata and Package published, the pull Secret mirrored, the App handed over, then the PackageInstall applied", k.Wrote())
 		}
 	}
 	if n := k.Count(fakekube.ViaClient, fakekube.Get, "Package") + k.Count(fakekube.ViaClient, fakekube.Get, "PackageMetadata"); n != 0 {
@@ -78,7 +74,7 @@ func TestInstallPublishesOnceAndInOrder(t *testing.T) {
 	if n := packagingCalls(k); n != 0 {
 		t.Errorf("an unchanged install made %d calls to the packaging API: %v", n, k.Calls())
 	}
-	if got := writes(k); len(got) != 0 {
+	if got := k.Wrote(); len(got) != 0 {
 		t.Errorf("an unchanged install wrote %v", got)
 	}
 }
@@ -88,10 +84,7 @@ func TestInstallPublishesOnceAndInOrder(t *testing.T) {
 func TestForgetDropsWhatIsRemembered(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	bd := servedBD()
-	k := fakekube.New(nil, bd.DeepCopy(), pullSecret.DeepCopy())
-	appModeApp(t, k, bd)
-	m := serveMode(t, k)
+	k, m, bd := appModeInstalled(t)
 	if o := m.Install(ctx, scopeOf(t, k, bd)); o.Err != nil {
 		t.Fatal(o.Err)
 	}

@@ -2,7 +2,6 @@ package servemode
 
 import (
 	"context"
-	"slices"
 	"testing"
 
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
@@ -18,10 +17,7 @@ import (
 // under way.
 func served(t *testing.T, noopDelete bool) (*fakekube.Cluster, *Mode, *rukpakv1alpha2.BundleDeployment) {
 	t.Helper()
-	bd := servedBD()
-	k := fakekube.New(nil, bd.DeepCopy(), pullSecret.DeepCopy())
-	appModeApp(t, k, bd)
-	m := serveMode(t, k)
+	k, m, bd := appModeInstalled(t)
 	if o := m.Install(context.Background(), scopeOf(t, k, bd)); o.Err != nil {
 		t.Fatal(o.Err)
 	}
@@ -61,14 +57,10 @@ func TestLeaveKeepsWhatWasInstalled(t *testing.T) {
 	k, m, bd := served(t, false)
 	leave := func(step string, wantGone bool, want ...string) {
 		t.Helper()
-		k.Reset()
-		gone, err := m.Leave(ctx, scopeOf(t, k, bd))
-		if err != nil || gone != wantGone {
+		if gone, err := m.Leave(ctx, scopeOf(t, k, bd)); err != nil || gone != wantGone {
 			t.Fatalf("%s: gone %v, err %v, want gone %v", step, gone, err, wantGone)
 		}
-		if got := writes(k); !slices.Equal(got, want) {
-			t.Fatalf("%s: wrote %v, want %v", step, got, want)
-		}
+		k.ExpectWrites(t, step, want...)
 	}
 
 	pi := "PackageInstall " + appNS + "/" + bd.Name
@@ -93,14 +85,10 @@ func TestFinalizeRemovesWhatWasInstalled(t *testing.T) {
 	k, m, bd := served(t, true)
 	finalize := func(step string, wantWaits bool, want ...string) {
 		t.Helper()
-		k.Reset()
-		waits, err := m.Finalize(ctx, scopeOf(t, k, bd))
-		if err != nil || waits != wantWaits {
+		if waits, err := m.Finalize(ctx, scopeOf(t, k, bd)); err != nil || waits != wantWaits {
 			t.Fatalf("%s: waits %v, err %v, want %v", step, waits, err, wantWaits)
 		}
-		if got := writes(k); !slices.Equal(got, want) {
-			t.Fatalf("%s: wrote %v, want %v", step, got, want)
-		}
+		k.ExpectWrites(t, step, want...)
 	}
 
 	pi := "PackageInstall " + appNS + "/" + bd.Name

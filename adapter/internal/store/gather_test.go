@@ -21,9 +21,7 @@ import (
 // follow (one per App status change) reuse it and write nothing.
 func TestGatherReusesTheGenerationsContent(t *testing.T) {
 	t.Parallel()
-	k := fakekube.New(nil)
-	fetcher := &fakeFetcher{files: plainFiles("one")}
-	s := New(k.Client, testCfg, fetcher, &fakeAPIs{})
+	k, fetcher, s := storeOf(plainFiles("one"))
 	bd := plainBD("reuse")
 
 	first, sc, stop := gather(t, s, bd)
@@ -47,7 +45,7 @@ func TestGatherReusesTheGenerationsContent(t *testing.T) {
 	if n, _ := fetcher.counts(); n != 1 {
 		t.Errorf("fetched %d times for one generation, want 1", n)
 	}
-	noWrites(t, k, "an unchanged reconcile")
+	k.ExpectWrites(t, "an unchanged reconcile")
 
 	// A new generation is new content.
 	next := bd.DeepCopy()
@@ -66,8 +64,7 @@ func TestGatherRecoversAfterARestart(t *testing.T) {
 	t.Parallel()
 	k := fakekube.New(nil)
 	bd := plainBD("restart")
-	before, _, _ := gather(t, New(k.Client, testCfg, &fakeFetcher{files: plainFiles("one")}, &fakeAPIs{}), bd)
-	writeApp(t, k.Raw, bd, before)
+	before := installedBeforeRestart(t, k, bd)
 
 	k.Reset()
 	fetcher := &fakeFetcher{files: plainFiles("one")}
@@ -82,7 +79,7 @@ func TestGatherRecoversAfterARestart(t *testing.T) {
 	if !cmp.Equal(sc.Facts.Fetched, before.Resolved) {
 		t.Errorf("facts.Fetched = %+v, want %+v", sc.Facts.Fetched, before.Resolved)
 	}
-	noWrites(t, k, "the recovery")
+	k.ExpectWrites(t, "the recovery")
 
 	// The App describes generation 1 only.
 	next := bd.DeepCopy()
@@ -97,8 +94,7 @@ func TestGatherDoesNotRecoverWithoutTheContentSecrets(t *testing.T) {
 	t.Parallel()
 	k := fakekube.New(nil)
 	bd := plainBD("lost")
-	before, _, _ := gather(t, New(k.Client, testCfg, &fakeFetcher{files: plainFiles("one")}, &fakeAPIs{}), bd)
-	writeApp(t, k.Raw, bd, before)
+	before := installedBeforeRestart(t, k, bd)
 	deleteSecret(t, k, before.Secrets[0].Name)
 
 	fetcher := &fakeFetcher{files: plainFiles("one")}
@@ -176,9 +172,7 @@ func TestGatherRemembersARefusal(t *testing.T) {
 // A content Secret deleted by hand is fetched and made again.
 func TestGatherRestoresADeletedContentSecret(t *testing.T) {
 	t.Parallel()
-	k := fakekube.New(nil)
-	fetcher := &fakeFetcher{files: plainFiles("one")}
-	s := New(k.Client, testCfg, fetcher, &fakeAPIs{})
+	k, fetcher, s := storeOf(plainFiles("one"))
 	bd := plainBD("deleted")
 	first, _, _ := gather(t, s, bd)
 	name := first.Secrets[0].Name

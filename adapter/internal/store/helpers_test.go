@@ -191,6 +191,15 @@ func names(f Fetched) []string {
 	return out
 }
 
+// installedBeforeRestart is what an adapter that has since restarted
+// fetched for bd, with the App it wrote for it.
+func installedBeforeRestart(t *testing.T, k *fakekube.Cluster, bd *rukpakv1alpha2.BundleDeployment) Fetched {
+	t.Helper()
+	f, _, _ := gather(t, New(k.Client, testCfg, &fakeFetcher{files: plainFiles("one")}, &fakeAPIs{}), bd)
+	writeApp(t, k.Raw, bd, f)
+	return f
+}
+
 // writeApp stores the App the App mode writes for bd and f, as a running
 // adapter did before it restarted.
 func writeApp(t *testing.T, c client.Client, bd *rukpakv1alpha2.BundleDeployment, f Fetched) {
@@ -206,10 +215,9 @@ func writeApp(t *testing.T, c client.Client, bd *rukpakv1alpha2.BundleDeployment
 	}
 }
 
-// noWrites fails the test if the cluster saw a write since its Reset.
-func noWrites(t *testing.T, k *fakekube.Cluster, what string) {
-	t.Helper()
-	if w := k.Writes(); len(w) != 0 {
-		t.Errorf("%s wrote %v, want nothing", what, w)
-	}
+// storeOf is a Store over an empty cluster, fetching files.
+func storeOf(files fetch.Files) (*fakekube.Cluster, *fakeFetcher, *Store) {
+	k := fakekube.New(nil)
+	fetcher := &fakeFetcher{files: files}
+	return k, fetcher, New(k.Client, testCfg, fetcher, &fakeAPIs{})
 }
