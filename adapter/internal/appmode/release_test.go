@@ -1,0 +1,69 @@
+package appmode
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/test/fakekube"
+)
+
+// The hand-back, one reconcile at a time: the App is re-applied released
+// (noopDelete, Helm's metadata put back) and nothing is deleted; once
+// kapp-controller deployed that, the App is deleted; once it is gone, what
+// the adapter stored goes and the BundleDeployment may go.
+func TestReleaseHandsBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bd := imageBD("web")
+	certs := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: systemNS, Name: "web-webhook-certs"}}
+	k := fakekube.New(nil, bd.DeepCopy(), contentSecret("web", "web-content-1"), contentSecret("web", "web-content-2"),
+		contentSecret("other", "other-content"), certs)
+	installed(t, k, bd)
+	m := mode(t, k)
+	k.Reset()
+	release := func(step string, wantDone bool, want ...string) {
+		t.Helper()
+		live, err := kube.LiveApp(ctx, k.Raw, k.Raw, client.ObjectKeyFromObject(appOf("web")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		done, err := m.Release(ctx, scopeOf(bd, live))
+		if err != nil || done != wantDone {
+			t.Fatalf("%s: done %v, err %v, want done %v", step, done, err, wantDone)
+		}
+		k.ExpectWrites(t, step, want...)
+	}
+
+	release("not yet released", false, "apply App "+systemNS+"/web")
+	app := read(t, k, appOf("web"))
+	if app.Annotations[translate.AnnotationReleased] != translate.ReleasedAdoptable || !app.Spec.NoopDelete {
+		t.Fatalf("released App: annotations %v, noopDelete %v", app.Annotations, app.Spec.NoopDelete)
+	}
+	if !slices.Contains(app.Finalizers, translate.KappControllerFinalizer) {
+		t.Errorf("the release took kapp-controller's finalizer off: %v", app.Finalizers)
+	}
+
+	bump(t, k, "web", 2)
+	release("released, kapp-controller not done", false)
+	deployed(t, k, "web", 2)
+	release("released and deployed", false, "delete App "+systemNS+"/web")
+	release("kapp-controller lets the App go", false)
+
+	app = read(t, k, appOf("web"))
+	app.Finalizers = nil
+	if err := k.Raw.Update(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	release("App gone", true, "delete Secret "+systemNS+"/web-content-1", "delete Secret "+systemNS+"/web-content-2",
+		"delete Secret "+systemNS+"/web-webhook-certs")
+	if read(t, k, contentSecret("other", "other-content")) == nil {
+		t.Error("another BundleDeployment's content went too")
+	}
+}
