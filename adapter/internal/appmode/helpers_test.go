@@ -43,7 +43,7 @@ func kinds() meta.RESTMapper {
 
 // mode is the App mode over k.
 func mode(t *testing.T, k *fakekube.Cluster) *Mode {
-	return New(k.Client, store.New(k.Client, testCfg, fakekube.Offline{T: t}, nil))
+	return New(k.Client, store.New(k.Client, testCfg, fakekube.Offline{T: t}, nil), nil)
 }
 
 // scopeOf is one reconcile of bd with live as its App.
