@@ -4,7 +4,7 @@ export GONOSUMDB ?= carvel.dev
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 
-.PHONY: run test lane-suites e2e-a e2e-b takeover-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
+.PHONY: run test lane-suites e2e-a e2e-b takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 ## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
@@ -23,6 +23,7 @@ lane-suites:
 	$(MAKE) --no-print-directory api-test
 	$(MAKE) --no-print-directory reconciler-test
 	$(MAKE) --no-print-directory takeover-test
+	$(MAKE) --no-print-directory nokapp-test
 	$(MAKE) --no-print-directory packaging-test
 	$(MAKE) --no-print-directory release-test
 	$(MAKE) --no-print-directory bench-smoke
@@ -67,6 +68,10 @@ e2e-b:
 ## takeover-test: rukpak v0.24.0 installs, then rukpak-kapp takes over in place (and hands back)
 takeover-test:
 	go test -v -count=1 -timeout 20m ./test/takeover/... -ginkgo.v
+
+## nokapp-test: the adapter started on a cluster without kapp-controller, which is installed afterwards
+nokapp-test:
+	go test -v -count=1 -timeout 10m ./test/nokapp/... -ginkgo.v
 
 ## packaging-test: kapp-controller's own packaging API (as root), render --as-package installed through PackageInstalls
 packaging-test:

@@ -90,14 +90,20 @@ const digestCacheBytes = 32 << 20
 // other classes are never touched. apis answers registry+v1 bundles'
 // olm.gvk dependencies.
 func NewReconciler(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *Reconciler {
-	return assemble(c, direct, cfg, classes, recorder, apis, "")
+	return assemble(c, direct, cfg, classes, recorder, apis, "", kappInstalled{})
 }
 
-func assemble(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs, installDefault InstallWith) *Reconciler {
+// kappInstalled stands for a cluster known to serve kapp-controller's API.
+type kappInstalled struct{}
+
+func (kappInstalled) Ready() bool { return true }
+
+func assemble(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs,
+	installDefault InstallWith, kapp controller.KappReady) *Reconciler {
 	fetcher := store.SourceFetcher{Reader: c, Namespace: cfg.SystemNamespace, Digests: fetch.NewDigestCache(digestCacheBytes)}
 	content := store.New(c, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
-	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content)
+	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content, kapp)
 }
 
 // Render returns the objects the controller would apply for bd, offline.

@@ -8,8 +8,8 @@ import (
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -21,6 +21,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/drift"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/controller"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -64,6 +65,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	// in: the system namespace, and the app namespaces Apps are spread over
 	// (with their content Secrets and the copies of what they reference).
 	own := map[string]cache.Config{o.Config.SystemNamespace: {}}
+	everywhere := map[string]cache.Config{cache.AllNamespaces: {}}
 	for _, ns := range o.Config.AppNamespaces {
 		own[ns] = cache.Config{}
 	}
@@ -80,21 +82,19 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{SkipNameValidation: &o.Restartable},
 		Cache: cache.Options{
+			// The adapter reads Apps, PackageInstalls, Secrets and ConfigMaps
+			// in its own namespaces only: what users reference comes from the
+			// system namespace, the app namespaces hold only what the adapter
+			// writes there. (Default namespaces, not per kind: a kind named
+			// here must be served when the manager is made, and the adapter
+			// starts without kapp-controller's API.)
+			DefaultNamespaces: own,
 			ByObject: map[client.Object]cache.ByObject{
-				// The adapter reads Apps in its own namespaces only.
-				&kappctrlv1alpha1.App{}: {Namespaces: own},
-				// And its PackageInstalls, in the serve mode.
-				&packagingv1alpha1.PackageInstall{}: {Namespaces: own},
-				// Secrets are never read elsewhere: what users reference comes
-				// from the system namespace, the app namespaces hold only what
-				// the adapter writes there.
-				&corev1.Secret{}: {Namespaces: own},
-				// configMaps sources, likewise.
-				&corev1.ConfigMap{}: {Namespaces: own},
-				// Installed workloads, for Healthy: only what a BundleDeployment installed.
-				&appsv1.Deployment{}:  {Label: InstalledSelector},
-				&appsv1.StatefulSet{}: {Label: InstalledSelector},
-				&appsv1.DaemonSet{}:   {Label: InstalledSelector},
+				// Installed workloads, for Healthy: only what a BundleDeployment
+				// installed, in any namespace.
+				&appsv1.Deployment{}:  {Namespaces: everywhere, Label: InstalledSelector},
+				&appsv1.StatefulSet{}: {Namespaces: everywhere, Label: InstalledSelector},
+				&appsv1.DaemonSet{}:   {Namespaces: everywhere, Label: InstalledSelector},
 			},
 		},
 	})
@@ -105,11 +105,25 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(FieldOwner), apis, o.InstallWith)
+	d, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create discovery client: %w", err)
+	}
+	var r *Reconciler
+	kapp := controller.NewKappAPI(d, mgr.GetCache(), func(ctx context.Context) error {
+		if err := r.WatchKapp(ctx, mgr); err != nil {
+			return err
+		}
+		return addDriftRepair(mgr, r.AppKey)
+	})
+	r = assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(FieldOwner), apis, o.InstallWith, kapp)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up controller: %w", err)
 	}
-	if err := addDriftRepair(mgr, r.AppKey); err != nil {
+	if err := mgr.Add(kapp); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("kapp-controller-api", kapp.Check); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -225,6 +225,10 @@ func (s state) failed(f Failure) conditions {
 			". `rukpak-kapp migrate plan` shows the plan; docs/migrating-from-rukpak.md says how to unblock it")
 		c.installed.Reason = rukpakv1alpha2.ReasonTakeOverBlocked
 		return c
+	case KappControllerMissing:
+		c := s.installFailed(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackPending, msg), msg)
+		c.installed.Reason = rukpakv1alpha2.ReasonKappControllerMissing
+		return c
 	case SpecUnsupported:
 		return s.installFailed(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed, msg),
 			"The bundle cannot be installed: "+msg)

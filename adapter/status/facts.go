@@ -75,6 +75,9 @@ const (
 	// TakeOverBlocked: what rukpak installed cannot be taken over in
 	// place; nothing was changed.
 	TakeOverBlocked
+	// KappControllerMissing: kapp-controller's API is not installed; the
+	// BundleDeployment installs as soon as it is.
+	KappControllerMissing
 )
 
 // Failure is one failure of the adapter's own steps, classified.

@@ -93,6 +93,9 @@ const (
 	// ReasonTakeOverBlocked is set (Installed=False) when what rukpak
 	// installed for the BundleDeployment cannot be taken over in place.
 	ReasonTakeOverBlocked = "TakeOverBlocked"
+	// ReasonKappControllerMissing is set (Installed=False) while
+	// kapp-controller's API is not installed in the cluster.
+	ReasonKappControllerMissing = "KappControllerMissing"
 	// ReasonInstallPending is set (Installed=Unknown) before kapp-controller ran the deploy for the current spec.
 	ReasonInstallPending = "InstallPending"
 	// ReasonInstalling is set (Installed=Unknown) while kapp applies and waits.

@@ -16,6 +16,8 @@ import (
 // Adapter is the rukpak-kapp binary running against the harness.
 type Adapter struct {
 	MetricsURL string
+	// ReadyURL is the adapter's readiness probe.
+	ReadyURL string
 	proc       *process
 	env        *Env
 	args       []string
@@ -38,14 +40,19 @@ func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error)
 	if err != nil {
 		return nil, err
 	}
+	probes, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	a := &Adapter{
 		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", port),
+		ReadyURL:   fmt.Sprintf("http://127.0.0.1:%d/readyz", probes),
 		env:        e,
 		bin:        bin,
 		args: []string{"run",
 			"--system-namespace", SystemNamespace,
 			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port),
-			"--health-probe-bind-address", "0",
+			"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probes),
 			// kapp-controller re-fetches no more often than every 30 s.
 			"--branch-sync-period", "30s",
 			// Well above any honest template step here, below the 15-40 s the

@@ -214,21 +214,7 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		return fmt.Errorf("the packaging API is served by kapp-controller: PackagingAPI needs KappController")
 	}
 	if opts.KappController {
-		kcDir := filepath.Join(e.Dir, "kc")
-		if err := os.MkdirAll(kcDir, 0o755); err != nil {
-			return err
-		}
-		var packaging *packagingAPI
-		if opts.PackagingAPI {
-			if packaging, err = e.preparePackagingAPI(ctx, kcDir); err != nil {
-				return err
-			}
-		}
-		kubeconfig := filepath.Join(kcDir, "kubeconfig")
-		if err := e.ControlPlane.WriteKubeconfig(kubeconfig, KappControllerNamespace); err != nil {
-			return err
-		}
-		if e.KappController, err = startKappController(ctx, e.tools, e.ControlPlane, kcDir, "kapp-controller", opts.KappControllerNamespace, kubeconfig, e.ClusterCA, e.kcWorkers, packaging); err != nil {
+		if err := e.startKappController(ctx, opts); err != nil {
 			return err
 		}
 	}
@@ -383,4 +369,40 @@ func withoutProxy(env []string) []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// InstallKappController installs kapp-controller's API and starts it on a
+// harness started without it, as installing kapp-controller in a running
+// cluster does.
+func (e *Env) InstallKappController(ctx context.Context) error {
+	if e.KappController != nil {
+		return fmt.Errorf("kapp-controller is already started")
+	}
+	opts := Options{KappController: true}
+	if err := installKappControllerAPI(ctx, e.tools, e.Client, true); err != nil {
+		return err
+	}
+	return e.startKappController(ctx, opts)
+}
+
+func (e *Env) startKappController(ctx context.Context, opts Options) error {
+	var err error
+	kcDir := filepath.Join(e.Dir, "kc")
+	if err := os.MkdirAll(kcDir, 0o755); err != nil {
+		return err
+	}
+	var packaging *packagingAPI
+	if opts.PackagingAPI {
+		if packaging, err = e.preparePackagingAPI(ctx, kcDir); err != nil {
+			return err
+		}
+	}
+	kubeconfig := filepath.Join(kcDir, "kubeconfig")
+	if err := e.ControlPlane.WriteKubeconfig(kubeconfig, KappControllerNamespace); err != nil {
+		return err
+	}
+	if e.KappController, err = startKappController(ctx, e.tools, e.ControlPlane, kcDir, "kapp-controller", opts.KappControllerNamespace, kubeconfig, e.ClusterCA, e.kcWorkers, packaging); err != nil {
+		return err
+	}
+	return nil
 }

@@ -8,11 +8,14 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -28,13 +31,19 @@ type Reconciler struct {
 	placed   placement
 	progress progressClock
 	states   stateTracker
-	now      func() time.Time
+	kapp     KappReady
+	// ctl is the controller SetupWithManager built; wakeAll feeds it every
+	// BundleDeployment once kapp-controller's API appears.
+	ctl     controller.Controller
+	wakeAll chan event.GenericEvent
+	now     func() time.Time
 }
 
 // New wires a Reconciler. c reads from the informer cache; direct reads
 // from the API server, where the cache may lag; recorder may be nil.
-func New(c client.Client, direct client.Reader, recorder events.EventRecorder, set Settings, app AppMode, serve ServeMode, content Content) *Reconciler {
-	return &Reconciler{client: c, direct: direct, recorder: recorder, set: set, app: app, serve: serve, content: content, now: time.Now}
+func New(c client.Client, direct client.Reader, recorder events.EventRecorder, set Settings, app AppMode, serve ServeMode, content Content, kapp KappReady) *Reconciler {
+	return &Reconciler{client: c, direct: direct, recorder: recorder, set: set, app: app, serve: serve, content: content, kapp: kapp,
+		wakeAll: make(chan event.GenericEvent), now: time.Now}
 }
 
 // Reconcile brings one BundleDeployment's App and status up to date: load,
@@ -84,8 +93,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // PackageInstall left from the serve mode is gone (what it installed stays
 // in place for the App to adopt).
 func (r *Reconciler) install(ctx context.Context, s *scope.Scope, route Route, modeErr error) scope.Outcome {
-	if route == InstallInvalid {
+	switch {
+	case route == InstallInvalid:
 		return scope.Outcome{Err: modeErr}
+	case !r.kapp.Ready():
+		// Waits, without an error: the API's arrival wakes every
+		// BundleDeployment.
+		s.Facts.Failure = &status.Failure{Kind: status.KappControllerMissing, Message: MissingKappAPI(translate.Namespaces(r.set.Config))}
+		return scope.Outcome{}
 	}
 	if err := r.readApp(ctx, s); err != nil {
 		return scope.Outcome{Err: scope.InStep(scope.StepStore, "%w", err)}
@@ -107,7 +122,9 @@ func (r *Reconciler) remove(ctx context.Context, s *scope.Scope) (bool, scope.Ou
 	if err != nil {
 		return false, scope.Outcome{Err: err}
 	}
-	if waits, err := r.serve.Finalize(ctx, s); waits || err != nil {
+	if !r.kapp.Ready() {
+		// No PackageInstall can exist.
+	} else if waits, err := r.serve.Finalize(ctx, s); waits || err != nil {
 		return false, scope.Outcome{Err: err}
 	}
 	gone, err := r.app.Finalize(ctx, s)
@@ -129,7 +146,13 @@ func (r *Reconciler) handBack(ctx context.Context, s *scope.Scope) error {
 	return r.letGo(ctx, s)
 }
 
+// readApp reads the scope's App; without kapp-controller's API no App can
+// exist.
 func (r *Reconciler) readApp(ctx context.Context, s *scope.Scope) (err error) {
+	if !r.kapp.Ready() {
+		s.Live = nil
+		return nil
+	}
 	s.Live, err = kube.LiveApp(ctx, r.client, r.direct, client.ObjectKey{Namespace: s.AppNS, Name: s.BD.Name})
 	return err
 }

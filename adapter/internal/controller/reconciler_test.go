@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -80,6 +81,10 @@ func (fakeContent) Wake(context.Context, client.Object) []reconcile.Request {
 	return nil
 }
 
+type kappAPI struct{ ready bool }
+
+func (k kappAPI) Ready() bool { return k.ready }
+
 func testScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
@@ -124,7 +129,7 @@ func setup(t *testing.T, app fakeApp, serve fakeServe, objs []client.Object, fun
 		t.Fatal(err)
 	}
 	set := Settings{Config: translate.Config{SystemNamespace: "rukpak-system"}, Classes: classes}
-	f.r = New(f.c, f.c, nil, set, app, serve, fakeContent{app.calls})
+	f.r = New(f.c, f.c, nil, set, app, serve, fakeContent{app.calls}, kappAPI{ready: true})
 	return f
 }
 
@@ -326,7 +331,7 @@ func TestReconcile_UnchangedInstallWritesNothing(t *testing.T) {
 func TestMemories(t *testing.T) {
 	t.Parallel()
 	log := &calls{}
-	r := New(nil, nil, nil, Settings{}, fakeApp{calls: log}, fakeServe{calls: log}, fakeContent{log})
+	r := New(nil, nil, nil, Settings{}, fakeApp{calls: log}, fakeServe{calls: log}, fakeContent{log}, kappAPI{ready: true})
 	listed := map[any]bool{}
 	for _, m := range r.memories() {
 		listed[m] = true
@@ -355,4 +360,39 @@ func TestMemories(t *testing.T) {
 	if found != len(listed) {
 		t.Errorf("%d memories among the fields, %d listed", found, len(listed))
 	}
+}
+
+func TestReconcile_WithoutKappControllerAPI(t *testing.T) {
+	t.Parallel()
+	t.Run("an install waits, saying what is missing and what to do", func(t *testing.T) {
+		t.Parallel()
+		log := &calls{}
+		f := setup(t, fakeApp{calls: log}, fakeServe{calls: log, leaveGone: true}, []client.Object{newBD("a", rukpakv1alpha2.ClassPlain)}, interceptor.Funcs{})
+		f.r.kapp = kappAPI{}
+		res, err := reconcileBD(t, f, "a")
+		if err != nil || res != (ctrl.Result{}) {
+			t.Errorf("Reconcile = %+v, %v; want a wait without a retry or a timer (the API's arrival wakes it)", res, err)
+		}
+		expectCalls(t, log)
+		bd := get(t, f.c, "a")
+		c := apimeta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
+		if c == nil || c.Reason != rukpakv1alpha2.ReasonKappControllerMissing || !strings.Contains(c.Message, "install kapp-controller v0.53.1 or newer, watching namespace rukpak-system") {
+			t.Errorf("Installed = %+v", c)
+		}
+		if !slices.Contains(bd.Finalizers, kube.Finalizer) {
+			t.Errorf("finalizers %v: a claimed BundleDeployment gets the finalizer before it waits", bd.Finalizers)
+		}
+	})
+	t.Run("a removal has no App or PackageInstall to wait for", func(t *testing.T) {
+		t.Parallel()
+		log := &calls{}
+		bd := newBD("a", rukpakv1alpha2.ClassPlain, kube.Finalizer)
+		bd.DeletionTimestamp = &metav1.Time{Time: metav1.Now().Time}
+		f := setup(t, fakeApp{calls: log, finalizeGone: true}, fakeServe{calls: log, finalizeWaits: true}, []client.Object{bd}, interceptor.Funcs{})
+		f.r.kapp = kappAPI{}
+		if _, err := reconcileBD(t, f, "a"); err != nil {
+			t.Fatal(err)
+		}
+		expectCalls(t, log, "app.Finalize", "content.Forget a", "serve.Forget a")
+	})
 }

@@ -36,6 +36,9 @@ type Content interface {
 	Wake(ctx context.Context, o client.Object) []reconcile.Request
 }
 
+// KappReady says whether kapp-controller's API is installed (KappAPI).
+type KappReady interface{ Ready() bool }
+
 // Settings are the dispatcher's configuration.
 type Settings struct {
 	Config  translate.Config

@@ -16,10 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
@@ -34,7 +36,8 @@ const (
 )
 
 // SetupWithManager registers the controller: BundleDeployments of the
-// claimed classes, and the Apps they own.
+// claimed classes and what the adapter writes for them. The watches of
+// kapp-controller's kinds come with WatchKapp, once its API is installed.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rukpakv1alpha2.BundleDeployment{}, configMapIndex, r.configMapsRead); err != nil {
 		return fmt.Errorf("index bundle deployments by configmap: %w", err)
@@ -49,20 +52,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	return b.
+	r.ctl, err = b.
 		Named("bundledeployment").
 		For(&rukpakv1alpha2.BundleDeployment{}, builder.WithPredicates(claimed)).
-		Owns(&kappctrlv1alpha1.App{}).
-		// The serve mode: the PackageInstall is bd's, its App the
-		// PackageInstall's.
-		Owns(&packagingv1alpha1.PackageInstall{}).
-		Watches(&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(packageInstallApp)).
-		// An App or PackageInstall the garbage collector orphaned (a delete
-		// with propagationPolicy Orphan) no longer names its owner; its
-		// owner labels still do, so its deletion still finishes the
-		// BundleDeployment's.
-		Watches(&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
-		Watches(&packagingv1alpha1.PackageInstall{}, handler.EnqueueRequestsFromMapFunc(ownerOf)).
 		// Content Secrets: one deleted by hand is recreated at once.
 		Owns(&corev1.Secret{}).
 		// ConfigMaps the adapter packs itself: a change or a late arrival
@@ -79,11 +71,55 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// App's status). Metadata only: the adapter never reads their specs.
 		WatchesMetadata(metadataOf("apiextensions.k8s.io/v1", "CustomResourceDefinition"), handler.EnqueueRequestsFromMapFunc(r.content.Wake)).
 		WatchesMetadata(metadataOf("apiregistration.k8s.io/v1", "APIService"), handler.EnqueueRequestsFromMapFunc(r.content.Wake)).
-		Watches(&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(r.content.Wake)).
+		// Every BundleDeployment, once kapp-controller's API appears.
+		WatchesRawSource(source.Channel(r.wakeAll, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](backoffBase, backoffMax),
 		}).
-		Complete(r)
+		Build(r)
+	return err
+}
+
+// WatchKapp adds the watches of kapp-controller's kinds, whose API must be
+// served, and has every BundleDeployment reconciled again.
+func (r *Reconciler) WatchKapp(ctx context.Context, mgr ctrl.Manager) error {
+	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &rukpakv1alpha2.BundleDeployment{}, handler.OnlyControllerOwner())
+	for _, w := range []struct {
+		obj client.Object
+		h   handler.EventHandler
+	}{
+		{&kappctrlv1alpha1.App{}, owner},
+		// The serve mode: the PackageInstall is bd's, its App the
+		// PackageInstall's.
+		{&packagingv1alpha1.PackageInstall{}, owner},
+		{&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(packageInstallApp)},
+		// An App or PackageInstall the garbage collector orphaned (a delete
+		// with propagationPolicy Orphan) no longer names its owner; its
+		// owner labels still do, so its deletion still finishes the
+		// BundleDeployment's.
+		{&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(ownerOf)},
+		{&packagingv1alpha1.PackageInstall{}, handler.EnqueueRequestsFromMapFunc(ownerOf)},
+		// A bundle installed, which a waiting dependency may be.
+		{&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(r.content.Wake)},
+	} {
+		if err := r.ctl.Watch(source.Kind(mgr.GetCache(), w.obj, w.h)); err != nil {
+			return fmt.Errorf("watch %T: %w", w.obj, err)
+		}
+	}
+	list := &rukpakv1alpha2.BundleDeploymentList{}
+	if err := mgr.GetCache().List(ctx, list); err != nil {
+		return fmt.Errorf("list bundle deployments: %w", err)
+	}
+	go func() {
+		for i := range list.Items {
+			select {
+			case r.wakeAll <- event.GenericEvent{Object: &list.Items[i]}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return nil
 }
 
 // configMapIndex indexes BundleDeployments by the ConfigMaps their

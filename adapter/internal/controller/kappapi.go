@@ -1,0 +1,117 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// KappAPI says whether kapp-controller's API (the App and PackageInstall
+// kinds) is installed, and runs what needs it once it is: the adapter starts
+// without it, says so on every claimed BundleDeployment and in its
+// readiness, and starts working when the API appears, without a restart.
+type KappAPI struct {
+	discovery discovery.DiscoveryInterface
+	cache     cache.Cache
+	// open starts what needs the API (the App and PackageInstall watches,
+	// drift repair); it runs once.
+	open  func(ctx context.Context) error
+	ready atomic.Bool
+	mu    sync.Mutex
+}
+
+// The kinds kapp-controller's release installs and the adapter uses.
+var kappKinds = map[string]string{"kappctrl.k14s.io/v1alpha1": "apps", "packaging.carvel.dev/v1alpha1": "packageinstalls"}
+
+// MissingKappAPI is what a cluster without kapp-controller lacks, and what
+// to do about it.
+func MissingKappAPI(namespaces []string) string {
+	return fmt.Sprintf("kapp-controller's API (App kappctrl.k14s.io/v1alpha1, PackageInstall packaging.carvel.dev/v1alpha1) is not installed in this cluster: "+
+		"install kapp-controller v0.53.1 or newer, watching namespace %s; rukpak-kapp installs this BundleDeployment as soon as the API appears",
+		strings.Join(namespaces, ", "))
+}
+
+// NewKappAPI watches for the API through discovery and the CRD metadata in
+// c; open runs once it is served.
+func NewKappAPI(d discovery.DiscoveryInterface, c cache.Cache, open func(ctx context.Context) error) *KappAPI {
+	return &KappAPI{discovery: d, cache: c, open: open}
+}
+
+// Ready says the API is served and what needs it started.
+func (k *KappAPI) Ready() bool { return k.ready.Load() }
+
+// Check is the readiness probe: not ready without the API.
+func (k *KappAPI) Check(*http.Request) error {
+	if !k.Ready() {
+		return errors.New("kapp-controller's API is not installed")
+	}
+	return nil
+}
+
+// NeedLeaderElection: every replica reports its readiness.
+func (k *KappAPI) NeedLeaderElection() bool { return false }
+
+// Start looks once, and while the API is missing looks again whenever one of
+// its CRDs changes.
+func (k *KappAPI) Start(ctx context.Context) error {
+	if err := k.look(ctx); err != nil || k.Ready() {
+		return err
+	}
+	log.FromContext(ctx).Info("waiting for kapp-controller's API; BundleDeployments say so in their status until it appears", "missing", kappKinds)
+	crds, err := k.cache.GetInformer(ctx, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}})
+	if err != nil {
+		return fmt.Errorf("watch CRDs for kapp-controller's API: %w", err)
+	}
+	changed := func(obj any) {
+		if o, ok := obj.(metav1.Object); ok && (o.GetName() == "apps.kappctrl.k14s.io" || o.GetName() == "packageinstalls.packaging.carvel.dev") {
+			if err := k.look(ctx); err != nil {
+				log.FromContext(ctx).Error(err, "look for kapp-controller's API")
+			}
+		}
+	}
+	_, err = crds.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: changed, UpdateFunc: func(_, o any) { changed(o) }})
+	return err
+}
+
+// look opens once every kind is served. A CRD that exists but is not yet
+// established is looked at again at its next change (its status update).
+func (k *KappAPI) look(ctx context.Context) error {
+	for gv, resource := range kappKinds {
+		list, err := k.discovery.ServerResourcesForGroupVersion(gv)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("discover %s: %w", gv, err)
+		}
+		served := false
+		for _, r := range list.APIResources {
+			served = served || r.Name == resource
+		}
+		if !served {
+			return nil
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.Ready() {
+		return nil
+	}
+	if err := k.open(ctx); err != nil {
+		return err
+	}
+	k.ready.Store(true)
+	log.FromContext(ctx).Info("kapp-controller's API is installed")
+	return nil
+}
