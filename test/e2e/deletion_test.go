@@ -121,7 +121,7 @@ var _ = Describe("a class change during a deploy that cannot finish", func() {
 		bd.Spec.ProvisionerClassName = "some-other-class"
 		Expect(env.Client.Patch(ctx, bd, client.MergeFrom(before))).To(Succeed())
 		changed := time.Now()
-		Eventually(getBD(ctx, name)).WithTimeout(10*time.Second).Should(HaveField("Finalizers", BeEmpty()))
+		Eventually(getBD(ctx, name)).WithTimeout(10 * time.Second).Should(HaveField("Finalizers", BeEmpty()))
 		GinkgoWriter.Printf("class change during a deploy: released %v after the change\n", time.Since(changed).Round(100*time.Millisecond))
 		Expect(installedUIDs(ctx, name)()).To(Equal(uids), "the release keeps every object")
 		cm := &corev1.ConfigMap{}

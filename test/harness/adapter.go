@@ -18,9 +18,9 @@ type Adapter struct {
 	MetricsURL string
 	// ReadyURL is the adapter's readiness probe.
 	ReadyURL string
-	proc       *process
-	env        *Env
-	args       []string
+	proc     *process
+	env      *Env
+	args     []string
 	// base is how many of args are the harness's defaults.
 	base int
 	// first are the flags it started with, before any Restart's.
