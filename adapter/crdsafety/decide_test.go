@@ -144,8 +144,8 @@ func TestDecide(t *testing.T) {
 			objects: map[string][]map[string]any{"v1": {precious}}, allowed: true, noList: true},
 		{name: "a create is never judged", new: parseCRD(t, gizmos), allowed: true, reason: "not an update"},
 		{name: "a CRD without the owner label is never judged",
-			old: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) { c.Labels = nil }),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) { c.Labels = nil; c.Spec.Scope = "Cluster" }),
+			old:     edited(t, func(c *apiextensionsv1.CustomResourceDefinition) { c.Labels = nil }),
+			new:     edited(t, func(c *apiextensionsv1.CustomResourceDefinition) { c.Labels = nil; c.Spec.Scope = "Cluster" }),
 			allowed: true, reason: "not installed by a BundleDeployment"},
 		{name: "the CRD annotation opts out",
 			old: parseCRD(t, gizmos),
@@ -277,7 +277,10 @@ func TestDecide(t *testing.T) {
 			rules: []string{"Default"}, contains: []string{`field "^.spec.size": default changed from 1 to 2 (Default)`}},
 		{name: "a type changed: no rule knows it", old: parseCRD(t, gizmos),
 			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "size", func(p *apiextensionsv1.JSONSchemaProps) { p.Type = "string"; p.Maximum, p.Minimum, p.Default = nil, nil, nil })
+				setSpecField(c, "size", func(p *apiextensionsv1.JSONSchemaProps) {
+					p.Type = "string"
+					p.Maximum, p.Minimum, p.Default = nil, nil, nil
+				})
 			}),
 			rules: []string{RuleUnknownChange}, contains: []string{"[type]"}},
 		{name: "a new served version without conversion: the objects must pass its schema",
