@@ -18,7 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/crdsafety"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhook"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -32,6 +34,8 @@ type Options struct {
 	// MetricsAddr and ProbeAddr serve metrics and health probes ("0": off).
 	MetricsAddr, ProbeAddr string
 	LeaderElect            bool
+	// WebhookAddr is where the adapter's webhooks listen ("" or "0": off).
+	WebhookAddr string
 	// Restartable lets a process start the adapter again after stopping
 	// it (controller names must otherwise be unique in a process): tests.
 	Restartable bool
@@ -108,6 +112,13 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("set up controller: %w", err)
 	}
 	if err := addDriftRepair(mgr, r.appKey); err != nil {
+		return nil, err
+	}
+	srv, err := webhook.New(mgr, webhook.DefaultOptions(o.WebhookAddr, o.Config.SystemNamespace))
+	if err == nil {
+		err = crdsafety.Add(mgr, srv, crdsafety.OptionsFrom(o.Config, o.Classes.claims))
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
