@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 )
 
 // gizmos is the CRD of the scenario: spec.size and spec.color.
@@ -481,5 +483,12 @@ func TestCut_CharacterBoundaries(t *testing.T) {
 	}
 	if cut("short", 10) != "short" {
 		t.Error("a short text is kept")
+	}
+}
+
+// The BundleDeployment's condition finds the refusal by this name.
+func TestWebhookName_IsTheOneStatusLooksFor(t *testing.T) {
+	if status.CRDSafetyWebhook != WebhookName {
+		t.Fatalf("status looks for %q, the webhook is %q", status.CRDSafetyWebhook, WebhookName)
 	}
 }
