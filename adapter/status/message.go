@@ -17,6 +17,7 @@ var (
 	tempDir   = regexp.MustCompile(`(/[^\s:'"]*)?/(kapp-controller|vendir|ytt|helm)[A-Za-z0-9._-]*?\d+(/[^\s:'"]*)?`)
 	clockTime = regexp.MustCompile(`(?m)^\d{1,2}:\d{2}:\d{2}(AM|PM): `)
 	blankRuns = regexp.MustCompile(`\n{2,}`)
+	wrapped   = regexp.MustCompile(`[ \t]*\n\s*`)
 )
 
 // Message returns the first non-empty candidate, cleaned for a condition:
@@ -137,6 +138,9 @@ func crdRefusal(detail string) (string, bool) {
 	if i := strings.LastIndex(text, " (reason: "); i >= 0 {
 		text = text[:i]
 	}
+	// kapp wraps long error lines, indenting what follows a break; the
+	// check's text has no line breaks of its own.
+	text = wrapped.ReplaceAllString(text, " ")
 	return "The CRD upgrade safety check refused kapp's update of a CRD, so kapp applied nothing of this bundle but, at most, its other CRDs, " +
 		"and the existing custom resources keep their data: " + strings.TrimSpace(text), true
 }
