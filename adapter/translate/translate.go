@@ -57,7 +57,7 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 	if err != nil {
 		return nil, err
 	}
-	template, err := templateFor(bd, ownerLabelsConfig(bd.Name))
+	template, err := templateFor(bd, ownerLabelsConfig(bd.Name), content)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,75 @@
+package bundle
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"regexp"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// ChartCRDsDir holds a chart's crds/ CRDs (and its unpacked subcharts'),
+// taken out of the chart so that helm does not render them with the
+// release: Helm installs them when they are absent and never upgrades or
+// deletes them, and they belong to no release, so two releases of one
+// chart share them. kapp is told they exist (AnnotationExists): it waits
+// for them before the chart's own objects and never creates, updates,
+// claims or deletes them. The adapter creates the ones that are absent
+// (package chartcrds).
+const ChartCRDsDir = "rukpak-kapp-chart-crds"
+
+// AnnotationExists makes kapp only wait for an object to exist.
+const AnnotationExists = "kapp.k14s.io/exists"
+
+// chartCRDFile matches a file of a chart's crds/ directory or of an
+// unpacked subchart's, as Helm reads them.
+var chartCRDFile = regexp.MustCompile(`^(charts/[^/]+/)*crds/.+\.(yaml|yml|json)$`)
+
+// chartCRDs moves every file of rest (a path inside the chart) that holds
+// only CustomResourceDefinitions into ChartCRDsDir, each marked to exist.
+// A file that holds anything else, or does not parse, stays in the chart,
+// as it was.
+func chartCRDs(rest string, data []byte) (string, []byte, bool) {
+	if !chartCRDFile.MatchString(rest) {
+		return "", nil, false
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var out bytes.Buffer
+	n := 0
+	for {
+		u := &unstructured.Unstructured{}
+		err := dec.Decode(&u.Object)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", nil, false
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if u.GetAPIVersion() != "apiextensions.k8s.io/v1" || u.GetKind() != "CustomResourceDefinition" {
+			return "", nil, false
+		}
+		annotations := u.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[AnnotationExists] = ""
+		u.SetAnnotations(annotations)
+		doc, err := yaml.Marshal(u.Object)
+		if err != nil {
+			return "", nil, false
+		}
+		out.WriteString("---\n")
+		out.Write(doc)
+		n++
+	}
+	if n == 0 {
+		return "", nil, false
+	}
+	return ChartCRDsDir + "/" + rest, out.Bytes(), true
+}
