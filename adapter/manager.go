@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/chartcrds"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/crdsafety"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhook"
@@ -117,6 +118,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	srv, err := webhook.New(mgr, webhook.DefaultOptions(o.WebhookAddr, o.Config.SystemNamespace))
 	if err == nil {
 		err = crdsafety.Add(mgr, srv, crdsafety.OptionsFrom(o.Config, o.Classes.claims))
+	}
+	if err == nil {
+		err = chartcrds.Add(mgr)
 	}
 	if err != nil {
 		return nil, err
