@@ -2,18 +2,21 @@ package e2e_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 // The CRD in examples/charts/hello-world/crds.
@@ -61,7 +64,12 @@ var _ = Describe("a helm chart's crds/, kept as Helm keeps them", func() {
 	// What an App of an earlier version left: the chart CRD owned by kapp
 	// for the BundleDeployment (kapp's label and the owner labels).
 	It("let go of a chart CRD an App of an earlier version owned, deleting nothing", func(ctx context.Context) {
-		Expect(env.Client.Get(ctx, client.ObjectKey{Name: greetingsCRD}, &apiextensionsv1.CustomResourceDefinition{})).To(Succeed(), "left by the spec before")
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: greetingsCRD}, &apiextensionsv1.CustomResourceDefinition{}); apierrors.IsNotFound(err) {
+			data, err := os.ReadFile(filepath.Join(chartsDir, "hello-world", "crds", "greetings.yaml"))
+			Expect(err).NotTo(HaveOccurred())
+			_, err = harness.ApplyYAML(ctx, env.Client, data)
+			Expect(err).NotTo(HaveOccurred())
+		}
 		const bd = "chart-crds-old"
 		labels := `{"metadata":{"labels":{"kapp.k14s.io/app":"1700000000000000000","kapp.k14s.io/association":"v1.0","core.rukpak.io/owner-kind":"BundleDeployment","core.rukpak.io/owner-name":"` + bd + `"}}}`
 		Expect(env.Client.Patch(ctx, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: greetingsCRD}},
