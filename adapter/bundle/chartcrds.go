@@ -36,21 +36,12 @@ func chartCRDs(rest string, data []byte) (string, []byte, bool) {
 	if !chartCRDFile.MatchString(rest) {
 		return "", nil, false
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	objs, err := Objects(data)
+	if err != nil || len(objs) == 0 {
+		return "", nil, false
+	}
 	var out bytes.Buffer
-	n := 0
-	for {
-		u := &unstructured.Unstructured{}
-		err := dec.Decode(&u.Object)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", nil, false
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
+	for _, u := range objs {
 		if u.GetAPIVersion() != "apiextensions.k8s.io/v1" || u.GetKind() != "CustomResourceDefinition" {
 			return "", nil, false
 		}
@@ -66,10 +57,26 @@ func chartCRDs(rest string, data []byte) (string, []byte, bool) {
 		}
 		out.WriteString("---\n")
 		out.Write(doc)
-		n++
-	}
-	if n == 0 {
-		return "", nil, false
 	}
 	return ChartCRDsDir + "/" + rest, out.Bytes(), true
+}
+
+// Objects are the objects of a YAML (or JSON) stream, empty documents left
+// out.
+func Objects(data []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		err := dec.Decode(&u.Object)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
 }

@@ -10,11 +10,8 @@
 package chartcrds
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -25,7 +22,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -177,19 +173,11 @@ func (r *reconciler) chartCRDs(ctx context.Context, app *kappctrlv1alpha1.App) (
 			return nil, fmt.Errorf("read content secret %s/%s: %w", app.Namespace, name, err)
 		}
 		for _, key := range sortedKeys(secret.Data) {
-			dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(secret.Data[key]), 4096)
-			for {
-				u := &unstructured.Unstructured{}
-				err := dec.Decode(&u.Object)
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					return nil, fmt.Errorf("content secret %s/%s, file %s: %w", app.Namespace, name, key, err)
-				}
-				if len(u.Object) == 0 {
-					continue
-				}
+			objs, err := bundle.Objects(secret.Data[key])
+			if err != nil {
+				return nil, fmt.Errorf("content secret %s/%s, file %s: %w", app.Namespace, name, key, err)
+			}
+			for _, u := range objs {
 				annotations := u.GetAnnotations()
 				delete(annotations, bundle.AnnotationExists)
 				u.SetAnnotations(annotations)

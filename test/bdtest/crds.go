@@ -28,29 +28,27 @@ func GizmoV1() GizmoSpec {
 
 // Without is the schema with a field dropped.
 func (s GizmoSpec) Without(field string) GizmoSpec {
-	props := map[string]any{}
-	for k, v := range s["properties"].(map[string]any) {
-		if k != field {
-			props[k] = v
-		}
-	}
-	out := GizmoSpec{}
-	for k, v := range s {
-		out[k] = v
-	}
-	out["properties"] = props
+	out := s.clone()
+	delete(out["properties"].(map[string]any), field)
 	return out
 }
 
 // With is the schema with a field added.
 func (s GizmoSpec) With(field, typ string) GizmoSpec {
-	props := map[string]any{field: map[string]any{"type": typ}}
-	for k, v := range s["properties"].(map[string]any) {
-		props[k] = v
-	}
+	out := s.clone()
+	out["properties"].(map[string]any)[field] = map[string]any{"type": typ}
+	return out
+}
+
+// clone copies the schema and its properties, so edits leave s alone.
+func (s GizmoSpec) clone() GizmoSpec {
 	out := GizmoSpec{}
 	for k, v := range s {
 		out[k] = v
+	}
+	props := map[string]any{}
+	for k, v := range s["properties"].(map[string]any) {
+		props[k] = v
 	}
 	out["properties"] = props
 	return out
@@ -58,10 +56,7 @@ func (s GizmoSpec) With(field, typ string) GizmoSpec {
 
 // Requiring is the schema with fields made required.
 func (s GizmoSpec) Requiring(fields ...string) GizmoSpec {
-	out := GizmoSpec{}
-	for k, v := range s {
-		out[k] = v
-	}
+	out := s.clone()
 	out["required"] = fields
 	return out
 }
