@@ -68,7 +68,9 @@ func Decide(ctx context.Context, in Input) Decision {
 		return Decision{Allowed: true, Reason: "not installed by a BundleDeployment"}
 	case in.New.DeletionTimestamp != nil:
 		return Decision{Allowed: true, Reason: "being deleted"}
-	case in.New.Annotations[AnnotationValidation] == "false":
+	case in.New.Annotations[AnnotationValidation] == "false" || in.Old.Annotations[AnnotationValidation] == "false":
+		// On the live CRD too: kapp's update carries the bundle's
+		// annotations, not the ones a user put on the live object to opt out.
 		return Decision{Allowed: true, Reason: "annotation " + AnnotationValidation + ` is "false"`}
 	case in.OptedOut:
 		return Decision{Allowed: true, Reason: "BundleDeployment " + in.BundleDeployment + " sets spec.preflight.crdUpgradeSafety.disabled"}

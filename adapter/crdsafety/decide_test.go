@@ -156,6 +156,12 @@ func TestDecide(t *testing.T) {
 				c.Spec.Scope = "Cluster"
 			}),
 			allowed: true, reason: "annotation"},
+		{name: "the annotation on the live CRD opts out too (kapp's update carries the bundle's annotations)",
+			old: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
+				c.Annotations = map[string]string{AnnotationValidation: "false"}
+			}),
+			new:     edited(t, func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Scope = "Cluster" }),
+			allowed: true, reason: "annotation"},
 		{name: "the annotation with any other value does not", old: parseCRD(t, gizmos),
 			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
 				c.Annotations = map[string]string{AnnotationValidation: "true"}

@@ -17,7 +17,8 @@ func helmTemplate(bd *rukpakv1alpha2.BundleDeployment, kappConfig string, conten
 	paths, marks := []string{"-"}, []string{"stdin.yml:type=yaml-plain"}
 	if content.hasDir(bundle.ChartCRDsDir) {
 		paths = append(paths, bundle.ChartCRDsDir)
-		marks = append(marks, bundle.ChartCRDsDir+"/**/*:type=yaml-plain")
+		// ytt names a directory's files relative to it.
+		marks = append(marks, "**/*:type=yaml-plain")
 	}
 	return []kappctrlv1alpha1.AppTemplate{
 		{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{
