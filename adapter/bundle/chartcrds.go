@@ -15,21 +15,23 @@ import (
 // taken out of the chart so that helm does not render them with the
 // release: Helm installs them when they are absent and never upgrades or
 // deletes them, and they belong to no release, so two releases of one
-// chart share them. kapp is told they exist (AnnotationExists): it waits
-// for them before the chart's own objects and never creates, updates,
-// claims or deletes them. The adapter creates the ones that are absent
-// (package chartcrds).
+// chart share them. Each is marked (AnnotationChartCRD) for the App's
+// template to tell kapp that it exists, so kapp waits for it before the
+// chart's own objects and never creates, updates, claims or deletes it;
+// the adapter creates the ones that are absent (package chartcrds). A
+// Package made of the content leaves the mark unused: there kapp applies
+// them as it applies everything else.
 const ChartCRDsDir = "rukpak-kapp-chart-crds"
 
-// AnnotationExists makes kapp only wait for an object to exist.
-const AnnotationExists = "kapp.k14s.io/exists"
+// AnnotationChartCRD marks a CRD of a chart's crds/.
+const AnnotationChartCRD = "core.rukpak.io/chart-crd"
 
 // chartCRDFile matches a file of a chart's crds/ directory or of an
 // unpacked subchart's, as Helm reads them.
 var chartCRDFile = regexp.MustCompile(`^(charts/[^/]+/)*crds/.+\.(yaml|yml|json)$`)
 
 // chartCRDs moves every file of rest (a path inside the chart) that holds
-// only CustomResourceDefinitions into ChartCRDsDir, each marked to exist.
+// only CustomResourceDefinitions into ChartCRDsDir, each marked.
 // A file that holds anything else, or does not parse, stays in the chart,
 // as it was.
 func chartCRDs(rest string, data []byte) (string, []byte, bool) {
@@ -49,7 +51,7 @@ func chartCRDs(rest string, data []byte) (string, []byte, bool) {
 		if annotations == nil {
 			annotations = map[string]string{}
 		}
-		annotations[AnnotationExists] = ""
+		annotations[AnnotationChartCRD] = ""
 		u.SetAnnotations(annotations)
 		doc, err := yaml.Marshal(u.Object)
 		if err != nil {

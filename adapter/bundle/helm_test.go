@@ -98,8 +98,8 @@ func TestTopLevelSorted(t *testing.T) {
 	}
 }
 
-// A chart's crds/ leave the chart, marked for kapp to only wait for, so
-// helm does not render them with the release; anything else stays.
+// A chart's crds/ leave the chart, marked, so helm does not render them
+// with the release; anything else stays.
 func TestHelmFiles_ChartCRDs(t *testing.T) {
 	t.Parallel()
 	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gs.example.com\nspec:\n  group: example.com\n"
@@ -128,7 +128,7 @@ func TestHelmFiles_ChartCRDs(t *testing.T) {
 		t.Fatalf("files (-want +got):\n%s", diff)
 	}
 	moved := string(got[ChartCRDsDir+"/crds/greetings.yaml"])
-	if strings.Count(moved, "kapp.k14s.io/exists: \"\"") != 2 || !strings.Contains(moved, "name: hs.example.com") {
+	if strings.Count(moved, AnnotationChartCRD+": \"\"") != 2 || !strings.Contains(moved, "name: hs.example.com") {
 		t.Errorf("moved file:\n%s", moved)
 	}
 }

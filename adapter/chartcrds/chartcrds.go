@@ -1,6 +1,7 @@
 // Package chartcrds keeps a helm chart's crds/ as Helm keeps them: created
 // when absent, owned by no release, never updated or deleted with one. The
-// App of a chart tells kapp that they exist (bundle.ChartCRDsDir), so kapp
+// App of a chart tells kapp that they exist (bundle.ChartCRDsDir,
+// translate.ChartCRDsFile), so kapp
 // waits for them and never touches them; this controller creates the ones
 // that are absent, as the account the App deploys with, from the App's
 // content Secrets. A chart CRD an earlier version let kapp own (labelled
@@ -32,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -48,7 +50,7 @@ func Add(mgr ctrl.Manager) error {
 		Named("chartcrds").
 		For(&kappctrlv1alpha1.App{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			app, ok := o.(*kappctrlv1alpha1.App)
-			return ok && len(chartSecrets(app)) > 0
+			return ok && translate.KeepsChartCRDs(app) && len(chartSecrets(app)) > 0
 		}))).
 		// A chart CRD deleted by hand is created again; one an App took
 		// back (an old spec deployed late) is let go again.
@@ -103,7 +105,7 @@ func (r *reconciler) appsFor(ctx context.Context, o client.Object) []reconcile.R
 	var out []reconcile.Request
 	for i := range apps.Items {
 		app := &apps.Items[i]
-		if len(chartSecrets(app)) == 0 || (owner != "" && app.Labels[rukpakv1alpha2.LabelOwnerName] != owner) {
+		if !translate.KeepsChartCRDs(app) || len(chartSecrets(app)) == 0 || (owner != "" && app.Labels[rukpakv1alpha2.LabelOwnerName] != owner) {
 			continue
 		}
 		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)})
@@ -163,7 +165,7 @@ func ownedByApp(live *metav1.PartialObjectMetadata, app *kappctrlv1alpha1.App) b
 }
 
 // chartCRDs reads the CRDs app's content Secrets hold, as the chart has
-// them (without the annotation that is kapp's).
+// them (without the adapter's mark).
 func (r *reconciler) chartCRDs(ctx context.Context, app *kappctrlv1alpha1.App) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, name := range chartSecrets(app) {
@@ -179,7 +181,7 @@ func (r *reconciler) chartCRDs(ctx context.Context, app *kappctrlv1alpha1.App) (
 			}
 			for _, u := range objs {
 				annotations := u.GetAnnotations()
-				delete(annotations, bundle.AnnotationExists)
+				delete(annotations, bundle.AnnotationChartCRD)
 				u.SetAnnotations(annotations)
 				out = append(out, u)
 			}
