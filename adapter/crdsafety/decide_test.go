@@ -82,6 +82,11 @@ func setSpecField(c *apiextensionsv1.CustomResourceDefinition, name string, f fu
 
 func ptr[T any](v T) *T { return &v }
 
+// withField is gizmos with one field of spec in version 0 edited.
+func withField(t *testing.T, name string, f func(p *apiextensionsv1.JSONSchemaProps)) *apiextensionsv1.CustomResourceDefinition {
+	return edited(t, func(c *apiextensionsv1.CustomResourceDefinition) { setSpecField(c, name, f) })
+}
+
 // fakeLister serves objects per version in pages, counting its calls.
 type fakeLister struct {
 	objects map[string][]map[string]any
@@ -193,14 +198,10 @@ func TestDecide(t *testing.T) {
 				`error validating existing CRs against new CRD's schema for "gizmos.safety.example.com"`},
 			mustList: true},
 		{name: "a new optional field: allowed, the objects checked once", old: parseCRD(t, gizmos),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "shape", func(p *apiextensionsv1.JSONSchemaProps) { p.Type = "string" })
-			}),
+			new:     withField(t, "shape", func(p *apiextensionsv1.JSONSchemaProps) { p.Type = "string" }),
 			objects: map[string][]map[string]any{"v1": {precious, sized}}, allowed: true, mustList: true},
 		{name: "a description changed: allowed", old: parseCRD(t, gizmos),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "size", func(p *apiextensionsv1.JSONSchemaProps) { p.Description = "how big" })
-			}),
+			new:     withField(t, "size", func(p *apiextensionsv1.JSONSchemaProps) { p.Description = "how big" }),
 			allowed: true, mustList: true},
 		{name: "scope changed", old: parseCRD(t, gizmos),
 			new:   edited(t, func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Scope = "Cluster" }),
@@ -213,9 +214,7 @@ func TestDecide(t *testing.T) {
 			new:   parseCRD(t, gizmos),
 			rules: []string{RuleStoredVersion}, contains: []string{`stored version "v1beta1" removed (NoStoredVersionRemoved)`}},
 		{name: "an enum value removed", old: parseCRD(t, gizmos),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "color", func(p *apiextensionsv1.JSONSchemaProps) { p.Enum = p.Enum[:1] })
-			}),
+			new:   withField(t, "color", func(p *apiextensionsv1.JSONSchemaProps) { p.Enum = p.Enum[:1] }),
 			rules: []string{"Enum"}, contains: []string{`field "^.spec.color": enum values removed`}},
 		{name: "an enum value added: allowed", old: parseCRD(t, gizmos),
 			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
@@ -234,54 +233,34 @@ func TestDecide(t *testing.T) {
 			}),
 			rules: []string{"Enum"}},
 		{name: "maximum lowered", old: parseCRD(t, gizmos),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "size", func(p *apiextensionsv1.JSONSchemaProps) { p.Maximum = ptr(5.0) })
-			}),
+			new:   withField(t, "size", func(p *apiextensionsv1.JSONSchemaProps) { p.Maximum = ptr(5.0) }),
 			rules: []string{"Maximum"}, contains: []string{"maximum constraint decreased from 10 to 5 (Maximum)"}},
 		{name: "maximum raised: a widened constraint is allowed", old: parseCRD(t, gizmos),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "size", func(p *apiextensionsv1.JSONSchemaProps) { p.Maximum = ptr(50.0) })
-			}),
+			new:     withField(t, "size", func(p *apiextensionsv1.JSONSchemaProps) { p.Maximum = ptr(50.0) }),
 			allowed: true},
 		{name: "minimum raised", old: parseCRD(t, gizmos),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "size", func(p *apiextensionsv1.JSONSchemaProps) { p.Minimum = ptr(2.0) })
-			}),
+			new:   withField(t, "size", func(p *apiextensionsv1.JSONSchemaProps) { p.Minimum = ptr(2.0) }),
 			rules: []string{"Minimum"}},
 		{name: "maxLength lowered", old: parseCRD(t, gizmos),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "color", func(p *apiextensionsv1.JSONSchemaProps) { p.MaxLength = ptr(int64(3)) })
-			}),
+			new:   withField(t, "color", func(p *apiextensionsv1.JSONSchemaProps) { p.MaxLength = ptr(int64(3)) }),
 			rules: []string{"MaxLength"}},
 		{name: "minLength raised", old: parseCRD(t, gizmos),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "color", func(p *apiextensionsv1.JSONSchemaProps) { p.MinLength = ptr(int64(2)) })
-			}),
+			new:   withField(t, "color", func(p *apiextensionsv1.JSONSchemaProps) { p.MinLength = ptr(int64(2)) }),
 			rules: []string{"MinLength"}},
 		{name: "maxItems lowered", old: parseCRD(t, gizmos),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "tags", func(p *apiextensionsv1.JSONSchemaProps) { p.MaxItems = ptr(int64(2)) })
-			}),
+			new:   withField(t, "tags", func(p *apiextensionsv1.JSONSchemaProps) { p.MaxItems = ptr(int64(2)) }),
 			rules: []string{"MaxItems"}},
 		{name: "minItems raised", old: parseCRD(t, gizmos),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "tags", func(p *apiextensionsv1.JSONSchemaProps) { p.MinItems = ptr(int64(1)) })
-			}),
+			new:   withField(t, "tags", func(p *apiextensionsv1.JSONSchemaProps) { p.MinItems = ptr(int64(1)) }),
 			rules: []string{"MinItems"}},
 		{name: "maxProperties lowered", old: parseCRD(t, gizmos),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "labels", func(p *apiextensionsv1.JSONSchemaProps) { p.MaxProperties = ptr(int64(1)) })
-			}),
+			new:   withField(t, "labels", func(p *apiextensionsv1.JSONSchemaProps) { p.MaxProperties = ptr(int64(1)) }),
 			rules: []string{"MaxProperties"}},
 		{name: "minProperties raised", old: parseCRD(t, gizmos),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "labels", func(p *apiextensionsv1.JSONSchemaProps) { p.MinProperties = ptr(int64(1)) })
-			}),
+			new:   withField(t, "labels", func(p *apiextensionsv1.JSONSchemaProps) { p.MinProperties = ptr(int64(1)) }),
 			rules: []string{"MinProperties"}},
 		{name: "a default changed", old: parseCRD(t, gizmos),
-			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-				setSpecField(c, "size", func(p *apiextensionsv1.JSONSchemaProps) { p.Default = &apiextensionsv1.JSON{Raw: []byte("2")} })
-			}),
+			new:   withField(t, "size", func(p *apiextensionsv1.JSONSchemaProps) { p.Default = &apiextensionsv1.JSON{Raw: []byte("2")} }),
 			rules: []string{"Default"}, contains: []string{`field "^.spec.size": default changed from 1 to 2 (Default)`}},
 		{name: "a type changed: no rule knows it", old: parseCRD(t, gizmos),
 			new: edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
@@ -406,9 +385,7 @@ func TestDecide_PagesUntilTheFirstFailure(t *testing.T) {
 
 func TestDecide_DefaultPageSize(t *testing.T) {
 	lister := &fakeLister{objects: map[string][]map[string]any{}}
-	new := edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-		setSpecField(c, "shape", func(p *apiextensionsv1.JSONSchemaProps) { p.Type = "string" })
-	})
+	new := withField(t, "shape", func(p *apiextensionsv1.JSONSchemaProps) { p.Type = "string" })
 	Decide(context.Background(), Input{Old: parseCRD(t, gizmos), New: new, Objects: lister})
 	if fmt.Sprint(lister.calls) != fmt.Sprintf("[v1@/%d]", DefaultPageSize) {
 		t.Errorf("calls %v", lister.calls)
@@ -429,9 +406,7 @@ func TestDecide_TimeBound(t *testing.T) {
 			cancel()
 		}
 	}}
-	new := edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-		setSpecField(c, "shape", func(p *apiextensionsv1.JSONSchemaProps) { p.Type = "string" })
-	})
+	new := withField(t, "shape", func(p *apiextensionsv1.JSONSchemaProps) { p.Type = "string" })
 	d := Decide(ctx, Input{Old: parseCRD(t, gizmos), New: new, Objects: lister, PageSize: 2})
 	if d.Allowed || !d.Incomplete {
 		t.Fatalf("allowed %v incomplete %v", d.Allowed, d.Incomplete)
@@ -443,9 +418,7 @@ func TestDecide_TimeBound(t *testing.T) {
 
 func TestDecide_ListFailureRefuses(t *testing.T) {
 	lister := &fakeLister{err: errors.New(`gizmos.safety.example.com is forbidden: User "x" cannot list resource "gizmos"`)}
-	new := edited(t, func(c *apiextensionsv1.CustomResourceDefinition) {
-		setSpecField(c, "shape", func(p *apiextensionsv1.JSONSchemaProps) { p.Type = "string" })
-	})
+	new := withField(t, "shape", func(p *apiextensionsv1.JSONSchemaProps) { p.Type = "string" })
 	d := Decide(context.Background(), Input{Old: parseCRD(t, gizmos), New: new, Objects: lister, BundleDeployment: "gizmo"})
 	if d.Allowed || d.Incomplete || !strings.Contains(d.Message, `list the existing gizmos at version "v1": gizmos.safety.example.com is forbidden`) {
 		t.Fatalf("allowed %v, message %s", d.Allowed, d.Message)
