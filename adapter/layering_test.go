@@ -23,6 +23,10 @@ var layers = map[string]int{
 	"adapter/internal/store":      6, // what the adapter fetches itself
 	"adapter/internal/kube":       5, // the adapter's own reads and writes
 	"adapter/internal/scope":      4, // one reconcile's facts; error classes
+	// Parts that run beside the reconciler, wired in the facade's manager.
+	"adapter/crdsafety": 3,
+	"adapter/chartcrds": 3,
+	"adapter/webhook":   1,
 	// The pure packages.
 	"adapter/takeover":  3,
 	"adapter/packaging": 3,

@@ -20,9 +20,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/chartcrds"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/crdsafety"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/drift"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/controller"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhook"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -36,6 +39,8 @@ type Options struct {
 	// MetricsAddr and ProbeAddr serve metrics and health probes ("0": off).
 	MetricsAddr, ProbeAddr string
 	LeaderElect            bool
+	// WebhookAddr is where the adapter's webhooks listen ("" or "0": off).
+	WebhookAddr string
 	// Restartable lets a process start the adapter again after stopping
 	// it (controller names must otherwise be unique in a process): tests.
 	Restartable bool
@@ -114,6 +119,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		if err := r.WatchKapp(ctx, mgr); err != nil {
 			return err
 		}
+		if err := chartcrds.Add(mgr); err != nil {
+			return err
+		}
 		return addDriftRepair(mgr, r.AppKey)
 	})
 	r = assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(FieldOwner), apis, o.InstallWith, kapp)
@@ -124,6 +132,13 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	if err := mgr.AddReadyzCheck("kapp-controller-api", kapp.Check); err != nil {
+		return nil, err
+	}
+	srv, err := webhook.New(mgr, webhook.DefaultOptions(o.WebhookAddr, o.Config.SystemNamespace))
+	if err == nil {
+		err = crdsafety.Add(mgr, srv, crdsafety.OptionsFrom(o.Config, o.Classes.Claims))
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

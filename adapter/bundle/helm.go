@@ -20,7 +20,8 @@ const (
 
 // HelmFiles lays a fetched helm bundle out for the App: the chart, found
 // at the bundle root or in its single top-level directory as rukpak looked
-// for it, moves under ChartDir, and the BD's values go beside it.
+// for it, moves under ChartDir, and the BD's values go beside it. The
+// chart's crds/ go to ChartCRDsDir.
 func HelmFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte) (map[string][]byte, error) {
 	values, err := HelmValues(bd)
 	if err != nil {
@@ -34,6 +35,10 @@ func HelmFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte) (ma
 	for p, data := range files {
 		rest, ok := strings.CutPrefix(p, root)
 		if !ok || rest == "" || strings.HasSuffix(rest, "/") {
+			continue
+		}
+		if moved, marked, ok := chartCRDs(rest, data); ok {
+			out[moved] = marked
 			continue
 		}
 		out[ChartDir+"/"+rest] = data

@@ -97,3 +97,38 @@ func TestTopLevelSorted(t *testing.T) {
 		t.Errorf("topLevel = %v", got)
 	}
 }
+
+// A chart's crds/ leave the chart, marked, so helm does not render them
+// with the release; anything else stays.
+func TestHelmFiles_ChartCRDs(t *testing.T) {
+	t.Parallel()
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gs.example.com\nspec:\n  group: example.com\n"
+	files := map[string][]byte{
+		"hello/Chart.yaml":                 []byte("apiVersion: v2\nname: c\nversion: 0.1.0\n"),
+		"hello/crds/greetings.yaml":        []byte(crd + "---\n" + strings.Replace(crd, "gs.example", "hs.example", 1)),
+		"hello/crds/notes.txt":             []byte("not yaml"),
+		"hello/crds/mixed.yaml":            []byte(crd + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"),
+		"hello/charts/sub/crds/sub.yml":    []byte(strings.Replace(crd, "gs.example", "sub.example", 1)),
+		"hello/templates/crd-in-templates": []byte(crd),
+	}
+	got, err := HelmFiles(helmBD(""), files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range got {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	want := []string{
+		"chart/Chart.yaml", "chart/crds/mixed.yaml", "chart/crds/notes.txt", "chart/templates/crd-in-templates",
+		ChartCRDsDir + "/charts/sub/crds/sub.yml", ChartCRDsDir + "/crds/greetings.yaml", ValuesFile,
+	}
+	if diff := cmp.Diff(want, keys); diff != "" {
+		t.Fatalf("files (-want +got):\n%s", diff)
+	}
+	moved := string(got[ChartCRDsDir+"/crds/greetings.yaml"])
+	if strings.Count(moved, AnnotationChartCRD+": \"\"") != 2 || !strings.Contains(moved, "name: hs.example.com") {
+		t.Errorf("moved file:\n%s", moved)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -172,5 +173,43 @@ func TestObjects(t *testing.T) {
 	}
 	if sel := plain[2].(*packagingv1alpha1.PackageInstall).Spec.PackageRef.VersionSelection; sel.Prereleases != nil {
 		t.Fatal("a release version asks for prereleases")
+	}
+}
+
+// In a Package, kapp applies a chart's crds/ itself: the content the
+// adapter laid out keeps them apart, a chart fetched as it is has them in
+// the chart.
+func TestAppTemplate_ChartCRDs(t *testing.T) {
+	t.Parallel()
+	app := &kappctrlv1alpha1.App{Spec: kappctrlv1alpha1.AppSpec{
+		Template: []kappctrlv1alpha1.AppTemplate{
+			{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{Name: "h", Path: bundle.ChartDir}},
+			{Ytt: &kappctrlv1alpha1.AppTemplateYtt{
+				Paths:     []string{"-", bundle.ChartCRDsDir},
+				FileMarks: []string{"stdin.yml:type=yaml-plain", "**/*:type=yaml-plain", translate.ChartCRDsFile + ":type=yaml-template"},
+				Inline:    &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{"k.yml": "k", translate.ChartCRDsFile: "overlay"}},
+			}},
+		},
+	}}
+	laidOut := AppTemplate(app, kappctrlv1alpha1.AppFetch{Inline: &kappctrlv1alpha1.AppFetchInline{}}, bundle.ChartDir).Template[1].Ytt
+	want := &kappctrlv1alpha1.AppTemplateYtt{
+		Paths:     []string{"-", bundle.ChartCRDsDir},
+		FileMarks: []string{"stdin.yml:type=yaml-plain", "**/*:type=yaml-plain"},
+		Inline:    &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{"k.yml": "k"}},
+	}
+	if diff := cmp.Diff(want, laidOut); diff != "" {
+		t.Errorf("laid-out content (-want +got):\n%s", diff)
+	}
+	asFetched := AppTemplate(app, kappctrlv1alpha1.AppFetch{HTTP: &kappctrlv1alpha1.AppFetchHTTP{URL: "https://x/c.tgz"}}, "hello-world").Template[1].Ytt
+	want = &kappctrlv1alpha1.AppTemplateYtt{
+		Paths:     []string{"-"},
+		FileMarks: []string{"stdin.yml:type=yaml-plain"},
+		Inline:    &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{"k.yml": "k"}},
+	}
+	if diff := cmp.Diff(want, asFetched); diff != "" {
+		t.Errorf("a chart fetched as it is (-want +got):\n%s", diff)
+	}
+	if !translate.KeepsChartCRDs(app) {
+		t.Fatal("AppTemplate changed the App it was given")
 	}
 }

@@ -1,9 +1,12 @@
 package packaging
 
 import (
+	"slices"
+
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 )
 
 // AppTemplate is the App spec of a Package: the template and deploy steps
@@ -31,5 +34,30 @@ func AppTemplate(app *kappctrlv1alpha1.App, fetch kappctrlv1alpha1.AppFetch, cha
 		}
 		h.ValuesFrom = kept
 	}
+	withoutChartCRDs(spec, chartPath)
 	return spec
+}
+
+// withoutChartCRDs lets kapp apply a chart's crds/ in a Package as it
+// applies everything else: no adapter creates them where the Package is
+// installed. Content the adapter laid out (chartPath bundle.ChartDir)
+// holds them apart, in bundle.ChartCRDsDir; a chart fetched as it is
+// (another chartPath) still has them among its files, for helm to render.
+func withoutChartCRDs(spec *kappctrlv1alpha1.AppSpec, chartPath string) {
+	for i := range spec.Template {
+		y := spec.Template[i].Ytt
+		if y == nil || y.Inline == nil {
+			continue
+		}
+		if _, ok := y.Inline.Paths[translate.ChartCRDsFile]; !ok {
+			continue
+		}
+		delete(y.Inline.Paths, translate.ChartCRDsFile)
+		y.FileMarks = slices.DeleteFunc(y.FileMarks, func(m string) bool {
+			return m == translate.ChartCRDsFile+":type=yaml-template" || (chartPath != bundle.ChartDir && m == "**/*:type=yaml-plain")
+		})
+		if chartPath != bundle.ChartDir {
+			y.Paths = slices.DeleteFunc(y.Paths, func(p string) bool { return p == bundle.ChartCRDsDir })
+		}
+	}
 }

@@ -17,6 +17,7 @@ var (
 	tempDir   = regexp.MustCompile(`(/[^\s:'"]*)?/(kapp-controller|vendir|ytt|helm)[A-Za-z0-9._-]*?\d+(/[^\s:'"]*)?`)
 	clockTime = regexp.MustCompile(`(?m)^\d{1,2}:\d{2}:\d{2}(AM|PM): `)
 	blankRuns = regexp.MustCompile(`\n{2,}`)
+	wrapped   = regexp.MustCompile(`[ \t]*\n\s*`)
 )
 
 // Message returns the first non-empty candidate, cleaned for a condition:
@@ -120,8 +121,35 @@ func emptyContent(detail string) bool {
 	return strings.Contains(detail, "Expected to find at least one file within directory")
 }
 
+// CRDSafetyWebhook is the CRD upgrade safety check's webhook name
+// (config/webhook), which the API server's refusal quotes.
+const CRDSafetyWebhook = "crd-upgrade-safety.core.rukpak.io"
+
+// crdRefusal is the check's own text from kapp's report of the refused
+// CRD update ("... API server says: admission webhook "…" denied the
+// request: <text> (reason: Forbidden)"): the text names the CRD, the
+// versions, fields, rules and objects, and how to opt out; kapp's wrapping
+// around it only costs room.
+func crdRefusal(detail string) (string, bool) {
+	_, text, ok := strings.Cut(detail, `admission webhook "`+CRDSafetyWebhook+`" denied the request: `)
+	if !ok {
+		return "", false
+	}
+	if i := strings.LastIndex(text, " (reason: "); i >= 0 {
+		text = text[:i]
+	}
+	// kapp wraps long error lines, indenting what follows a break; the
+	// check's text has no line breaks of its own.
+	text = wrapped.ReplaceAllString(text, " ")
+	return "The CRD upgrade safety check refused kapp's update of a CRD, so kapp applied nothing of this bundle but, at most, its other CRDs, " +
+		"and the existing custom resources keep their data: " + strings.TrimSpace(text), true
+}
+
 // explainDeploy names the usual causes of a kapp failure in rukpak's words.
 func explainDeploy(detail string) string {
+	if msg, ok := crdRefusal(detail); ok {
+		return msg
+	}
 	switch {
 	case strings.Contains(detail, "empty set of resources"):
 		return "invalid bundle: " + zeroObjects

@@ -214,6 +214,18 @@ func TestCompute(t *testing.T) {
 			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, upgradeFailed), healthy: g(2, healthyFalse), resolved: olderSource},
 		},
 		{
+			name:   "an upgrade the CRD upgrade safety check refused: its words, without kapp's wrapping",
+			stored: installedAt(1, olderSource),
+			app: newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: update customresourcedefinition/gizmos.safety.example.com (apiextensions.k8s.io/v1) cluster:\n"+
+				"  Updating resource customresourcedefinition/gizmos.safety.example.com (apiextensions.k8s.io/v1) cluster:\n    API server says:\n"+
+				`      admission webhook "crd-upgrade-safety.core.rukpak.io" denied the request: failed to validate safety of UPDATE for CRD "gizmos.safety.example.com" (NOTE: ...): `+
+				`validating upgrade for CRD "gizmos.safety.example.com" failed: version "v1", field "^.spec.color": field removed (NoExistingFieldRemoved); existing custom object default/precious failed validation against version "v1": spec.size:`+"\n        Required value (reason: Forbidden)"), failures(1)),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "False", "UpgradeFailed",
+				"The CRD upgrade safety check refused kapp's update of a CRD, so kapp applied nothing of this bundle but, at most, its other CRDs, and the existing custom resources keep their data: "+
+					`failed to validate safety of UPDATE for CRD "gizmos.safety.example.com" (NOTE: ...): validating upgrade for CRD "gizmos.safety.example.com" failed: version "v1", field "^.spec.color": field removed (NoExistingFieldRemoved); existing custom object default/precious failed validation against version "v1": spec.size: Required value`)),
+				healthy: g(2, healthyFalse), resolved: olderSource},
+		},
+		{
 			name:   "a failure after a failed upgrade is still the upgrade's",
 			stored: stored{conds: []metav1.Condition{g(2, unpackedTrue), g(2, upgradeFailed), g(2, healthyFalse)}, resolved: olderSource},
 			app:    newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), templateFailed(4, "ytt: Error: bad"), failures(3)),

@@ -10,12 +10,12 @@ import (
 )
 
 // templateFor picks the template steps for the BD's format.
-func templateFor(bd *rukpakv1alpha2.BundleDeployment, kappConfig string) ([]kappctrlv1alpha1.AppTemplate, error) {
+func templateFor(bd *rukpakv1alpha2.BundleDeployment, kappConfig string, content *Content) ([]kappctrlv1alpha1.AppTemplate, error) {
 	switch bd.Spec.ProvisionerClassName {
 	case rukpakv1alpha2.ClassPlain, rukpakv1alpha2.ClassRegistry:
 		return plainTemplate(kappConfig), nil
 	case rukpakv1alpha2.ClassHelm:
-		return helmTemplate(bd, kappConfig), nil
+		return helmTemplate(bd, kappConfig, content), nil
 	default:
 		return nil, &UnsupportedError{Reason: fmt.Sprintf("provisioner class %q is not supported yet", bd.Spec.ProvisionerClassName)}
 	}

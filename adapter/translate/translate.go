@@ -57,7 +57,7 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 	if err != nil {
 		return nil, err
 	}
-	template, err := templateFor(bd, ownerLabelsConfig(bd.Name))
+	template, err := templateFor(bd, ownerLabelsConfig(bd.Name), content)
 	if err != nil {
 		return nil, err
 	}
@@ -180,12 +180,30 @@ func OwnerReferences(bd *rukpakv1alpha2.BundleDeployment) []metav1.OwnerReferenc
 const kappConfigFile = "rukpak-kapp-owner-labels.yml"
 
 // ownerLabelsConfig is a kapp Config that puts the owner labels on every
-// object kapp applies, so installed objects can be traced to their BD.
+// object kapp applies, so installed objects can be traced to their BD, and
+// has kapp apply a bundle's CRDs before anything else (see crdsFirst).
 func ownerLabelsConfig(bdName string) string {
 	return fmt.Sprintf(`apiVersion: kapp.k14s.io/v1alpha1
 kind: Config
 additionalLabels:
   %s: %s
   %s: %q
-`, rukpakv1alpha2.LabelOwnerKind, rukpakv1alpha2.OwnerKind, rukpakv1alpha2.LabelOwnerName, bdName)
+`, rukpakv1alpha2.LabelOwnerKind, rukpakv1alpha2.OwnerKind, rukpakv1alpha2.LabelOwnerName, bdName) + crdsFirst
 }
+
+// crdsFirst makes every other change of a deploy wait for the bundle's
+// CRDs to be applied: kapp's own rules only order custom resources after
+// their CRDs, and apply everything else at once. So when the CRD upgrade
+// safety check refuses a CRD update, kapp stops there, and nothing of the
+// refused bundle (no ConfigMap changed, no Deployment rolled, no object
+// pruned) reaches the cluster. A deploy that changes no CRD is not
+// slowed: the group is empty or has nothing to do.
+const crdsFirst = `changeRuleBindings:
+- rules:
+  - upsert after upserting change-groups.kapp.k14s.io/crds
+  - delete after upserting change-groups.kapp.k14s.io/crds
+  resourceMatchers:
+  - notMatcher:
+      matcher:
+        apiGroupKindMatcher: {kind: CustomResourceDefinition, apiGroup: apiextensions.k8s.io}
+`

@@ -51,7 +51,7 @@ func wantApp(fetch kappctrlv1alpha1.AppFetch) *kappctrlv1alpha1.App {
 			Template: []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{
 				Paths: []string{"manifests"}, FileMarks: []string{"**/*:type=yaml-plain"},
 				Inline: &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{
-					"rukpak-kapp-owner-labels.yml": "apiVersion: kapp.k14s.io/v1alpha1\nkind: Config\nadditionalLabels:\n  core.rukpak.io/owner-kind: BundleDeployment\n  core.rukpak.io/owner-name: \"my-bd\"\n",
+					"rukpak-kapp-owner-labels.yml": "apiVersion: kapp.k14s.io/v1alpha1\nkind: Config\nadditionalLabels:\n  core.rukpak.io/owner-kind: BundleDeployment\n  core.rukpak.io/owner-name: \"my-bd\"\n" + crdsFirst,
 				}},
 			}}},
 			Deploy: []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{

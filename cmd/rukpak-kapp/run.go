@@ -10,7 +10,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/crdsafety"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhook"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -25,6 +27,7 @@ func run(args []string) error {
 	templateTimeout := fs.Duration("template-timeout", 2*time.Minute, "how long kapp-controller's template step may run before the BundleDeployment reports it as failed (0 disables)")
 	classes := fs.String("classes", rukpakv1alpha2.ClassPlain+","+rukpakv1alpha2.ClassHelm+","+rukpakv1alpha2.ClassRegistry, "comma-separated provisioner classes this controller claims; NAME="+rukpakv1alpha2.ClassPlain+" claims NAME and installs it as that built-in class, to run beside rukpak")
 	metricsAddr := fs.String("metrics-bind-address", ":8080", `metrics address ("0" disables)`)
+	webhookAddr := fs.String("webhook-bind-address", webhook.DefaultAddress, `address of the adapter's webhooks (the CRD upgrade safety check), which the API server reaches through the Service `+webhook.DefaultService+` ("0" disables; then remove the ValidatingWebhookConfiguration `+crdsafety.ConfigurationName+`, whose failure policy is Fail)`)
 	probeAddr := fs.String("health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
 	installWith := fs.String("install-with", string(adapter.InstallWithApp), "how BundleDeployments are installed: app (a kapp-controller App) or packageinstall (a Carvel Package the adapter publishes, installed by a PackageInstall); the annotation "+rukpakv1alpha2.AnnotationInstallWith+" wins")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so only one replica reconciles")
@@ -66,6 +69,7 @@ func run(args []string) error {
 		MetricsAddr: *metricsAddr,
 		ProbeAddr:   *probeAddr,
 		LeaderElect: *leaderElect,
+		WebhookAddr: *webhookAddr,
 	})
 	if err != nil {
 		return err

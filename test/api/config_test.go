@@ -16,11 +16,15 @@ import (
 const adapterUser = "system:serviceaccount:rukpak-system:rukpak-kapp"
 
 func canI(ctx context.Context, verb, group, resource, namespace string) bool {
+	return canIName(ctx, verb, group, resource, namespace, "")
+}
+
+func canIName(ctx context.Context, verb, group, resource, namespace, name string) bool {
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User:   adapterUser,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:rukpak-system", "system:authenticated"},
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Verb: verb, Group: group, Resource: resource, Namespace: namespace,
+			Verb: verb, Group: group, Resource: resource, Namespace: namespace, Name: name,
 		},
 	}}
 	ExpectWithOffset(1, env.Client.Create(ctx, sar)).To(Succeed())
@@ -43,6 +47,8 @@ var _ = Describe("the install manifests in config/", func() {
 		}
 		Expect(kinds).To(HaveKeyWithValue("Deployment", 1))
 		Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 2))
+		Expect(kinds).To(HaveKeyWithValue("ValidatingWebhookConfiguration", 1))
+		Expect(kinds).To(HaveKeyWithValue("Service", 1))
 	})
 
 	It("grant the adapter no wildcard and no Secrets outside its namespace", func(ctx context.Context) {
@@ -90,5 +96,16 @@ var _ = Describe("the install manifests in config/", func() {
 		Expect(canI(ctx, "list", "rbac.authorization.k8s.io", "clusterroles", "")).To(BeTrue())
 		Expect(canI(ctx, "update", "", "configmaps", "default")).To(BeFalse())
 		Expect(canI(ctx, "watch", "", "secrets", "")).To(BeFalse())
+		// The CRD upgrade safety check: custom resources are read as the
+		// install account (impersonated), never with a grant of the
+		// adapter's own; only its own webhook configuration's caBundle is
+		// written.
+		Expect(canI(ctx, "list", "safety.example.com", "gizmos", "")).To(BeFalse())
+		Expect(canI(ctx, "impersonate", "", "serviceaccounts", harness.SystemNamespace)).To(BeTrue())
+		Expect(canI(ctx, "impersonate", "", "serviceaccounts", "default")).To(BeFalse())
+		Expect(canI(ctx, "impersonate", "", "users", "")).To(BeFalse())
+		Expect(canIName(ctx, "update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "rukpak-kapp")).To(BeTrue())
+		Expect(canIName(ctx, "update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "someone-elses")).To(BeFalse())
+		Expect(canI(ctx, "patch", "apiextensions.k8s.io", "customresourcedefinitions", "")).To(BeFalse())
 	})
 })

@@ -73,7 +73,9 @@ var _ = Describe("helm bundles", func() {
 			HaveField("Status.ResolvedSource.HTTP.URL", Equal(url)),
 		))
 		availableDeployment(ctx, "helm-http-hello-world")
-		Expect(ownedCRDs(ctx, "helm-http")()).To(ConsistOf("greetings.hello.rukpak-kapp.test"))
+		// The chart's crds/: there, as Helm leaves them, owned by no App.
+		Expect(ownedCRDs(ctx, "helm-http")()).To(BeEmpty())
+		Expect(chartCRDLabels(ctx)).NotTo(HaveKey("kapp.k14s.io/app"))
 		dep := &appsv1.Deployment{}
 		Expect(env.Client.Get(ctx, objKey("default", "helm-http-hello-world"), dep)).To(Succeed())
 		Expect(dep.Labels).To(HaveKeyWithValue(rukpakv1alpha2.LabelOwnerName, "helm-http"))

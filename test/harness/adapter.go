@@ -44,6 +44,10 @@ func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error)
 	if err != nil {
 		return nil, err
 	}
+	webhooks, err := e.AdapterWebhookAddress(ctx)
+	if err != nil {
+		return nil, err
+	}
 	a := &Adapter{
 		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", port),
 		ReadyURL:   fmt.Sprintf("http://127.0.0.1:%d/readyz", probes),
@@ -53,6 +57,7 @@ func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error)
 			"--system-namespace", SystemNamespace,
 			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port),
 			"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probes),
+			"--webhook-bind-address", webhooks,
 			// kapp-controller re-fetches no more often than every 30 s.
 			"--branch-sync-period", "30s",
 			// Well above any honest template step here, below the 15-40 s the

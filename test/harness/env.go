@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -100,6 +101,9 @@ type Env struct {
 	tools           *toolEnv
 	scheduler, kwok *process
 	kcWorkers       int
+
+	webhookMu   sync.Mutex
+	webhookAddr string
 }
 
 // Start brings up the parts named in opts. Logs of every process are kept
@@ -227,8 +231,9 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 }
 
 // installAPI installs the BundleDeployment CRD from config/, the system
-// namespace, the adapter's and installer's accounts from config/rbac and
-// the finalizer policy from config/admission.
+// namespace, the adapter's and installer's accounts from config/rbac, the
+// adapter's webhooks from config/webhook and the finalizer policy from
+// config/admission.
 func (e *Env) installAPI(ctx context.Context) error {
 	crd, err := e.Kustomize(ctx, "config/crd")
 	if err != nil {
@@ -250,6 +255,13 @@ func (e *Env) installAPI(ctx context.Context) error {
 		return err
 	}
 	if _, err = ApplyYAML(ctx, e.Client, rbac); err != nil {
+		return err
+	}
+	webhooks, err := e.Kustomize(ctx, "config/webhook")
+	if err != nil {
+		return err
+	}
+	if _, err = ApplyYAML(ctx, e.Client, webhooks); err != nil {
 		return err
 	}
 	return e.InstallAdmission(ctx)

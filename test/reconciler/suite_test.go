@@ -86,6 +86,8 @@ func startAdapter(ctx context.Context) {
 	classes, err := adapter.ParseClasses([]string{rukpakv1alpha2.ClassPlain, rukpakv1alpha2.ClassHelm, rukpakv1alpha2.ClassRegistry,
 		harness.AliasPlainClass + "=" + rukpakv1alpha2.ClassPlain})
 	Expect(err).NotTo(HaveOccurred())
+	webhooks, err := env.AdapterWebhookAddress(ctx)
+	Expect(err).NotTo(HaveOccurred())
 	mgr, err := adapter.NewManager(cfg, adapter.Options{
 		Config: translate.Config{
 			SystemNamespace:    harness.SystemNamespace,
@@ -98,6 +100,7 @@ func startAdapter(ctx context.Context) {
 		Classes:     classes,
 		MetricsAddr: "0",
 		ProbeAddr:   "0",
+		WebhookAddr: webhooks,
 		Restartable: true,
 	})
 	Expect(err).NotTo(HaveOccurred())

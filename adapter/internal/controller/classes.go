@@ -42,8 +42,8 @@ func ParseClasses(entries []string) (Classes, error) {
 	return out, nil
 }
 
-// claims says whether the adapter handles bd at all.
-func (c Classes) claims(bd *rukpakv1alpha2.BundleDeployment) bool {
+// Claims says whether the adapter handles bd at all.
+func (c Classes) Claims(bd *rukpakv1alpha2.BundleDeployment) bool {
 	_, ok := c[bd.Spec.ProvisionerClassName]
 	return ok
 }

@@ -61,7 +61,7 @@ func TestAsBuiltin(t *testing.T) {
 	if builtin := bd(rukpakv1alpha2.ClassPlain); classes.asBuiltin(builtin) != builtin {
 		t.Error("a built-in class was copied")
 	}
-	if !classes.claims(alias) || classes.claims(bd(rukpakv1alpha2.ClassHelm)) {
-		t.Error("claims() disagrees with the map")
+	if !classes.Claims(alias) || classes.Claims(bd(rukpakv1alpha2.ClassHelm)) {
+		t.Error("Claims() disagrees with the map")
 	}
 }

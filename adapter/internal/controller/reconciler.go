@@ -58,7 +58,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	mode, modeErr := installWith(bd, r.set.InstallDefault)
-	route := Decide(Facts{Claimed: r.set.Classes.claims(bd), Deleting: !bd.DeletionTimestamp.IsZero(),
+	route := Decide(Facts{Claimed: r.set.Classes.Claims(bd), Deleting: !bd.DeletionTimestamp.IsZero(),
 		HasFinalizer: controllerutil.ContainsFinalizer(bd, kube.Finalizer), Mode: mode, ModeInvalid: modeErr != nil})
 	cfg := r.set.Config
 	cfg.AppNamespace = ns

@@ -46,7 +46,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// when its class changes away, so it can be released.
 	claimed := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
-		return ok && (r.set.Classes.claims(bd) || controllerutil.ContainsFinalizer(bd, kube.Finalizer))
+		return ok && (r.set.Classes.Claims(bd) || controllerutil.ContainsFinalizer(bd, kube.Finalizer))
 	})
 	b, err := r.watchReferences(mgr, ctrl.NewControllerManagedBy(mgr))
 	if err != nil {
@@ -130,7 +130,7 @@ const configMapIndex = "rukpak-kapp.configMapsRead"
 
 func (r *Reconciler) configMapsRead(o client.Object) []string {
 	bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
-	if !ok || !r.set.Classes.claims(bd) || !bundle.AdapterFetches(r.set.Classes.asBuiltin(bd)) {
+	if !ok || !r.set.Classes.Claims(bd) || !bundle.AdapterFetches(r.set.Classes.asBuiltin(bd)) {
 		return nil
 	}
 	var names []string
@@ -175,7 +175,7 @@ func (r *Reconciler) watchReferences(mgr ctrl.Manager, b *builder.Builder) (*bui
 	}
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), &rukpakv1alpha2.BundleDeployment{}, referencesIndex, func(o client.Object) []string {
 		bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
-		if !ok || !r.set.Classes.claims(bd) {
+		if !ok || !r.set.Classes.Claims(bd) {
 			return nil
 		}
 		var keys []string
