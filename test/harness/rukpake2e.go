@@ -60,6 +60,8 @@ type RukpakE2E struct {
 	Registry       *Registry
 	SecureRegistry *Registry
 	SSHGit         *SSHGitServer
+	// LocalGitCommit is main's commit in RukpakLocalGitRepo.
+	LocalGitCommit string
 	web            *http.Server
 }
 
@@ -122,7 +124,7 @@ func (e *Env) startRukpakE2E(ctx context.Context) error {
 		return err
 	}
 	gitRoot := filepath.Join(e.Dir, "local-git")
-	if err := commitTree(filepath.Join(gitRoot, "git-server", "repos", "combo"), filepath.Join(gitRoot, "work-combo"), filepath.Join(sources, "operator-framework-combo")); err != nil {
+	if r.LocalGitCommit, err = commitTree(filepath.Join(gitRoot, "git-server", "repos", "combo"), filepath.Join(gitRoot, "work-combo"), filepath.Join(sources, "operator-framework-combo")); err != nil {
 		return err
 	}
 	if r.SSHGit, err = serveSSHGit(ls.git, gitRoot, rukpakLocalGitName); err != nil {
@@ -289,22 +291,22 @@ func gitOutput(dir string, args ...string) ([]byte, error) {
 }
 
 // commitTree makes the bare repository bare with one commit of dir's
-// files on main.
-func commitTree(bare, work, dir string) error {
+// files on main, and returns the commit.
+func commitTree(bare, work, dir string) (string, error) {
 	for _, args := range [][]string{{"init", "--quiet", "--bare", "--initial-branch=main", bare}, {"init", "--quiet", "--initial-branch=main", work}} {
 		if err := runGit("", args...); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if err := exec.Command("cp", "-r", dir+"/.", work).Run(); err != nil {
-		return fmt.Errorf("copy %s: %w", dir, err)
+		return "", fmt.Errorf("copy %s: %w", dir, err)
 	}
 	for _, args := range [][]string{{"remote", "add", "origin", bare}, {"add", "-A"}, {"commit", "--quiet", "-m", "operator-framework/combo at f5a3711"}, {"push", "--quiet", "origin", "main"}} {
 		if err := runGit(work, args...); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return nil
+	return (&Repo{work: work}).Head()
 }
 
 // rukpakE2ESecrets makes the Secrets the suite and its specs name, as
