@@ -38,15 +38,22 @@ const needsPod = "execs into rukpak's own core Pod to list its bundle cache (/va
 
 // Difference reasons, one line each; README.md says more.
 const (
-	whySubdirs       = "subdirectories under manifests/ are read (rukpak refused them): the bundle installs"
-	whyCRDsAndCRs    = "a bundle holding a CRD and custom resources of it installs (kapp applies the CRD first; rukpak's Helm could not)"
-	whyDeleteOrder   = "the BundleDeployment is deleted after its objects (its finalizer holds it until kapp removed them, so a failed delete stays visible); rukpak's went at once and garbage collection removed the objects afterwards"
+	whySubdirs = "subdirectories under manifests/ are read (rukpak refused them): this bundle's manifests/emptydir/.gitignore is then read as YAML, " +
+		"and the install fails on it as rukpak's did on any file that holds no object"
+	whyCRDsAndCRs  = "a bundle holding a CRD and custom resources of it installs (kapp applies the CRD first; rukpak's Helm could not)"
+	whyDeleteOrder = "the BundleDeployment is deleted after its objects (its finalizer holds it until kapp removed them, so a failed delete stays visible); " +
+		"rukpak's went at once and garbage collection removed the objects afterwards. It passes when the BundleDeployment is gone within the spec's one-second poll of its CRDs going"
 	whyCRDValidation = "the CRD validator is not there until CRD upgrade safety lands (issue 26): the unsafe update is admitted"
+	whyNameWording   = "the limit is rukpak's (52 characters) but Kubernetes 1.37's API server words it `may not be more than 52 bytes`; rukpak ran on 1.30, which said `may not be longer than 52`"
+	whyBlindWindow   = "a Deployment deleted while kapp's first apply still waits for it is not restored until issue 27 (no blind window) lands: kapp's apply fails after a minute. " +
+		"It passes when the first apply ended before the delete"
 )
 
 var upstream = map[string]expected{
 	// api_validation_test.go
-	"bundle api validation when the bundle name is too long should fail the long name of bundle deployment during creation": {},
+	"bundle api validation when the bundle name is too long should fail the long name of bundle deployment during creation": {
+		differs: &difference{why: whyNameWording, in: "It", message: "metadata.name: Too long: may not be more than 52 bytes"},
+	},
 	"bundle api validation when the bundle deployment with multiple sources should fail the bundle creation":                {},
 	"bundle api validation when the bundle with no sources should fail the bundle creation":                                 {},
 	"bundle api validation when the bundle source type is git and more than 1 refs are set should fail the bundle creation": {},
@@ -65,9 +72,11 @@ var upstream = map[string]expected{
 	"crdvalidator when a crd event is emitted when an incoming crd event removes a stored version should deny admission":                                                                                      {pending: true},
 
 	// helm_provisioner_test.go
-	"helm provisioner bundledeployment when a BundleDeployment targets a valid Bundle should rollout the bundle contents successfully":                                                                                      {},
-	"helm provisioner bundledeployment when a BundleDeployment targets a valid Bundle when the underlying helm chart contains a deployment manifest should eventually result in an available deployment resource":           {},
-	"helm provisioner bundledeployment when a BundleDeployment targets a valid Bundle when the underlying helm chart contains a deployment manifest should re-create a deployment resource when manually deleted":           {},
+	"helm provisioner bundledeployment when a BundleDeployment targets a valid Bundle should rollout the bundle contents successfully":                                                                            {},
+	"helm provisioner bundledeployment when a BundleDeployment targets a valid Bundle when the underlying helm chart contains a deployment manifest should eventually result in an available deployment resource": {},
+	"helm provisioner bundledeployment when a BundleDeployment targets a valid Bundle when the underlying helm chart contains a deployment manifest should re-create a deployment resource when manually deleted": {
+		differs: &difference{why: whyBlindWindow, in: "It", message: `-hello-world" not found`, orPasses: true},
+	},
 	"helm provisioner bundledeployment when a BundleDeployment targets a Bundle with an invalid url should fail rolling out the bundle contents":                                                                            {},
 	"helm provisioner bundledeployment when a BundleDeployment targets a Bundle with a none-tgz file url should fail rolling out the bundle contents":                                                                       {},
 	"helm provisioner bundledeployment when a BundleDeployment targets a Bundle with a none chart tgz url should fail rolling out the bundle contents":                                                                      {},
@@ -94,7 +103,7 @@ var upstream = map[string]expected{
 	"plain provisioner bundle when the bundle is backed by a non-existent configmap eventually results in a failing bundle state":                                                       {},
 	"plain provisioner bundle when the bundle is backed by an invalid configmap checks the bundle's phase gets failing":                                                                 {},
 	"plain provisioner bundle when a bundle deployment containing nested directory is created reports an unpack error when the manifests directory contains directories": {
-		differs: &difference{why: whySubdirs, in: "It", message: "Timed out after"},
+		differs: &difference{why: whySubdirs, in: "It", message: "json: cannot unmarshal string into Go value of type map[string]interface {}\nto contain substring"},
 	},
 	"plain provisioner bundle when valid  bundle is created when start server for bundle contents reads the pod log": {
 		skip:       "runs a Job (curlimages/curl) that downloads status.contentURL and reads the Job Pod's log; no Pod runs on the fake nodes (and rukpak-kapp leaves contentURL empty, see README)",
@@ -103,10 +112,10 @@ var upstream = map[string]expected{
 	"plain provisioner bundle plain provisioner bundleDeployment when a BundleDeployment is dependent on another BundleDeployment when the providing BundleDeployment does not exist should eventually project a failed installation for the dependent BundleDeployment": {},
 	"plain provisioner bundle plain provisioner bundleDeployment when a BundleDeployment is dependent on another BundleDeployment when the providing BundleDeployment is created should eventually project a successful installation for the dependent BundleDeployment": {},
 	"plain provisioner bundle plain provisioner bundleDeployment when a BundleDeployment targets a Bundle that contains CRDs and instances of those CRDs eventually reports a failed installation state due to missing APIs on the cluster": {
-		differs: &difference{why: whyCRDsAndCRs, in: "It", message: "Timed out after"},
+		differs: &difference{why: whyCRDsAndCRs, in: "It", message: "<v1.ConditionStatus>: True\nto equal"},
 	},
 	"plain provisioner bundle plain provisioner garbage collection when a BundleDeployment has been deleted should eventually result in the installed CRDs being deleted": {
-		differs: &difference{why: whyDeleteOrder, in: "AfterEach", message: "Expected"},
+		differs: &difference{why: whyDeleteOrder, in: "AfterEach", message: "<bool>: false\nto be true", orPasses: true},
 	},
 
 	// registry_provisioner_test.go
