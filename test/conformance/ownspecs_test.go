@@ -2,6 +2,9 @@ package conformance_test
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -100,10 +103,16 @@ var replacements = map[string]func(context.Context){
 	},
 }
 
-var _ = Describe(ownSpecs, func() {
-	for name, body := range replacements {
-		It(name, func(ctx context.Context) { body(ctx) })
-	}
+// The suite's specs run in this order, one after the other: this suite's
+// own while rukpak's runs beside them, then the check of rukpak's.
+var _ = Describe("conformance", Ordered, func() {
+	Describe(ownSpecs, func() {
+		for _, name := range slices.Sorted(maps.Keys(replacements)) {
+			It(name, func(ctx context.Context) { replacements[name](ctx) })
+		}
+	})
+	It("rukpak "+rukpakVersion+"'s end-to-end suite runs unchanged: each spec passes, is skipped for the Pod it needs, or fails as a listed difference",
+		upstreamSpec, NodeTimeout(25*time.Minute))
 })
 
 // unpackedAndInstalled creates a plain BundleDeployment of the git source

@@ -23,10 +23,16 @@ end-to-end suite (package `+"`test/e2e`"+` of the Go module `+"`github.com/opera
 built unchanged against its own dependencies by `+"`test/tools/rukpak-e2e`"+`) ran against rukpak-kapp
 on the harness's local control plane, with kapp-controller, in %[2]s.
 
-The harness serves what the suite expects of its cluster under the names it uses
-(`+"`docker-registry.rukpak-e2e.svc.cluster.local:5000`"+`, the secure registry, the ssh git server,
-github.com and raw.githubusercontent.com, with the Secrets the specs read): see
-`+"`test/harness/rukpake2e.go`"+` and `+"`test/testdata/rukpak-e2e-sources`"+`.
+The harness serves what the suite expects of its cluster under the names it uses: its registry
+`+"`docker-registry.rukpak-e2e.svc.cluster.local:5000`"+` (TLS; rukpak's testdata bundles laid out as their
+Dockerfiles say, the CA in the Secret `+"`rukpak-e2e/rukpak-e2e-registry`"+`), the secure registry behind
+basic auth (`+"`secureregistrysecret`"+`), the ssh git server (`+"`gitsecret`"+`), and github.com and
+raw.githubusercontent.com (the repositories and files the specs name, kept in
+`+"`test/testdata/rukpak-e2e-sources`"+`). The servers listen on loopback addresses of their own; the
+adapter and kapp-controller each run in a mount namespace of their own in which a hosts file of the
+harness, naming those addresses, is bound over `+"`/etc/hosts`"+`, and they trust a harness CA for
+github.com as a cluster's trust store trusts the public CAs (`+"`test/harness/rukpake2e.go`"+`,
+`+"`fetchview.go`"+`). Nothing else on the machine sees those names.
 
 %[3]d specs: %[4]d passed, %[5]d skipped because they need a running Pod (each checked another way by a
 spec of `+"`test/conformance`"+`), %[6]d known differences (listed in the README under "Differences from

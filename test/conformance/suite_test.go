@@ -22,7 +22,12 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
-var env *harness.Env
+var (
+	env         *harness.Env
+	upstreamRan *upstreamRun
+	// stopUpstream ends rukpak's suite if this one ends first.
+	stopUpstream context.CancelFunc = func() {}
+)
 
 func TestConformance(t *testing.T) {
 	bdtest.RunSuite(t, "Conformance Suite", 2*time.Minute, 250*time.Millisecond)
@@ -34,9 +39,15 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("harness logs: %s\n", env.LogDir())
 	bdtest.Use(env)
+	// Not the spec's context: the run outlives BeforeSuite.
+	var runCtx context.Context
+	runCtx, stopUpstream = context.WithCancel(context.WithoutCancel(ctx))
+	upstreamRan, err = startUpstream(runCtx)
+	Expect(err).NotTo(HaveOccurred())
 }, NodeTimeout(5*time.Minute))
 
 var _ = AfterSuite(func() {
+	stopUpstream()
 	if env != nil {
 		env.Stop()
 	}
