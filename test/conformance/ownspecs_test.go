@@ -31,7 +31,7 @@ const ownSpecs = "what a user sees instead of the specs skipped in rukpak's suit
 
 // replacementText is the full text of the spec that stands in for a
 // skipped one.
-func replacementText(name string) string { return ownSpecs + " " + name }
+func replacementText(name string) string { return "conformance " + ownSpecs + " " + name }
 
 // replacements stand in for the specs of rukpak's suite that need a
 // running Pod (expectations_test.go names them by these keys). Where rukpak's
