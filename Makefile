@@ -4,19 +4,21 @@ export GONOSUMDB ?= carvel.dev
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 
-.PHONY: run test lane-suites e2e-a e2e-b takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
+.PHONY: run run-tools conformance conformance-test test lane-suites e2e-a e2e-b takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 ## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
-run: tools build
+run: run-tools build
 	$(BIN)/rukpak-kapp-dev $(ARGS)
 
 ## test: everything. The suites that run a local control plane mostly wait on
 ## timers (sync periods, backoff windows) and keep under half of two cores
-## busy, so they run in three lanes: each half of the end-to-end suite (its own
-## local control plane) and the other suites one after the other.
+## busy, so they run in four lanes: each half of the end-to-end suite (its own
+## local control plane), the conformance suite (rukpak's own end-to-end suite,
+## which mostly waits out its one-minute timeouts) and the other suites one
+## after the other.
 test: tools verify unit fuzz
-	$(MAKE) --no-print-directory -j3 --output-sync=target e2e-a e2e-b lane-suites
+	$(MAKE) --no-print-directory -j4 --output-sync=target e2e-a e2e-b conformance-test lane-suites
 
 # One target per line: the lane runs its suites one after the other.
 lane-suites:
@@ -29,16 +31,20 @@ lane-suites:
 	$(MAKE) --no-print-directory bench-smoke
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
-TOOLS := controller-gen kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp rukpak-core rukpak-helm
+## (make run needs RUN_TOOLS only; rukpak v0.24.0's binaries and its e2e suite are for the tests)
+RUN_TOOLS := kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp
+TOOLS := controller-gen $(RUN_TOOLS) rukpak-core rukpak-helm rukpak-e2e.test
 tools:
 	bash test/tools/build.sh $(TOOLS)
+run-tools:
+	bash test/tools/build.sh $(RUN_TOOLS)
 
 build:
 	go build -o $(BIN)/rukpak-kapp ./cmd/rukpak-kapp
 	go build -o $(BIN)/rukpak-kapp-dev ./test/harness/cmd/rukpak-kapp-dev
 
 unit:
-	go test -count=1 $$(go list ./... | grep -v /test/)
+	go test -count=1 $$(go list ./... | grep -v /test/) ./test/harness
 
 ## fuzz: each fuzz target briefly (FUZZTIME=10s by default)
 FUZZTIME ?= 10s
@@ -72,6 +78,15 @@ takeover-test:
 ## nokapp-test: the adapter started on a cluster without kapp-controller, which is installed afterwards
 nokapp-test:
 	go test -v -count=1 -timeout 10m ./test/nokapp/... -ginkgo.v
+
+## conformance: rukpak v0.24.0's own end-to-end suite, unchanged, against rukpak-kapp (as root);
+## writes docs/conformance.md
+conformance:
+	bash test/tools/build.sh rukpak-e2e.test $(RUN_TOOLS)
+	$(MAKE) --no-print-directory conformance-test
+# The suite alone, for make test (whose tools target built everything).
+conformance-test:
+	CONFORMANCE_REPORT=$(CURDIR)/docs/conformance.md go test -v -count=1 -timeout 30m ./test/conformance/... -ginkgo.v
 
 ## packaging-test: kapp-controller's own packaging API (as root), render --as-package installed through PackageInstalls
 packaging-test:

@@ -43,8 +43,12 @@ type undeclaredConversion struct {
 // whatever its caBundle, and the object says what really happens. With
 // several, when the operator serves webhooks, the conversion is pointed at
 // its generated webhook Service (its webhook server is where it would be
-// served); otherwise the bundle is refused, naming what would fail, in
-// one problem.
+// served). Otherwise the stanza is kept as shipped, with a note of what
+// does not convert until something serves it there: operators that deploy
+// their operand often have the operand serve it and fill in the stanza
+// (external-secrets-operator does), as OLM installs them. Only a caBundle
+// that holds no certificate cannot work, whoever serves the webhook: that
+// bundle is refused, naming each such CRD, in one problem.
 func (g *generator) undeclaredConversions(p *problems, crds []*unstructured.Unstructured) {
 	declared := map[string]bool{}
 	for _, w := range g.csv.Spec.WebhookDefinitions {
@@ -70,7 +74,12 @@ func (g *generator) undeclaredConversions(p *problems, crds []*unstructured.Unst
 		}
 		dep, ok := g.conversionServer(u)
 		if !ok {
-			unserved = append(unserved, u)
+			if u.badCA {
+				unserved = append(unserved, u)
+				continue
+			}
+			g.notes = append(g.notes, fmt.Sprintf("CustomResourceDefinition %s: its conversion webhook (service %s), which the ClusterServiceVersion does not declare and no Deployment of the bundle serves, is kept as shipped: "+
+				"until something serves it there (often the operand, once the operator runs), reads and writes at %s fail; %s, the stored version, works", crd.GetName(), u.service, strings.Join(u.others, ", "), u.stored))
 			continue
 		}
 		if !allNamespaces(g.targets) {
@@ -193,15 +202,11 @@ func (g *generator) podLabels(deployment string) map[string]string {
 }
 
 // describeUnserved says in one problem, grouped by the Service the CRDs
-// name, what would fail for each CRD.
+// name, that the API server would never serve them.
 func describeUnserved(us []undeclaredConversion) string {
 	byService := map[string][]string{}
 	for _, u := range us {
-		what := fmt.Sprintf("%s (reads and writes at %s would fail; only %s, the stored version, would work)", u.crd.GetName(), strings.Join(u.others, ", "), u.stored)
-		if u.badCA {
-			what = fmt.Sprintf("%s (not served at all: its caBundle holds no certificate)", u.crd.GetName())
-		}
-		byService[u.service] = append(byService[u.service], what)
+		byService[u.service] = append(byService[u.service], u.crd.GetName())
 	}
 	var groups []string
 	for _, svc := range slices.Sorted(maps.Keys(byService)) {
@@ -209,11 +214,12 @@ func describeUnserved(us []undeclaredConversion) string {
 		sort.Strings(crds)
 		groups = append(groups, fmt.Sprintf("service %s for %s", svc, strings.Join(crds, ", ")))
 	}
-	what, its := "a CustomResourceDefinition names", "its"
+	what, them := "a CustomResourceDefinition names", "it"
 	if len(us) > 1 {
-		what, its = fmt.Sprintf("%d CustomResourceDefinitions name", len(us)), "their"
+		what, them = fmt.Sprintf("%d CustomResourceDefinitions name", len(us)), "them"
 	}
-	return fmt.Sprintf("%s a conversion webhook that the ClusterServiceVersion does not declare and no Deployment of the bundle serves, so the API server could not convert between %s versions: %s", what, its, strings.Join(groups, "; "))
+	return fmt.Sprintf("%s a conversion webhook that the ClusterServiceVersion does not declare and no Deployment of the bundle serves, "+
+		"with a caBundle that holds no certificate, so the API server would never serve %s: %s", what, them, strings.Join(groups, "; "))
 }
 
 // holdsCertificates says whether data holds a PEM certificate, which is

@@ -97,30 +97,54 @@ func TestUndeclaredConversionWiredToTheOperatorsWebhookService(t *testing.T) {
 }
 
 // With several versions and no webhook server in the bundle, every read or
-// write at a version but the stored one would fail, or, with a caBundle
-// that holds no certificate, the CRD is not served at all: refused, in one
-// problem however many CRDs it concerns.
-func TestUndeclaredConversionUnservedIsOneProblem(t *testing.T) {
+// write at a version but the stored one fails until something serves the
+// webhook where the stanza says (an operand often does): the bundle
+// installs with the stanza as shipped and a note per CRD.
+func TestUndeclaredConversionUnservedIsKeptWithANote(t *testing.T) {
 	t.Parallel()
 	b := csvBundle(map[string]bool{"AllNamespaces": true}, "")
-	for _, kind := range []string{"Alpha", "Beta", "Gamma"} {
-		plural := strings.ToLower(kind) + "s"
-		b["manifests/"+plural+".yaml"] = withDeadConversion(crdYAML(plural, "example.com", kind, "v1", "v1beta1", "v1alpha1"))
-	}
+	b["manifests/alphas.yaml"] = withDeadConversion(crdYAML("alphas", "example.com", "Alpha", "v1", "v1beta1", "v1alpha1"))
 	b["manifests/deltas.yaml"] = []byte(strings.Replace(string(withDeadConversion(crdYAML("deltas", "example.com", "Delta", "v2", "v1"))), "name: webhook-service", "name: other-service", 1))
+	r, err := Convert(b, Options{InstallNamespace: "op-ns"})
+	if err != nil {
+		t.Fatalf("Convert: %v", err)
+	}
+	for _, name := range []string{"alphas.example.com", "deltas.example.com"} {
+		conv := conversionOf(t, r.Objects, name)
+		if strategy := conv["strategy"]; strategy != "Webhook" {
+			t.Errorf("%s: conversion strategy %v, want the stanza as shipped", name, strategy)
+		}
+	}
+	want := []string{
+		"CustomResourceDefinition alphas.example.com: its conversion webhook (service system/webhook-service), which the ClusterServiceVersion does not declare and no Deployment of the bundle serves, is kept as shipped: " +
+			"until something serves it there (often the operand, once the operator runs), reads and writes at v1beta1, v1alpha1 fail; v1, the stored version, works",
+		"CustomResourceDefinition deltas.example.com: its conversion webhook (service system/other-service), which the ClusterServiceVersion does not declare and no Deployment of the bundle serves, is kept as shipped: " +
+			"until something serves it there (often the operand, once the operator runs), reads and writes at v1 fail; v2, the stored version, works",
+	}
+	if diff := cmp.Diff(want, r.Notes); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+}
+
+// A caBundle that holds no certificate keeps the API server from ever
+// serving the CRD, whoever serves the webhook: refused, in one problem
+// however many CRDs it concerns.
+func TestUndeclaredConversionWithAPlaceholderCAIsOneProblem(t *testing.T) {
+	t.Parallel()
+	b := csvBundle(map[string]bool{"AllNamespaces": true}, "")
 	// stolostron 0.1.4 ships "XG4=" (a backslash and an n) as caBundle.
-	b["manifests/epsilons.yaml"] = withBadCA(withDeadConversion(crdYAML("epsilons", "example.com", "Epsilon", "v1", "v1beta1")))
+	for _, kind := range []string{"Epsilon", "Zeta"} {
+		plural := strings.ToLower(kind) + "s"
+		b["manifests/"+plural+".yaml"] = withBadCA(withDeadConversion(crdYAML(plural, "example.com", kind, "v1", "v1beta1")))
+	}
+	b["manifests/alphas.yaml"] = withDeadConversion(crdYAML("alphas", "example.com", "Alpha", "v1", "v1beta1"))
 	_, err := Convert(b, Options{InstallNamespace: "op-ns"})
 	var cerr *Error
 	if !asError(err, &cerr) || len(cerr.Problems) != 1 {
 		t.Fatalf("want one problem, got %v", err)
 	}
-	want := "5 CustomResourceDefinitions name a conversion webhook that the ClusterServiceVersion does not declare and no Deployment of the bundle serves, so the API server could not convert between their versions: " +
-		"service system/other-service for deltas.example.com (reads and writes at v1 would fail; only v2, the stored version, would work); " +
-		"service system/webhook-service for alphas.example.com (reads and writes at v1beta1, v1alpha1 would fail; only v1, the stored version, would work), " +
-		"betas.example.com (reads and writes at v1beta1, v1alpha1 would fail; only v1, the stored version, would work), " +
-		"epsilons.example.com (not served at all: its caBundle holds no certificate), " +
-		"gammas.example.com (reads and writes at v1beta1, v1alpha1 would fail; only v1, the stored version, would work)"
+	want := "2 CustomResourceDefinitions name a conversion webhook that the ClusterServiceVersion does not declare and no Deployment of the bundle serves, " +
+		"with a caBundle that holds no certificate, so the API server would never serve them: service system/webhook-service for epsilons.example.com, zetas.example.com"
 	if cerr.Problems[0] != want {
 		t.Errorf("problem:\n got %s\nwant %s", cerr.Problems[0], want)
 	}

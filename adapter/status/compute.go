@@ -196,24 +196,50 @@ func (s state) appFailed() conditions {
 				fmt.Sprintf("Unpacked the %s Bundle; it holds no files", s.BD.Spec.Source.Type)), "invalid bundle: "+zeroObjects)
 		}
 		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed,
-			fmt.Sprintf("source bundle content: fetch %s: %s", describeSource(s.BD), explainFetch(detail))))
+			sourceFailed(explainFetch(detail, s.referenceNamespace()), describeSource(s.BD))))
 	case stageTemplate:
 		return s.installFailed(s.unpackedTrue(), explainTemplate(detail))
 	default:
-		return s.installFailed(s.unpackedTrue(), explainDeploy(detail))
+		msg, missingAPI := explainDeploy(detail)
+		c := s.installFailed(s.unpackedTrue(), msg)
+		if missingAPI {
+			c.installed.Reason = rukpakv1alpha2.ReasonErrorGettingReleaseState
+		}
+		return c
 	}
+}
+
+// sourceFailed is Unpacked's message for a source that could not be
+// fetched: rukpak's words for the cause, then which source it was.
+func sourceFailed(cause, source string) string {
+	return fmt.Sprintf("source bundle content: %s (fetching %s)", cause, source)
+}
+
+// referenceNamespace is where the Secrets and ConfigMaps a
+// BundleDeployment names live: the system namespace, which is the App's
+// unless the Apps are spread over app namespaces.
+func (s state) referenceNamespace() string {
+	if s.SystemNamespace != "" {
+		return s.SystemNamespace
+	}
+	if s.App != nil {
+		return s.App.Namespace
+	}
+	return ""
 }
 
 // failed reports a failure of the adapter's own steps.
 func (s state) failed(f Failure) conditions {
 	msg := Message(f.Message)
+	retrying := ""
 	if f.Retrying {
-		msg += "; retrying with backoff"
+		retrying = "; retrying with backoff"
 	}
+	msg += retrying
 	switch f.Kind {
 	case SourceFailed:
 		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed,
-			fmt.Sprintf("source bundle content: fetch %s: %s", describeSource(s.BD), msg)))
+			sourceFailed(Message(f.Message), describeSource(s.BD))+retrying))
 	case BundleInvalid:
 		return s.installFailed(s.unpackedTrue(), "invalid bundle: "+msg)
 	case DependenciesUnmet:
@@ -387,7 +413,7 @@ var (
 	}
 	failureReasons = []string{
 		rukpakv1alpha2.ReasonUnpackFailed, rukpakv1alpha2.ReasonInstallFailed, rukpakv1alpha2.ReasonUpgradeFailed,
-		rukpakv1alpha2.ReasonDeleteFailed, rukpakv1alpha2.ReasonUnhealthy, rukpakv1alpha2.ReasonDependenciesUnmet,
+		rukpakv1alpha2.ReasonDeleteFailed, rukpakv1alpha2.ReasonUnhealthy, rukpakv1alpha2.ReasonDependenciesUnmet, rukpakv1alpha2.ReasonErrorGettingReleaseState,
 		rukpakv1alpha2.ReasonTakeOverBlocked,
 	}
 )

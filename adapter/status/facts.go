@@ -51,6 +51,9 @@ type Facts struct {
 	// TemplateTimeout is how long kapp-controller's template step may run
 	// before it is reported as failed; 0 never.
 	TemplateTimeout time.Duration
+	// SystemNamespace holds the Secrets and ConfigMaps BundleDeployments
+	// name, for messages about them; empty: the App's namespace.
+	SystemNamespace string
 	// Package is set when the BundleDeployment installs through a
 	// PackageInstall (the serve mode): App is then the PackageInstall's.
 	Package *PackageFacts

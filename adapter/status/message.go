@@ -95,13 +95,22 @@ func templateCause(detail string) string {
 	return detail
 }
 
-// explainFetch says why the fetch step failed.
-func explainFetch(detail string) string {
+// explainFetch says why the fetch step failed: in rukpak's words where
+// rukpak had them (a ConfigMap source that does not exist, read from the
+// namespace ns), then vendir's.
+func explainFetch(detail, ns string) string {
 	if lostChild(detail) {
 		return lostChildText + detail
 	}
+	if m := missingConfigMap.FindStringSubmatch(detail); m != nil {
+		return fmt.Sprintf("get configmap %s/%s: ConfigMap %q not found; kapp-controller: %s", ns, m[1], m[1], detail)
+	}
 	return detail
 }
+
+// missingConfigMap is vendir's error for an inline source's ConfigMap that
+// is not there (the API server's NotFound, as client-go prints it).
+var missingConfigMap = regexp.MustCompile(`configmaps "([^"]+)" not found`)
 
 // lostChild is kapp-controller v0.53.1's sidecar losing the exit status of
 // its own vendir or ytt process to the zombie reaper that runs beside it
@@ -145,19 +154,20 @@ func crdRefusal(detail string) (string, bool) {
 		"and the existing custom resources keep their data: " + strings.TrimSpace(text), true
 }
 
-// explainDeploy names the usual causes of a kapp failure in rukpak's words.
-func explainDeploy(detail string) string {
+// explainDeploy names the usual causes of a kapp failure in rukpak's words,
+// and says whether the cause is an API the cluster does not serve.
+func explainDeploy(detail string) (msg string, missingAPI bool) {
 	if msg, ok := crdRefusal(detail); ok {
-		return msg
+		return msg, false
 	}
 	switch {
 	case strings.Contains(detail, "empty set of resources"):
-		return "invalid bundle: " + zeroObjects
+		return "invalid bundle: " + zeroObjects, false
 	case strings.Contains(detail, "Expected to find kind") || strings.Contains(detail, "no matches for kind") || strings.Contains(detail, "resource mapping not found") ||
 		strings.Contains(detail, "could not find the requested resource"):
-		return "required resource not found, ensure CRDs are installed first: " + detail
+		return "required resource not found, ensure CRDs are installed first: " + detail, true
 	}
-	return detail
+	return detail, false
 }
 
 // aliasHint names the one input known to keep ytt busy without end. ytt

@@ -280,9 +280,10 @@ func TestCompute(t *testing.T) {
 			name: "kapp-controller losing its own fetch process says so",
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchFailed(5, 6, "Fetching resources: waitid: no child processes"), failures(1)),
 			want: want{
-				unpacked: g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: fetch image 127.0.0.1:5000/bundles/plain:valid: "+
+				unpacked: g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: "+
 					"kapp-controller lost track of its own vendir or ytt process (a race in kapp-controller's sidecar, "+
-					"not a problem of the bundle); kapp-controller retries the step after a short backoff: Fetching resources: waitid: no child processes")),
+					"not a problem of the bundle); kapp-controller retries the step after a short backoff: Fetching resources: waitid: no child processes "+
+					"(fetching image 127.0.0.1:5000/bundles/plain:valid)")),
 				installed: g(2, installWait), healthy: g(2, healthyWait),
 			},
 		},
@@ -290,7 +291,7 @@ func TestCompute(t *testing.T) {
 			name: "fetch failed",
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchFailed(5, 6, "vendir: Error: Syncing directory '0': MANIFEST_UNKNOWN: manifest unknown")),
 			want: want{
-				unpacked:  g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: fetch image 127.0.0.1:5000/bundles/plain:valid: vendir: Error: Syncing directory '0': MANIFEST_UNKNOWN: manifest unknown")),
+				unpacked:  g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: vendir: Error: Syncing directory '0': MANIFEST_UNKNOWN: manifest unknown (fetching image 127.0.0.1:5000/bundles/plain:valid)")),
 				installed: g(2, installWait), healthy: g(2, healthyWait),
 			},
 		},
@@ -299,7 +300,7 @@ func TestCompute(t *testing.T) {
 			stored: installedAt(1, olderSource),
 			app:    newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, templateFailed(3, "old"), fetchFailed(5, 6, "unauthorized")),
 			want: want{
-				unpacked:  g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: fetch image 127.0.0.1:5000/bundles/plain:valid: unauthorized")),
+				unpacked:  g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: unauthorized (fetching image 127.0.0.1:5000/bundles/plain:valid)")),
 				installed: g(1, installedTrue), healthy: g(1, healthyTrue), resolved: olderSource,
 			},
 		},
@@ -335,7 +336,7 @@ func TestCompute(t *testing.T) {
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\"")),
 			want: want{
 				unpacked:  g(2, unpackedTrue),
-				installed: g(2, c("Installed", "False", "InstallFailed", "required resource not found, ensure CRDs are installed first: kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\"")),
+				installed: g(2, c("Installed", "False", "ErrorGettingReleaseState", "required resource not found, ensure CRDs are installed first: kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\"")),
 				healthy:   g(2, healthyFalse), resolved: pinnedSource,
 			},
 		},
@@ -344,8 +345,55 @@ func TestCompute(t *testing.T) {
 			app:  newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: Expected to find kind 'operators.coreos.com/v1/OLMConfig', but did not")),
 			want: want{
 				unpacked:  g(2, unpackedTrue),
-				installed: g(2, c("Installed", "False", "InstallFailed", "required resource not found, ensure CRDs are installed first: kapp: Error: Expected to find kind 'operators.coreos.com/v1/OLMConfig', but did not")),
+				installed: g(2, c("Installed", "False", "ErrorGettingReleaseState", "required resource not found, ensure CRDs are installed first: kapp: Error: Expected to find kind 'operators.coreos.com/v1/OLMConfig', but did not")),
 				healthy:   g(2, healthyFalse), resolved: pinnedSource,
+			},
+		},
+		{
+			name:   "an upgrade to a bundle that names a missing API keeps the install, in rukpak's reason",
+			stored: installedAt(1, olderSource),
+			app:    newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\"")),
+			want: want{
+				unpacked:  g(2, unpackedTrue),
+				installed: g(2, c("Installed", "False", "ErrorGettingReleaseState", "required resource not found, ensure CRDs are installed first: kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\"")),
+				healthy:   g(2, healthyFalse), resolved: olderSource,
+			},
+		},
+		{
+			name: "a ConfigMap source that does not exist, in rukpak's words, then vendir's",
+			app: newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchFailed(5, 6, "vendir: Error: Syncing directory '0':\n  Syncing directory '.' with inline contents:\n    Fetching: configmaps \"non-exist\" not found"),
+				func(a *kappctrlv1alpha1.App) { a.Namespace = "rukpak-apps-0" }),
+			facts: func(f *Facts) {
+				f.SystemNamespace = "rukpak-system"
+				f.BD.Spec.Source = rukpakv1alpha2.BundleSource{Type: "configMaps", ConfigMaps: []rukpakv1alpha2.ConfigMapSource{{ConfigMap: rukpakv1alpha2.LocalObjectReference{Name: "non-exist"}, Path: "manifests"}}}
+			},
+			want: want{
+				unpacked: g(2, c("Unpacked", "False", "UnpackFailed", `source bundle content: get configmap rukpak-system/non-exist: ConfigMap "non-exist" not found; `+
+					"kapp-controller: vendir: Error: Syncing directory '0':\n  Syncing directory '.' with inline contents:\n    Fetching: configmaps \"non-exist\" not found (fetching configMaps non-exist)")),
+				installed: g(2, installWait), healthy: g(2, healthyWait),
+			},
+		},
+		{
+			name: "a missing ConfigMap is looked for in the App's namespace when the system namespace is not said",
+			app: newApp(1, 1, kappctrlv1alpha1.ReconcileFailed, fetchFailed(5, 6, `Fetching: configmaps "cm" not found`),
+				func(a *kappctrlv1alpha1.App) { a.Namespace = "rukpak-system" }),
+			facts: func(f *Facts) {
+				f.BD.Spec.Source = rukpakv1alpha2.BundleSource{Type: "configMaps", ConfigMaps: []rukpakv1alpha2.ConfigMapSource{{ConfigMap: rukpakv1alpha2.LocalObjectReference{Name: "cm"}}}}
+			},
+			want: want{
+				unpacked:  g(2, c("Unpacked", "False", "UnpackFailed", `source bundle content: get configmap rukpak-system/cm: ConfigMap "cm" not found; kapp-controller: Fetching: configmaps "cm" not found (fetching configMaps cm)`)),
+				installed: g(2, installWait), healthy: g(2, healthyWait),
+			},
+		},
+		{
+			name: "an image the adapter cannot fetch, in rukpak's words",
+			facts: func(f *Facts) {
+				f.Failure = &Failure{Kind: SourceFailed, Message: "error fetching image descriptor: GET https://r/v2/b/manifests/t: MANIFEST_UNKNOWN: manifest unknown", Retrying: true}
+			},
+			want: want{
+				unpacked: g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: error fetching image descriptor: GET https://r/v2/b/manifests/t: MANIFEST_UNKNOWN: manifest unknown "+
+					"(fetching image 127.0.0.1:5000/bundles/plain:valid); retrying with backoff")),
+				installed: g(2, installWait), healthy: g(2, healthyWait),
 			},
 		},
 		{
@@ -360,7 +408,7 @@ func TestCompute(t *testing.T) {
 				f.Failure = &Failure{Kind: SourceFailed, Message: "dial tcp: connection refused", Retrying: true}
 			},
 			want: want{
-				unpacked:  g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: fetch image 127.0.0.1:5000/bundles/plain:valid: dial tcp: connection refused; retrying with backoff")),
+				unpacked:  g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: dial tcp: connection refused (fetching image 127.0.0.1:5000/bundles/plain:valid); retrying with backoff")),
 				installed: g(2, installWait), healthy: g(2, healthyWait),
 			},
 		},

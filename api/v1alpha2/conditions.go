@@ -87,6 +87,11 @@ const (
 	ReasonInstallFailed = "InstallFailed"
 	// ReasonUpgradeFailed is set when a deploy failed after an earlier one succeeded.
 	ReasonUpgradeFailed = "UpgradeFailed"
+	// ReasonErrorGettingReleaseState is set (Installed=False) when the
+	// bundle names an API the cluster does not serve (a custom resource
+	// whose CRD is not installed): rukpak's reason for the same cause,
+	// found by its dry-run before it installed.
+	ReasonErrorGettingReleaseState = "ErrorGettingReleaseState"
 	// ReasonDependenciesUnmet is set (Installed=False) while a registry+v1
 	// bundle's declared dependencies are not met in the cluster.
 	ReasonDependenciesUnmet = "DependenciesUnmet"

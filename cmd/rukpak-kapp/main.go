@@ -3,55 +3,111 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		usage()
-		os.Exit(2)
+	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// execute runs one command line and returns the exit code: 0, 1 when the
+// command failed (or a plan is blocked), 2 for a command line that is not
+// understood.
+func execute(args []string, out, errOut io.Writer) int {
+	root := newRootCommand()
+	root.SetArgs(args)
+	root.SetOut(out)
+	root.SetErr(errOut)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return 0
 	}
-	var err error
-	switch os.Args[1] {
-	case "run":
-		err = run(os.Args[2:])
-	case "render":
-		err = render(os.Args[2:], os.Stdout)
-	case "convert":
-		err = convertCmd(os.Args[2:], os.Stdout)
-	case "version":
-		fmt.Println(versionString())
-		return
-	case "migrate":
-		err = migrateCmd(os.Args[2:], os.Stdout)
-	case "-h", "--help", "help":
-		usage()
-		return
-	default:
-		fmt.Fprintf(os.Stderr, "unknown command %q\n\n", os.Args[1])
-		usage()
-		os.Exit(2)
+	fmt.Fprintf(errOut, "rukpak-kapp: %v\n", err)
+	var usage usageError
+	if errors.As(err, &usage) {
+		fmt.Fprintf(errOut, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		return 2
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "rukpak-kapp: %v\n", err)
-		os.Exit(1)
+	return 1
+}
+
+// usageError is a command line that is not understood.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usageArgs makes an argument check's failure a usage error.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
 	}
 }
 
-func usage() {
-	fmt.Fprint(os.Stderr, `usage: rukpak-kapp <command> [flags]
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "rukpak-kapp",
+		Short: "Serve rukpak's BundleDeployment API with kapp-controller",
+		Long: "rukpak-kapp keeps rukpak's BundleDeployment API (core.rukpak.io/v1alpha2) and hands each " +
+			"BundleDeployment to Carvel's kapp-controller as an App.",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          usageArgs(cobra.NoArgs),
+		RunE:          needsSubcommand,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRunCommand(), newRenderCommand(), newConvertCommand(), newMigrateCommand(), newVersionCommand())
+	return root
+}
 
-commands:
-  run      run the controller against the cluster of $KUBECONFIG (or in-cluster config)
-  render   print the App (and content Secrets) the controller would apply: render -f bd.yaml [-f ...]
-           or, with --as-package [--push REPO] [--namespace NS] [--installer-rbac], a Carvel Package,
-           PackageMetadata, values Secret and PackageInstall that install the bundle
-  version  print the version and the commit it was built from
-  convert  print the plain manifests of a registry+v1 bundle directory, for kapp deploy -f -:
-           convert registry-v1 DIR --install-namespace NS [--watch-namespaces A,B]
-  migrate  plan: show what taking over the BundleDeployments rukpak v0.24.0 installed in the cluster of
-           $KUBECONFIG will change and what blocks it, writing nothing; exits 1 when something blocks:
-           migrate plan [--system-namespace NS] [--classes LIST] [-o text|json]
-`)
+// needsSubcommand is the run of a command that only groups others.
+func needsSubcommand(cmd *cobra.Command, _ []string) error {
+	return usageError{fmt.Errorf("%s needs a command: %s", cmd.CommandPath(), commandNames(cmd))}
+}
+
+// commandNames lists cmd's subcommands for an error message.
+func commandNames(cmd *cobra.Command) string {
+	names := ""
+	for _, c := range cmd.Commands() {
+		if !c.IsAvailableCommand() || c.Name() == "help" {
+			continue
+		}
+		if names != "" {
+			names += ", "
+		}
+		names += c.Name()
+	}
+	return names
+}
+
+// kubeconfig holds kubectl's flags for choosing the cluster: --kubeconfig
+// (else $KUBECONFIG, else ~/.kube/config, else the in-cluster config) and
+// --context, bound from client-go's clientcmd, which kubectl's flags
+// (k8s.io/cli-runtime's ConfigFlags) are made of. cli-runtime itself would
+// add kustomize and printers to the binary, 44 MB for two flags.
+type kubeconfig struct {
+	rules     *clientcmd.ClientConfigLoadingRules
+	overrides *clientcmd.ConfigOverrides
+}
+
+func kubeconfigFlags(cmd *cobra.Command) *kubeconfig {
+	k := &kubeconfig{rules: clientcmd.NewDefaultClientConfigLoadingRules(), overrides: &clientcmd.ConfigOverrides{}}
+	cmd.Flags().StringVar(&k.rules.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "path to the kubeconfig file to use (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster config)")
+	cmd.Flags().StringVar(&k.overrides.CurrentContext, clientcmd.FlagContext, "", "the name of the kubeconfig context to use")
+	return k
+}
+
+// ToRESTConfig is the client configuration the flags choose.
+func (k *kubeconfig) ToRESTConfig() (*rest.Config, error) {
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(k.rules, k.overrides).ClientConfig()
 }

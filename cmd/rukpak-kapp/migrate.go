@@ -4,17 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -26,36 +25,52 @@ import (
 // errBlocked makes the command exit non-zero after printing the plan.
 var errBlocked = errors.New("some BundleDeployments cannot be taken over in place; see the blockers above")
 
-// migrateCmd dispatches `migrate <subcommand>`.
-func migrateCmd(args []string, out io.Writer) error {
-	if len(args) == 0 || args[0] != "plan" {
-		return errors.New("migrate needs a subcommand: migrate plan [--system-namespace NS] [--classes LIST] [-o text|json]")
+func newMigrateCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Plan taking over what rukpak v0.24.0 installed",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE:  needsSubcommand,
 	}
-	return migratePlan(args[1:], out)
+	cmd.AddCommand(newMigratePlanCommand())
+	return cmd
 }
 
-// migratePlan shows, against the cluster of $KUBECONFIG and without writing
+// newMigratePlanCommand shows, against the cluster and without writing
 // anything, what taking over each BundleDeployment rukpak installed does:
 // the same decisions the controller makes.
-func migratePlan(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("migrate plan", flag.ContinueOnError)
+func newMigratePlanCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Show what taking over each BundleDeployment rukpak installed will change and what blocks it, writing nothing",
+		Long: "plan shows, against the cluster of --kubeconfig or $KUBECONFIG and writing nothing, what taking over each " +
+			"BundleDeployment rukpak v0.24.0 installed will change and what blocks it. It exits 1 when something blocks.",
+		Args: usageArgs(cobra.NoArgs),
+	}
+	fs := cmd.Flags()
 	systemNamespace := fs.String("system-namespace", "rukpak-system", "rukpak's and rukpak-kapp's system namespace (rukpak's release Secrets are there)")
 	classes := fs.String("classes", rukpakv1alpha2.ClassPlain+","+rukpakv1alpha2.ClassHelm+","+rukpakv1alpha2.ClassRegistry, "the classes rukpak-kapp will claim, as for run --classes; BundleDeployments of rukpak's built-in classes are planned too")
-	output := fs.String("o", "text", "output format: text or json")
-	if err := fs.Parse(args); err != nil {
-		return err
+	output := fs.StringP("output", "o", "text", "output format: text or json")
+	kube := kubeconfigFlags(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if *output != "text" && *output != "json" {
+			return usageError{fmt.Errorf("-o %q: use text or json", *output)}
+		}
+		claimed, err := adapter.ParseClasses(splitList(*classes))
+		if err != nil {
+			return usageError{fmt.Errorf("--classes: %w", err)}
+		}
+		cfg, err := kube.ToRESTConfig()
+		if err != nil {
+			return fmt.Errorf("load kubeconfig: %w", err)
+		}
+		return migratePlan(cmd.Context(), cfg, *systemNamespace, claimed, *output, cmd.OutOrStdout())
 	}
-	if *output != "text" && *output != "json" {
-		return fmt.Errorf("-o %q: use text or json", *output)
-	}
-	claimed, err := adapter.ParseClasses(splitList(*classes))
-	if err != nil {
-		return fmt.Errorf("--classes: %w", err)
-	}
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return fmt.Errorf("load kubeconfig: %w", err)
-	}
+	return cmd
+}
+
+// migratePlan prints the plan of every BundleDeployment of the cluster.
+func migratePlan(ctx context.Context, cfg *rest.Config, systemNamespace string, claimed adapter.Classes, output string, out io.Writer) error {
 	scheme, err := adapter.Scheme()
 	if err != nil {
 		return err
@@ -72,13 +87,12 @@ func migratePlan(args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("create client: %w", err)
 	}
-	ctx := context.Background()
 	// Only a reader goes further: the plan writes nothing.
-	reports, err := planAll(ctx, client.Reader(c), mapper, *systemNamespace, claimed)
+	reports, err := planAll(ctx, client.Reader(c), mapper, systemNamespace, claimed)
 	if err != nil {
 		return err
 	}
-	if *output == "json" {
+	if output == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(reports); err != nil {

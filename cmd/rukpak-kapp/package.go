@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
@@ -27,7 +27,7 @@ type packageOpts struct {
 	installerRBAC *bool
 }
 
-func packageFlags(fs *flag.FlagSet) packageOpts {
+func packageFlags(fs *pflag.FlagSet) packageOpts {
 	return packageOpts{
 		push:          fs.String("push", "", "with --as-package: publish the bundle's content as an imgpkg bundle to this repository (tagged with the Package version) and have the Package fetch it from there"),
 		namespace:     fs.String("namespace", "rukpak-system", "with --as-package: the namespace of the Package, PackageMetadata, values Secret and PackageInstall"),
@@ -36,12 +36,8 @@ func packageFlags(fs *flag.FlagSet) packageOpts {
 }
 
 // set reports whether any --as-package flag was given.
-func (p packageOpts) set(fs *flag.FlagSet) bool {
-	given := false
-	fs.Visit(func(f *flag.Flag) {
-		given = given || f.Name == "push" || f.Name == "namespace" || f.Name == "installer-rbac"
-	})
-	return given
+func (p packageOpts) set(fs *pflag.FlagSet) bool {
+	return fs.Changed("push") || fs.Changed("namespace") || fs.Changed("installer-rbac")
 }
 
 // renderPackages prints, for every BundleDeployment of files, the objects

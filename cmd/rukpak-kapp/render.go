@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -19,37 +19,46 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-type fileList []string
-
-func (f *fileList) String() string     { return fmt.Sprint(*f) }
-func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
-
-// render prints what the controller would apply for each BundleDeployment,
-// without a cluster: the App, and the content Secrets when the adapter
-// fetches the bundle itself (that fetch does reach the registry).
-func render(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("render", flag.ContinueOnError)
-	var files fileList
-	fs.Var(&files, "f", "file with BundleDeployments (YAML or JSON, several documents allowed; - for stdin); repeatable")
+// newRenderCommand prints what the controller would apply for each
+// BundleDeployment, without a cluster: the App, and the content Secrets
+// when the adapter fetches the bundle itself (that fetch does reach the
+// registry).
+func newRenderCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "render -f FILE [-f FILE...]",
+		Short: "Print the App (and content Secrets) the controller would apply, or with --as-package a Carvel Package",
+		Long: "render prints the App, and for sources the adapter fetches itself the content Secrets, that the controller " +
+			"would apply for each BundleDeployment of the files, without a cluster. With --as-package [--push REPO] " +
+			"[--namespace NS] [--installer-rbac] it prints a Carvel Package, PackageMetadata, values Secret and " +
+			"PackageInstall that install the bundle.",
+		Args: usageArgs(cobra.NoArgs),
+	}
+	fs := cmd.Flags()
+	files := fs.StringArrayP("filename", "f", nil, "file with BundleDeployments (YAML or JSON, several documents allowed; - for stdin); repeatable")
 	systemNamespace := fs.String("system-namespace", "rukpak-system", "namespace of the Apps")
 	installer := fs.String("installer-service-account", "rukpak-kapp-installer", "ServiceAccount kapp deploys with")
 	syncPeriod := fs.Duration("app-sync-period", 10*time.Minute, "App sync period")
 	appNamespaces := fs.String("app-namespaces", "", "comma-separated namespaces the Apps are spread over (as `run --app-namespaces`)")
 	asPackage := fs.Bool("as-package", false, "print a Carvel Package, PackageMetadata, values Secret and PackageInstall instead of the App")
 	pkg := packageFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if len(*files) == 0 {
+			return usageError{errors.New("render needs at least one -f")}
+		}
+		cfg := translate.Config{SystemNamespace: *systemNamespace, ServiceAccountName: *installer, SyncPeriod: *syncPeriod, AppNamespaces: splitList(*appNamespaces)}
+		out := cmd.OutOrStdout()
+		if *asPackage {
+			return renderPackages(*files, cfg, pkg, out)
+		}
+		if pkg.set(fs) {
+			return usageError{errors.New("--push, --namespace and --installer-rbac go with --as-package")}
+		}
+		return renderApps(*files, cfg, out)
 	}
-	if len(files) == 0 {
-		return errors.New("render needs at least one -f")
-	}
-	cfg := translate.Config{SystemNamespace: *systemNamespace, ServiceAccountName: *installer, SyncPeriod: *syncPeriod, AppNamespaces: splitList(*appNamespaces)}
-	if *asPackage {
-		return renderPackages(files, cfg, pkg, out)
-	}
-	if pkg.set(fs) {
-		return errors.New("--push, --namespace and --installer-rbac go with --as-package")
-	}
+	return cmd
+}
+
+func renderApps(files []string, cfg translate.Config, out io.Writer) error {
 	for _, name := range files {
 		bds, err := readBundleDeployments(name)
 		if err != nil {

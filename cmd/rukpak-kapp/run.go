@@ -1,11 +1,12 @@
 package main
 
 import (
-	"flag"
+	goflag "flag"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -16,8 +17,13 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-func run(args []string) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+func newRunCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the controller against the cluster of --kubeconfig, $KUBECONFIG or the in-cluster config",
+		Args:  usageArgs(cobra.NoArgs),
+	}
+	fs := cmd.Flags()
 	systemNamespace := fs.String("system-namespace", "rukpak-system", "namespace of the Apps and of every Secret or ConfigMap a BundleDeployment may reference")
 	appNamespaces := fs.String("app-namespaces", "", "comma-separated namespaces to spread the Apps over, each served by a kapp-controller scoped to it (-namespace); empty: all Apps in the system namespace. "+
 		"Apps that exist stay where they are. The adapter copies the Secrets and ConfigMaps a BundleDeployment names from the system namespace into its App's namespace; the installer ServiceAccount must exist in each")
@@ -27,54 +33,55 @@ func run(args []string) error {
 	templateTimeout := fs.Duration("template-timeout", 2*time.Minute, "how long kapp-controller's template step may run before the BundleDeployment reports it as failed (0 disables)")
 	classes := fs.String("classes", rukpakv1alpha2.ClassPlain+","+rukpakv1alpha2.ClassHelm+","+rukpakv1alpha2.ClassRegistry, "comma-separated provisioner classes this controller claims; NAME="+rukpakv1alpha2.ClassPlain+" claims NAME and installs it as that built-in class, to run beside rukpak")
 	metricsAddr := fs.String("metrics-bind-address", ":8080", `metrics address ("0" disables)`)
-	webhookAddr := fs.String("webhook-bind-address", webhook.DefaultAddress, `address of the adapter's webhooks (the CRD upgrade safety check), which the API server reaches through the Service `+webhook.DefaultService+` ("0" disables; then remove the ValidatingWebhookConfiguration `+crdsafety.ConfigurationName+`, whose failure policy is Fail)`)
 	probeAddr := fs.String("health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
+	webhookAddr := fs.String("webhook-bind-address", webhook.DefaultAddress, `address of the adapter's webhooks (the CRD upgrade safety check, the BundleDeployment conversion), which the API server reaches through the Service `+webhook.DefaultService+` ("0" disables; then remove the ValidatingWebhookConfiguration `+crdsafety.ConfigurationName+`, whose failure policy is Fail)`)
 	installWith := fs.String("install-with", string(adapter.InstallWithApp), "how BundleDeployments are installed: app (a kapp-controller App) or packageinstall (a Carvel Package the adapter publishes, installed by a PackageInstall); the annotation "+rukpakv1alpha2.AnnotationInstallWith+" wins")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so only one replica reconciles")
 	qps := fs.Float64("kube-api-qps", 50, "requests a second the adapter may send to kube-apiserver (client-side limit; controller-runtime's default, 20, is what bounds an install of many BundleDeployments on sharded kapp-controllers)")
 	burst := fs.Int("kube-api-burst", 100, "requests the adapter may send at once above --kube-api-qps")
+	kube := kubeconfigFlags(cmd)
 	zapOpts := zap.Options{}
-	zapOpts.BindFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
+	zapFlags := goflag.NewFlagSet("zap", goflag.ContinueOnError)
+	zapOpts.BindFlags(zapFlags)
+	fs.AddGoFlagSet(zapFlags)
+	cmd.RunE = func(*cobra.Command, []string) error {
+		ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+		ctrl.Log.WithName("setup").Info("starting rukpak-kapp", "version", versionString())
+		claimed, err := adapter.ParseClasses(splitList(*classes))
+		if err != nil {
+			return fmt.Errorf("--classes: %w", err)
+		}
+		mode, err := adapter.ParseInstallWith(*installWith)
+		if err != nil {
+			return fmt.Errorf("--install-with: %w", err)
+		}
+		cfg, err := kube.ToRESTConfig()
+		if err != nil {
+			return fmt.Errorf("load kubeconfig: %w", err)
+		}
+		cfg.QPS, cfg.Burst = float32(*qps), *burst
+		mgr, err := adapter.NewManager(cfg, adapter.Options{
+			Config: translate.Config{
+				SystemNamespace:    *systemNamespace,
+				AppNamespaces:      splitList(*appNamespaces),
+				ServiceAccountName: *installer,
+				SyncPeriod:         *syncPeriod,
+				BranchSyncPeriod:   *branchSync,
+				TemplateTimeout:    *templateTimeout,
+			},
+			Classes:     claimed,
+			InstallWith: mode,
+			MetricsAddr: *metricsAddr,
+			ProbeAddr:   *probeAddr,
+			WebhookAddr: *webhookAddr,
+			LeaderElect: *leaderElect,
+		})
+		if err != nil {
+			return err
+		}
+		return mgr.Start(ctrl.SetupSignalHandler())
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	ctrl.Log.WithName("setup").Info("starting rukpak-kapp", "version", versionString())
-	claimed, err := adapter.ParseClasses(splitList(*classes))
-	if err != nil {
-		return fmt.Errorf("--classes: %w", err)
-	}
-
-	mode, err := adapter.ParseInstallWith(*installWith)
-	if err != nil {
-		return fmt.Errorf("--install-with: %w", err)
-	}
-
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return fmt.Errorf("load kubeconfig: %w", err)
-	}
-	cfg.QPS, cfg.Burst = float32(*qps), *burst
-	mgr, err := adapter.NewManager(cfg, adapter.Options{
-		Config: translate.Config{
-			SystemNamespace:    *systemNamespace,
-			AppNamespaces:      splitList(*appNamespaces),
-			ServiceAccountName: *installer,
-			SyncPeriod:         *syncPeriod,
-			BranchSyncPeriod:   *branchSync,
-			TemplateTimeout:    *templateTimeout,
-		},
-		Classes:     claimed,
-		InstallWith: mode,
-		MetricsAddr: *metricsAddr,
-		ProbeAddr:   *probeAddr,
-		LeaderElect: *leaderElect,
-		WebhookAddr: *webhookAddr,
-	})
-	if err != nil {
-		return err
-	}
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return cmd
 }
 
 func splitList(s string) []string {

@@ -1,12 +1,27 @@
 package main
 
 import (
+	"fmt"
 	"runtime/debug"
+
+	"github.com/spf13/cobra"
 )
 
 // version and revision are set by the release build
 // (-X main.version=... -X main.revision=...).
 var version, revision = "dev", ""
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version and the commit it was built from",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionString())
+			return err
+		},
+	}
+}
 
 // versionString is the release version and the commit the binary was built
 // from: the release build's, else what go build stamped from git ("+modified"

@@ -114,8 +114,8 @@ var _ = Describe("the bad and hostile input corpus", func() {
 		// the adapter's deadline, or the sidecar's memory cap, whichever comes first, names the cause.
 		Entry("yaml bomb", fails("Installed", "InstallFailed", "billion laughs", 2*time.Minute), plainFiles("yaml-bomb", map[string]string{"manifests/bomb.yaml": billionLaughs(9)})),
 		Entry("object over the size limit", fails("Installed", "InstallFailed", "too-big", 2*time.Minute), plainFiles("too-big", map[string]string{"manifests/big.yaml": bigConfigMap})),
-		Entry("custom resource without crd", fails("Installed", "InstallFailed", "ensure CRDs are installed first", time.Minute), plainOf("plain-v0/invalid-missing-crds")),
-		Entry("unknown kind", fails("Installed", "InstallFailed", "ensure CRDs are installed first", time.Minute), plainFiles("unknown-kind", map[string]string{"manifests/w.yaml": "apiVersion: v1\nkind: Wibble\nmetadata:\n  name: w\n"})),
+		Entry("custom resource without crd", fails("Installed", "ErrorGettingReleaseState", "ensure CRDs are installed first", time.Minute), plainOf("plain-v0/invalid-missing-crds")),
+		Entry("unknown kind", fails("Installed", "ErrorGettingReleaseState", "ensure CRDs are installed first", time.Minute), plainFiles("unknown-kind", map[string]string{"manifests/w.yaml": "apiVersion: v1\nkind: Wibble\nmetadata:\n  name: w\n"})),
 		Entry("missing tag", fails("Unpacked", "UnpackFailed", "no-such-tag", time.Minute), plainRef(func() string { return images["plain-v0/valid"] + "-no-such-tag" })),
 		Entry("wrong digest", fails("Unpacked", "UnpackFailed", "sha256:0000", time.Minute), plainRef(func() string {
 			return strings.Split(images["plain-v0/valid"], ":v")[0] + "@sha256:" + strings.Repeat("0", 64)

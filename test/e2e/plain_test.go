@@ -64,19 +64,19 @@ var _ = Describe("plain bundles from an image", func() {
 	})
 
 	DescribeTable("refuses broken bundles with the cause",
-		func(ctx context.Context, bundle, name, msg string) {
+		func(ctx context.Context, bundle, name, reason, msg string) {
 			plainBD(ctx, name, images[bundle])
-			Eventually(getBD(ctx, name)).Should(haveCondition("Installed", "False", "InstallFailed", msg))
+			Eventually(getBD(ctx, name)).Should(haveCondition("Installed", "False", reason, msg))
 			Consistently(getBD(ctx, name)).WithTimeout(3 * time.Second).ShouldNot(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 		},
-		Entry("no manifests directory", "plain-v0/empty", "plain-empty", "readdir manifests: file does not exist"),
-		Entry("an empty manifests directory", "plain-v0/no-manifests", "plain-no-manifests", "found zero objects: plain+v0 bundles are required to contain at least one object"),
-		Entry("custom resources without their CRDs", "plain-v0/invalid-missing-crds", "plain-missing-crds", "ensure CRDs are installed first"),
+		Entry("no manifests directory", "plain-v0/empty", "plain-empty", "InstallFailed", "readdir manifests: file does not exist"),
+		Entry("an empty manifests directory", "plain-v0/no-manifests", "plain-no-manifests", "InstallFailed", "found zero objects: plain+v0 bundles are required to contain at least one object"),
+		Entry("custom resources without their CRDs", "plain-v0/invalid-missing-crds", "plain-missing-crds", "ErrorGettingReleaseState", "ensure CRDs are installed first"),
 	)
 
 	It("installs a dependent bundle once its provider is installed, without touching it", func(ctx context.Context) {
 		plainBD(ctx, "plain-dependent", images["plain-v0/dependent"])
-		Eventually(getBD(ctx, "plain-dependent")).Should(haveCondition("Installed", "False", "InstallFailed", "OperatorGroup"))
+		Eventually(getBD(ctx, "plain-dependent")).Should(haveCondition("Installed", "False", "ErrorGettingReleaseState", "OperatorGroup"))
 		before, err := getBD(ctx, "plain-dependent")()
 		Expect(err).NotTo(HaveOccurred())
 

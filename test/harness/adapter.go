@@ -107,7 +107,7 @@ func (a *Adapter) Start(ctx context.Context) error {
 		return err
 	}
 	env := append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	a.proc, err = startProcess("rukpak-kapp", a.env.Dir, env, a.env.tools.logDir, a.bin, a.args...)
+	a.proc, err = a.env.tools.startFetcher("rukpak-kapp", a.env.Dir, env, nil, "", a.bin, a.args...)
 	if err != nil {
 		return err
 	}

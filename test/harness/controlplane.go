@@ -38,6 +38,9 @@ type toolEnv struct {
 	bin    string
 	logDir string
 	base   []string
+	// view, when set, is how the adapter and kapp-controller see the
+	// network (fetchview.go).
+	view *fetchView
 }
 
 func startControlPlane(ctx context.Context, t *toolEnv, dir string, audit bool) (*ControlPlane, error) {

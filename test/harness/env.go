@@ -61,6 +61,11 @@ type Options struct {
 	AuditLog bool
 	// AdapterArgs go after the adapter's default flags, so they win.
 	AdapterArgs []string
+	// RukpakE2E serves what rukpak v0.24.0's end-to-end suite expects of
+	// its cluster (rukpake2e.go): its registries, git server, Secrets and
+	// github.com, under the names it uses, for the adapter and
+	// kapp-controller. Needs root.
+	RukpakE2E bool
 	// Bare leaves out rukpak-kapp's own objects (CRD, system namespace,
 	// RBAC, admission policy), for tests that install a release as a user
 	// would. Not with Adapter.
@@ -94,6 +99,8 @@ type Env struct {
 	UntrustedFiles *FileServer
 	UntrustedGit   *GitServer
 	UntrustedCA    *TestCA
+	// RukpakE2E is set with Options.RukpakE2E.
+	RukpakE2E *RukpakE2E
 	// ClusterCA stands for the CAs a cluster's kapp-controller is configured
 	// to trust; the harness hands it to kapp-controller's git.
 	ClusterCA *TestCA
@@ -214,6 +221,11 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	if opts.RukpakE2E {
+		if err := e.startRukpakE2E(ctx); err != nil {
+			return fmt.Errorf("serve what rukpak's end-to-end suite expects: %w", err)
+		}
+	}
 	if opts.PackagingAPI && !opts.KappController {
 		return fmt.Errorf("the packaging API is served by kapp-controller: PackagingAPI needs KappController")
 	}
@@ -323,6 +335,9 @@ func (e *Env) Stop() {
 	}
 	if e.SSHGit != nil {
 		e.SSHGit.Stop()
+	}
+	if e.RukpakE2E != nil {
+		e.RukpakE2E.Stop()
 	}
 	for _, fs := range []*FileServer{e.Files, e.PrivateFiles, e.UntrustedFiles} {
 		if fs != nil {

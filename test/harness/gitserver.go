@@ -65,9 +65,13 @@ type Repo struct {
 // NewRepo creates a bare repository name.git with one commit of files from
 // dir placed under subdir, on branch main.
 func (gs *GitServer) NewRepo(name, dir, subdir string) (*Repo, error) {
-	bare := filepath.Join(gs.root, name+".git")
-	work := filepath.Join(gs.root, "work-"+name)
-	r := &Repo{URL: gs.scheme + "://" + gs.Host + "/" + name + ".git", work: work}
+	return newRepoAt(filepath.Join(gs.root, name+".git"), filepath.Join(gs.root, "work-"+name), gs.scheme+"://"+gs.Host+"/"+name+".git", dir, subdir)
+}
+
+// newRepoAt creates the bare repository bare, known to clients as url, with
+// one commit of dir's files under subdir on main, made in the work tree work.
+func newRepoAt(bare, work, url, dir, subdir string) (*Repo, error) {
+	r := &Repo{URL: url, work: work}
 	if err := runGit("", "init", "--bare", "--initial-branch=main", bare); err != nil {
 		return nil, err
 	}

@@ -108,7 +108,7 @@ func startKappController(ctx context.Context, t *toolEnv, cp *ControlPlane, dir,
 		}
 	}
 	caFile := filepath.Join(dir, "trusted-ca.pem")
-	if err := os.WriteFile(caFile, trusted.PEM, 0o644); err != nil {
+	if err := os.WriteFile(caFile, t.trustedByGit(trusted), 0o644); err != nil {
 		return nil, err
 	}
 	env := append(withPath(t.base, t.bin),
@@ -137,7 +137,7 @@ func (kc *KappController) Start(ctx context.Context) error {
 	sock := filepath.Join(kc.dir, "sidecarexec.sock")
 	_ = os.Remove(sock)
 	var err error
-	kc.sidecar, err = startProcess(kc.name+"-sidecarexec", kc.dir, kc.env, kc.tools.logDir, kc.binary(), "-sidecarexec")
+	kc.sidecar, err = kc.tools.startFetcher(kc.name+"-sidecarexec", kc.dir, kc.env, nil, "", kc.binary(), "-sidecarexec")
 	if err != nil {
 		return err
 	}
@@ -174,7 +174,7 @@ func (kc *KappController) StartController(ctx context.Context) error {
 	if kc.packaging != nil {
 		kc.manager, err = kc.packaging.start(kc, args)
 	} else {
-		kc.manager, err = startProcess(kc.name, kc.dir, kc.env, kc.tools.logDir, kc.binary(), args...)
+		kc.manager, err = kc.tools.startFetcher(kc.name, kc.dir, kc.env, nil, "", kc.binary(), args...)
 	}
 	if err != nil {
 		return err

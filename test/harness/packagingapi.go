@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -112,11 +110,9 @@ spec:
 	if err != nil {
 		return nil, fmt.Errorf("find %s to bind the in-cluster ServiceAccount files under: %w", varRunDir, err)
 	}
-	sandbox := filepath.Join(e.Dir, "privatemounts")
-	build := exec.CommandContext(ctx, "go", "build", "-o", sandbox, "./test/harness/cmd/privatemounts")
-	build.Dir = e.Root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build privatemounts: %w\n%s", err, out)
+	sandbox, err := e.privateMounts(ctx)
+	if err != nil {
+		return nil, err
 	}
 	return &packagingAPI{port: port, sandbox: sandbox, binds: []string{home + ":" + homeDir, run + ":" + varRun}}, nil
 }
@@ -134,8 +130,7 @@ func (p *packagingAPI) start(kc *KappController, args []string) (*process, error
 	}
 	args = append(args, "-enable-api-priority-and-fairness=false", "-packaging-global-namespace="+PackagingGlobalNamespace)
 	env := append(append([]string{}, kc.env...), "KAPPCTRL_API_PORT="+itoa(p.port))
-	argv := append(append(append([]string{}, p.binds...), "--", kc.binary()), args...)
-	return startProcessWith(kc.name, kc.dir, env, kc.tools.logDir, &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}, p.sandbox, argv...)
+	return kc.tools.startFetcher(kc.name, kc.dir, env, p.binds, p.sandbox, kc.binary(), args...)
 }
 
 // RouteToHost routes the Service ns/name's port portName to ip:port

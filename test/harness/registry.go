@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -35,6 +36,9 @@ type Registry struct {
 	// CA is set when the registry serves TLS.
 	CA     *TestCA
 	server *http.Server
+	// addr is where it listens, which Host names unless a host name was
+	// given.
+	addr string
 }
 
 // StartRegistry serves a registry on a free loopback port. With a username
@@ -58,6 +62,13 @@ func startRegistry(username, password string, ca *TestCA) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen for registry: %w", err)
 	}
+	return serveRegistry(l, "", username, password, ca)
+}
+
+// serveRegistry serves a registry on l. A host name (name:port) is what
+// references and credentials name instead of l's address, and what its
+// certificate is for; the harness itself pushes to l's address.
+func serveRegistry(l net.Listener, host, username, password string, ca *TestCA) (*Registry, error) {
 	var h http.Handler = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	if username != "" {
 		inner := h
@@ -70,9 +81,18 @@ func startRegistry(username, password string, ca *TestCA) (*Registry, error) {
 			inner.ServeHTTP(w, r)
 		})
 	}
-	r := &Registry{Host: l.Addr().String(), Username: username, Password: password, CA: ca, server: &http.Server{Handler: h}}
+	r := &Registry{Host: l.Addr().String(), Username: username, Password: password, CA: ca, server: &http.Server{Handler: h}, addr: l.Addr().String()}
+	var names []string
+	if host != "" {
+		r.Host = host
+		name, _, err := net.SplitHostPort(host)
+		if err != nil {
+			return nil, fmt.Errorf("registry host %q: %w", host, err)
+		}
+		names = append(names, name)
+	}
 	if ca != nil {
-		cfg, err := ca.ServerConfig()
+		cfg, err := ca.ServerConfigFor(append(names, "localhost")...)
 		if err != nil {
 			return nil, err
 		}
@@ -117,6 +137,17 @@ func (r *Registry) PushImage(img v1.Image, repoTag string) (string, v1.Hash, err
 		auth = &authn.Basic{Username: r.Username, Password: r.Password}
 	}
 	transport := remote.DefaultTransport.(*http.Transport).Clone()
+	if r.addr != r.Host {
+		// Host's name resolves only in the adapter's and kapp-controller's
+		// view of the network.
+		dialer := &net.Dialer{}
+		transport.DialContext = func(ctx context.Context, network, address string) (net.Conn, error) {
+			if address == r.Host {
+				address = r.addr
+			}
+			return dialer.DialContext(ctx, network, address)
+		}
+	}
 	if r.CA != nil {
 		transport.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: r.CA.Pool()}
 	}

@@ -33,6 +33,20 @@ type SSHGitServer struct {
 
 // StartSSHGitServer serves the repositories of gs over ssh.
 func StartSSHGitServer(gs *GitServer) (*SSHGitServer, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen for ssh git server: %w", err)
+	}
+	s, err := serveSSHGit(l, gs.root, "127.0.0.1")
+	if err != nil {
+		_ = l.Close()
+	}
+	return s, err
+}
+
+// serveSSHGit serves the repositories under root on l, known to clients
+// as host.
+func serveSSHGit(l net.Listener, root, host string) (*SSHGitServer, error) {
 	_, hostPriv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return nil, err
@@ -53,13 +67,9 @@ func StartSSHGitServer(gs *GitServer) (*SSHGitServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("listen for ssh git server: %w", err)
-	}
-	s := &SSHGitServer{Host: l.Addr().String(), ClientKey: pem.EncodeToMemory(block), root: gs.root, listener: l}
 	port := l.Addr().(*net.TCPAddr).Port
-	s.KnownHosts = []byte(fmt.Sprintf("[127.0.0.1]:%d %s", port, ssh.MarshalAuthorizedKey(hostSigner.PublicKey())))
+	s := &SSHGitServer{Host: net.JoinHostPort(host, itoa(port)), ClientKey: pem.EncodeToMemory(block), root: root, listener: l}
+	s.KnownHosts = []byte(fmt.Sprintf("[%s]:%d %s", host, port, ssh.MarshalAuthorizedKey(hostSigner.PublicKey())))
 	s.config = &ssh.ServerConfig{PublicKeyCallback: func(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
 		if string(key.Marshal()) == string(authorized.Marshal()) {
 			return &ssh.Permissions{}, nil

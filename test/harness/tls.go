@@ -53,27 +53,53 @@ func (ca *TestCA) ServerConfig() (*tls.Config, error) {
 }
 
 // ServerConfigFor is a TLS config serving a certificate for 127.0.0.1 and
-// dnsNames (a Service's name, for a webhook kube-apiserver reaches by it).
-func (ca *TestCA) ServerConfigFor(dnsNames ...string) (*tls.Config, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// the host names given.
+func (ca *TestCA) ServerConfigFor(names ...string) (*tls.Config, error) {
+	cert, _, err := ca.serving(names)
 	if err != nil {
 		return nil, err
 	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, nil
+}
+
+// ServingPEM is a serving certificate for the host names given and its
+// key, as PEM: what a kubernetes.io/tls Secret holds.
+func (ca *TestCA) ServingPEM(names ...string) (certPEM, keyPEM []byte, err error) {
+	cert, key, err := ca.serving(names)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+func (ca *TestCA) serving(names []string) (tls.Certificate, *ecdsa.PrivateKey, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	common := "127.0.0.1"
+	if len(names) > 0 {
+		common = names[0]
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		Subject:      pkix.Name{CommonName: common},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:     dnsNames,
+		DNSNames:     names,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
-		return nil, fmt.Errorf("create serving certificate: %w", err)
+		return tls.Certificate{}, nil, fmt.Errorf("create serving certificate: %w", err)
 	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}, nil
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, key, nil
 }
 
 // Pool trusts this CA only.

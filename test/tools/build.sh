@@ -18,7 +18,7 @@ export CGO_ENABLED=0
 
 k8s_ldflags="-X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean"
 
-# module-dir  binary  package  ldflags
+# module-dir  binary  package  ldflags ("test": the package's test binary, go test -c)
 tools=(
   "controller-gen controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen -"
   "kustomize kustomize sigs.k8s.io/kustomize/kustomize/v5 -"
@@ -34,6 +34,7 @@ tools=(
   "rukpak rukpak-helm github.com/operator-framework/rukpak/cmd/helm -"
   "rukpak-v0.16 rukpak-v0.16-core github.com/operator-framework/rukpak/cmd/core -"
   "rukpak-v0.16 rukpak-v0.16-helm github.com/operator-framework/rukpak/cmd/helm -"
+  "rukpak-e2e rukpak-e2e.test github.com/operator-framework/rukpak/test/e2e test"
   "kubernetes kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver k8s"
   "kubernetes kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager k8s"
   "kubernetes kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler k8s"
@@ -47,15 +48,17 @@ for entry in "${tools[@]}"; do
   key=$(cat "$here/$mod/go.mod" "$here/$mod/go.sum" | sha256sum | cut -c1-12)
   dir="$cache/$name-$key"
   if [[ ! -x "$dir/$name" ]]; then
+    build=(go build)
     case "$flags" in
       -) ldflags="" ;;
       k8s) ldflags="$k8s_ldflags" ;;
+      test) ldflags="" build=(go test -c) ;;
       *) ldflags="${flags//_/ }" ;;
     esac
     echo ">> building $name (first run only; kube-apiserver takes 10-15 min on 2 cores)"
     t0=$(date +%s)
     mkdir -p "$dir.tmp"
-    (cd "$here/$mod" && go build -ldflags "$ldflags" -o "$dir.tmp/$name" "$pkg")
+    (cd "$here/$mod" && "${build[@]}" -ldflags "$ldflags" -o "$dir.tmp/$name" "$pkg")
     rm -rf "$dir" && mv "$dir.tmp" "$dir"
     echo ">> built $name in $(( $(date +%s) - t0 ))s"
   fi

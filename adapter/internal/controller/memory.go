@@ -7,12 +7,10 @@ import (
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
-	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
@@ -124,59 +122,5 @@ func (p *progressClock) remembers(name string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, ok := p.since[name]
-	return ok
-}
-
-// bundleDeployments counts BundleDeployments by the state of their
-// Installed condition, for dashboards and alerts. Reconcile counts, errors
-// and durations come from controller-runtime's own metrics.
-var bundleDeployments = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-	Name: "rukpak_kapp_bundledeployments",
-	Help: "BundleDeployments handled by this adapter, by the status and reason of their Installed condition.",
-}, []string{"status", "reason"})
-
-func init() {
-	ctrlmetrics.Registry.MustRegister(bundleDeployments)
-}
-
-type installState struct{ status, reason string }
-
-// stateTracker remembers each BundleDeployment's last reported state so the
-// gauge can move it from one bucket to another.
-type stateTracker struct {
-	mu    sync.Mutex
-	state map[string]installState
-}
-
-func (t *stateTracker) set(name, status, reason string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	next := installState{status, reason}
-	if prev, ok := t.state[name]; ok {
-		if prev == next {
-			return
-		}
-		bundleDeployments.WithLabelValues(prev.status, prev.reason).Dec()
-	}
-	if t.state == nil {
-		t.state = map[string]installState{}
-	}
-	t.state[name] = next
-	bundleDeployments.WithLabelValues(status, reason).Inc()
-}
-
-func (t *stateTracker) Forget(name string, _ types.UID) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if prev, ok := t.state[name]; ok {
-		bundleDeployments.WithLabelValues(prev.status, prev.reason).Dec()
-		delete(t.state, name)
-	}
-}
-
-func (t *stateTracker) remembers(name string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, ok := t.state[name]
 	return ok
 }

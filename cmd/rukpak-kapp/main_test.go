@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+)
+
+func TestHelpIsUsageOnStdout(t *testing.T) {
+	for _, args := range [][]string{
+		{"--help"}, {"help"}, {"run", "--help"}, {"render", "--help"}, {"convert", "--help"}, {"convert", "registry-v1", "--help"},
+		{"migrate", "--help"}, {"migrate", "plan", "--help"}, {"version", "--help"}, {"help", "migrate", "plan"}, {"run", "-h"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := execute(args, &out, &errOut); code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, errOut.String())
+			}
+			if !strings.Contains(out.String(), "Usage:") || errOut.Len() != 0 {
+				t.Errorf("stdout %q, stderr %q: want the usage on stdout only", out.String(), errOut.String())
+			}
+		})
+	}
+}
+
+func TestCommandLineErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{nil, 2, "rukpak-kapp needs a command: completion, convert, migrate, render, run, version"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"migrate"}, 2, "rukpak-kapp migrate needs a command: plan"},
+		{[]string{"convert"}, 2, "needs a command: registry-v1"},
+		{[]string{"convert", "registry-v1", "dir"}, 2, "convert registry-v1 needs --install-namespace"},
+		{[]string{"render"}, 2, "render needs at least one -f"},
+		{[]string{"render", "-f", "x", "--push", "r"}, 2, "go with --as-package"},
+		{[]string{"run", "--no-such-flag"}, 2, "unknown flag: --no-such-flag"},
+		{[]string{"migrate", "plan", "-o", "yaml"}, 2, `-o "yaml": use text or json`},
+		{[]string{"render", "-f", "/nonexistent/bd.yaml"}, 1, "no such file or directory"},
+		{[]string{"convert", "registry-v1", "/nonexistent", "--install-namespace", "ns"}, 1, "no such file or directory"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := execute(tc.args, &out, &errOut); code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, errOut.String())
+			}
+			if !strings.Contains(errOut.String(), tc.says) {
+				t.Errorf("stderr %q does not say %q", errOut.String(), tc.says)
+			}
+		})
+	}
+}
+
+func TestVersionPrintsOnStdout(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := execute([]string{"version"}, &out, &errOut); code != 0 || !strings.HasPrefix(out.String(), version) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+}
+
+// The flags the release manifest's Deployment passes, and the others the
+// tests and docs use, keep parsing.
+func TestFlagsInUse(t *testing.T) {
+	data, err := os.ReadFile("../../config/manager/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	if err := yaml.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	lines := [][]string{
+		d.Spec.Template.Spec.Containers[0].Args,
+		{"run", "--kubeconfig", "/k", "--context", "c", "--zap-devel=false", "--zap-log-level=debug", "--app-namespaces", "a,b", "--install-with", "packageinstall", "--kube-api-qps", "5", "--kube-api-burst", "9"},
+		{"render", "-f", "a.yaml", "-f", "b.yaml", "--system-namespace", "s", "--as-package", "--push", "r", "--namespace", "n", "--installer-rbac"},
+		{"migrate", "plan", "-o", "json", "--system-namespace", "s", "--classes", "kapp-plain=core-rukpak-io-plain", "--kubeconfig", "/k", "--context", "c"},
+		{"convert", "registry-v1", "dir", "--install-namespace", "ns", "--watch-namespaces", "a,b"},
+		{"convert", "registry-v1", "--install-namespace", "ns", "dir"},
+	}
+	for _, args := range lines {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			cmd, rest, err := newRootCommand().Find(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.ParseFlags(rest); err != nil {
+				t.Fatalf("%s: %v", cmd.CommandPath(), err)
+			}
+			if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
+				t.Fatalf("%s: %v", cmd.CommandPath(), err)
+			}
+		})
+	}
+}
