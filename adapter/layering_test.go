@@ -26,6 +26,7 @@ var layers = map[string]int{
 	// Parts that run beside the reconciler, wired in the facade's manager.
 	"adapter/crdsafety": 3,
 	"adapter/chartcrds": 3,
+	"adapter/versions":  2,
 	"adapter/webhook":   1,
 	// The pure packages.
 	"adapter/takeover":  3,

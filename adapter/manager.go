@@ -25,7 +25,9 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/drift"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/controller"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/versions"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhook"
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -49,7 +51,7 @@ type Options struct {
 // Scheme knows the kinds the adapter reads and writes.
 func Scheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme,
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rukpakv1alpha1.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme,
 		packagingv1alpha1.AddToScheme, datav1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, fmt.Errorf("build scheme: %w", err)
@@ -137,6 +139,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	srv, err := webhook.New(mgr, webhook.DefaultOptions(o.WebhookAddr, o.Config.SystemNamespace))
 	if err == nil {
 		err = crdsafety.Add(mgr, srv, crdsafety.OptionsFrom(o.Config, o.Classes.Claims))
+	}
+	if err == nil {
+		err = versions.Add(srv)
 	}
 	if err != nil {
 		return nil, err

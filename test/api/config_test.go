@@ -107,5 +107,16 @@ var _ = Describe("the install manifests in config/", func() {
 		Expect(canIName(ctx, "update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "rukpak-kapp")).To(BeTrue())
 		Expect(canIName(ctx, "update", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "someone-elses")).To(BeFalse())
 		Expect(canI(ctx, "patch", "apiextensions.k8s.io", "customresourcedefinitions", "")).To(BeFalse())
+		// Both API generations: the conversion webhook's CA goes into the
+		// BundleDeployment CRD and no other; v1alpha1 Bundles are made,
+		// deleted and reported on, never edited.
+		Expect(canIName(ctx, "update", "apiextensions.k8s.io", "customresourcedefinitions", "", "bundledeployments.core.rukpak.io")).To(BeTrue())
+		Expect(canIName(ctx, "update", "apiextensions.k8s.io", "customresourcedefinitions", "", "bundles.core.rukpak.io")).To(BeFalse())
+		Expect(canI(ctx, "update", "apiextensions.k8s.io", "customresourcedefinitions", "")).To(BeFalse())
+		Expect(canI(ctx, "create", "core.rukpak.io", "bundles", "")).To(BeTrue())
+		Expect(canI(ctx, "delete", "core.rukpak.io", "bundles", "")).To(BeTrue())
+		Expect(canI(ctx, "patch", "core.rukpak.io", "bundles/status", "")).To(BeTrue())
+		Expect(canI(ctx, "update", "core.rukpak.io", "bundles", "")).To(BeFalse())
+		Expect(canI(ctx, "patch", "core.rukpak.io", "bundles", "")).To(BeFalse())
 	})
 })
