@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
@@ -13,16 +15,20 @@ import (
 // one file per object under manifests/, in apply order, with the bundle's
 // metadata and the converter's notes.
 func RegistryFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte, certs convert.CertSource) (*Layout, error) {
-	watch, err := WatchNamespaces(bd)
+	opts, namespace, err := registryOptions(bd, files)
 	if err != nil {
 		return nil, err
 	}
-	res, err := convert.Convert(files, convert.Options{InstallNamespace: bd.Spec.InstallNamespace, WatchNamespaces: watch, Certificates: certs})
+	opts.Certificates = certs
+	res, err := convert.Convert(files, opts)
 	if err != nil {
 		// The converter's errors say what they are about.
 		return nil, &InvalidError{Err: err}
 	}
 	objs := res.Objects
+	if namespace != nil {
+		objs = append([]*unstructured.Unstructured{namespace}, objs...)
+	}
 	out := map[string][]byte{}
 	if len(objs) == 0 {
 		// A CSV without deployments converts to nothing; the App still

@@ -235,3 +235,26 @@ func TestIsV1alpha1(t *testing.T) {
 		t.Error("a v1alpha2 BundleDeployment read and written back at v1alpha1 stays a v1alpha2 one")
 	}
 }
+
+func TestOwnClass(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		own, template string
+	}{
+		{"plain", ClassPlain, ClassPlain},
+		{"registry+v1 through the plain provisioner", ClassPlain, ClassRegistry},
+		{"helm", ClassHelm, ClassHelm},
+		{"an alias", "kapp-plain", ClassRegistry},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := OwnClass(ToV1alpha2(spokeBD("a", tc.own, imageTemplate(tc.template, "i")))); got != tc.own {
+				t.Fatalf("OwnClass = %q, want %q", got, tc.own)
+			}
+		})
+	}
+	malformed := hubBD("b", v1alpha2.BundleDeploymentSpec{ProvisionerClassName: ClassRegistry})
+	malformed.Annotations = map[string]string{AnnotationV1alpha1Spec: "{"}
+	if got := OwnClass(malformed); got != ClassPlain {
+		t.Fatalf("a malformed record is dropped, as the conversion drops it: %q", got)
+	}
+}

@@ -108,6 +108,9 @@ func FuzzConversion(f *testing.F) {
 		if got := stored(t, FromV1alpha2(stored(t, ToV1alpha2(x)))); !cmp.Equal(x, got) {
 			t.Fatalf("v1alpha1 → v1alpha2 → v1alpha1 (-in +out):\n%s", cmp.Diff(x, got))
 		}
+		if got := OwnClass(stored(t, ToV1alpha2(x))); got != x.Spec.ProvisionerClassName {
+			t.Fatalf("OwnClass of the stored form is %q, the v1alpha1 class %q", got, x.Spec.ProvisionerClassName)
+		}
 		y := normal(t, &hub, hubMeta)
 		if got := stored(t, ToV1alpha2(stored(t, FromV1alpha2(y)))); !cmp.Equal(y, got) {
 			t.Fatalf("v1alpha2 → v1alpha1 → v1alpha2 (-in +out):\n%s", cmp.Diff(y, got))
