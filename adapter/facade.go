@@ -9,6 +9,7 @@
 //	internal/servemode   a Package and PackageInstall; export
 //	internal/store       what the adapter fetches itself: content Secrets, deps
 //	internal/kube        the App, finalizers, status, mirrors, workloads
+//	internal/bundleset   v1alpha1's generated Bundles
 //	internal/scope       one reconcile's facts; error classes
 //
 // below them the pure packages: fetch, bundle, content, translate,
@@ -26,6 +27,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/appmode"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/bundleset"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/controller"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
@@ -103,7 +105,8 @@ func assemble(c client.Client, direct client.Reader, cfg translate.Config, class
 	fetcher := store.SourceFetcher{Reader: c, Namespace: cfg.SystemNamespace, Digests: fetch.NewDigestCache(digestCacheBytes)}
 	content := store.New(c, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
-	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content, kapp)
+	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content, kapp).
+		WithBundles(bundleset.New(c, direct))
 }
 
 // Render returns the objects the controller would apply for bd, offline.

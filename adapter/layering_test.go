@@ -22,6 +22,7 @@ var layers = map[string]int{
 	"adapter/internal/servemode":  7, // the serve mode
 	"adapter/internal/store":      6, // what the adapter fetches itself
 	"adapter/internal/kube":       5, // the adapter's own reads and writes
+	"adapter/internal/bundleset":  5, // v1alpha1's generated Bundles
 	"adapter/internal/scope":      4, // one reconcile's facts; error classes
 	// Parts that run beside the reconciler, wired in the facade's manager.
 	"adapter/crdsafety": 3,

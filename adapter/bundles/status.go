@@ -96,7 +96,7 @@ func Status(f Facts) Result {
 		// Nothing was installed yet: say what the first install waits for.
 		set(*installed)
 		setIf(set, healthy)
-	case stored.Status == metav1.ConditionTrue && installed.Status == metav1.ConditionTrue:
+	case stored != nil && stored.Status == metav1.ConditionTrue && installed.Status == metav1.ConditionTrue:
 		// What is installed stays said; Healthy describes its objects.
 		setIf(set, healthy)
 	}

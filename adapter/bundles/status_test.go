@@ -107,6 +107,19 @@ func TestStatus(t *testing.T) {
 		wantBundle: &rukpakv1alpha1.BundleStatus{Phase: "Failing", ObservedGeneration: 1, Conditions: []metav1.Condition{
 			c("Unpacked", F, "UnpackFailed", `source bundle content: fetch http: GET https://x/y: unexpected status "404 Not Found"`, 1)}},
 	}, {
+		name: "the content is not a bundle of its class before any install: the Bundle fails, nothing is said installed",
+		facts: Facts{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Invalid: "invalid bundle: AllNamespace install mode must be enabled",
+			Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
+				c("Unpacked", T, "UnpackSuccessful", "Successfully unpacked the git Bundle", 1),
+				c("Installed", F, "InstallFailed", "invalid bundle: AllNamespace install mode must be enabled", 1),
+				c("Healthy", F, "InstallationStatusFalse", "Installed condition is false", 1),
+			}}},
+		wantBD: rukpakv1alpha1.BundleDeploymentStatus{Conditions: []metav1.Condition{
+			c("HasValidBundle", F, "UnpackFailed", "Failed to unpack the b1 Bundle: invalid bundle: AllNamespace install mode must be enabled", 1),
+		}},
+		wantBundle: &rukpakv1alpha1.BundleStatus{Phase: "Failing", ObservedGeneration: 1, Conditions: []metav1.Condition{
+			c("Unpacked", F, "UnpackFailed", "invalid bundle: AllNamespace install mode must be enabled", 1)}},
+	}, {
 		name: "kapp-controller deployed this generation: installed, active, the Bundle unpacked and pinned",
 		facts: Facts{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Resolved: pinned, Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 			c("Unpacked", T, "UnpackSuccessful", "Successfully unpacked the git Bundle", 1),

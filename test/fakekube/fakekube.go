@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -36,7 +37,7 @@ import (
 // the packages under test cannot import: it imports them).
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme,
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rukpakv1alpha1.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme,
 		packagingv1alpha1.AddToScheme, datav1alpha1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
@@ -100,7 +101,7 @@ type Cluster struct {
 func New(mapper meta.RESTMapper, objs ...client.Object) *Cluster {
 	c := &Cluster{scheme: Scheme()}
 	b := fake.NewClientBuilder().WithScheme(c.scheme).WithObjects(objs...).
-		WithStatusSubresource(&rukpakv1alpha2.BundleDeployment{}, &kappctrlv1alpha1.App{}, &packagingv1alpha1.PackageInstall{})
+		WithStatusSubresource(&rukpakv1alpha2.BundleDeployment{}, &rukpakv1alpha1.BundleDeployment{}, &rukpakv1alpha1.Bundle{}, &kappctrlv1alpha1.App{}, &packagingv1alpha1.PackageInstall{})
 	if mapper != nil {
 		b = b.WithRESTMapper(mapper)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -42,9 +43,17 @@ func ParseClasses(entries []string) (Classes, error) {
 	return out, nil
 }
 
-// Claims says whether the adapter handles bd at all.
+// Claims says whether the adapter handles bd at all. A BundleDeployment of
+// rukpak's first API has two classes, its own (rukpak v0.16's
+// BundleDeployment controllers claimed it by that) and its template's (its
+// Bundle's, which rukpak's Bundle controllers unpacked, and which is its
+// v1alpha2 class): both must be claimed, so the adapter never writes what a
+// rukpak running beside it writes.
 func (c Classes) Claims(bd *rukpakv1alpha2.BundleDeployment) bool {
 	_, ok := c[bd.Spec.ProvisionerClassName]
+	if ok && rukpakv1alpha1.IsV1alpha1(bd) {
+		_, ok = c[rukpakv1alpha1.OwnClass(bd)]
+	}
 	return ok
 }
 

@@ -27,6 +27,9 @@ type Reconciler struct {
 	app      AppMode
 	serve    ServeMode
 	content  Content
+	// bundles serves BundleDeployments of rukpak's first API; nil: they
+	// are installed as v1alpha2 ones (WithBundles).
+	bundles  Bundles
 	placed   placement
 	progress progressClock
 	states   stateTracker
@@ -69,6 +72,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Nothing is reported: the status is the new owner's to write.
 		return ctrl.Result{}, scope.Redacted(r.handBack(ctx, s))
 	case Remove:
+		r.generate(ctx, s, false)
 		gone, o := r.remove(ctx, s)
 		if gone {
 			return ctrl.Result{}, nil
@@ -83,7 +87,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.report(ctx, s, scope.Outcome{Err: scope.InStep(scope.StepStore, "add finalizer: %w", err)}, installing)
 	}
 	// Taken after the finalizer patch, which updated bd.
-	s.View = r.set.Classes.asBuiltin(bd)
+	s.View = r.viewOf(bd)
 	s.Facts = &status.Facts{BD: bd, Now: s.Now, TemplateTimeout: r.set.Config.TemplateTimeout, SystemNamespace: s.Cfg.SystemNamespace}
+	if o, stop := r.generate(ctx, s, true); stop {
+		return r.report(ctx, s, o, installing)
+	}
 	return r.report(ctx, s, r.install(ctx, s, route, modeErr), installing)
 }

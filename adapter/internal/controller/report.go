@@ -76,6 +76,10 @@ func (r *Reconciler) report(ctx context.Context, s *scope.Scope, o scope.Outcome
 	}
 	out := status.Compute(*facts)
 	d := decide(p, out, o, facts.Failure)
+	if r.generations(s.BD) {
+		// rukpak's first API: its own statuses, mapped from this one.
+		return r.reportV1alpha1(ctx, s, out, d, p)
+	}
 	if d.write {
 		if p == installing {
 			r.progress.Forget(s.BD.Name, s.BD.UID)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 )
 
 // What the dispatcher is given: the two install modes and the content
@@ -34,6 +35,18 @@ type ServeMode interface {
 type Content interface {
 	Memory
 	Wake(ctx context.Context, o client.Object) []reconcile.Request
+}
+
+// Bundles keeps the Bundles a BundleDeployment of rukpak's first API
+// (v1alpha1) generates from its template (package bundleset).
+type Bundles interface {
+	// Generate lists bd's Bundles and finds its current template's,
+	// making it when create is set. The error is one to report and retry.
+	Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, create bool) (*scope.Generated, error)
+	// Report writes b's status when it differs from st.
+	Report(ctx context.Context, b *rukpakv1alpha1.Bundle, st rukpakv1alpha1.BundleStatus) error
+	// Prune deletes bd's Bundles other than current, which is installed.
+	Prune(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, listed []rukpakv1alpha1.Bundle, current string) error
 }
 
 // KappReady says whether kapp-controller's API is installed (KappAPI).

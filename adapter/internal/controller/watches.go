@@ -25,6 +25,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -57,6 +58,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&rukpakv1alpha2.BundleDeployment{}, builder.WithPredicates(claimed)).
 		// Content Secrets: one deleted by hand is recreated at once.
 		Owns(&corev1.Secret{}).
+		// rukpak's first API: the Bundles a template generates (a Bundle
+		// deleted by hand is made again, one gone unblocks the limit).
+		Owns(&rukpakv1alpha1.Bundle{}).
 		// ConfigMaps the adapter packs itself: a change or a late arrival
 		// is picked up at once. kapp-controller watches the ones it reads.
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.bundlesReading)).

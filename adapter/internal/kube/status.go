@@ -10,6 +10,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -29,24 +30,28 @@ func WriteStatus(ctx context.Context, c client.Client, recorder events.EventReco
 	if err := c.Status().Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
 		return fmt.Errorf("update status: %w", err)
 	}
-	recordTransitions(ctx, recorder, before, bd)
+	recordTransitions(ctx, recorder, bd, before.Status.Conditions, bd.Status.Conditions, reportedTypes)
 	return nil
 }
 
-// recordTransitions logs each condition that changed and emits one Event
-// for the write: one API write per transition of the BundleDeployment, not
-// one per condition. Its reason is the most telling changed condition's (a
-// failure first, then Installed, Healthy, Unpacked) and its message lists
-// every change.
-func recordTransitions(ctx context.Context, recorder events.EventRecorder, before, after *rukpakv1alpha2.BundleDeployment) {
+// reportedTypes are the conditions a v1alpha2 BundleDeployment's Events
+// report, the most telling first.
+var reportedTypes = []string{rukpakv1alpha2.TypeInstalled, rukpakv1alpha2.TypeHealthy, rukpakv1alpha2.TypeUnpacked}
+
+// recordTransitions logs each condition of types that changed and emits one
+// Event about regarding for the write: one API write per transition of the
+// BundleDeployment, not one per condition. Its reason is the most telling
+// changed condition's (a failure first, then in the order of types) and its
+// message lists every change.
+func recordTransitions(ctx context.Context, recorder events.EventRecorder, regarding runtime.Object, before, after []metav1.Condition, types []string) {
 	// The reconcile logger already names the BundleDeployment on every line.
 	log := logf.FromContext(ctx)
 	var lead *metav1.Condition
 	var parts []string
 	warning := false
-	for _, t := range []string{rukpakv1alpha2.TypeInstalled, rukpakv1alpha2.TypeHealthy, rukpakv1alpha2.TypeUnpacked} {
-		now := apimeta.FindStatusCondition(after.Status.Conditions, t)
-		old := apimeta.FindStatusCondition(before.Status.Conditions, t)
+	for _, t := range types {
+		now := apimeta.FindStatusCondition(after, t)
+		old := apimeta.FindStatusCondition(before, t)
 		if now == nil || (old != nil && old.Reason == now.Reason && old.Status == now.Status) {
 			continue
 		}
@@ -65,7 +70,7 @@ func recordTransitions(ctx context.Context, recorder events.EventRecorder, befor
 	if warning {
 		kind = corev1.EventTypeWarning
 	}
-	recorder.Eventf(after, nil, kind, lead.Reason, lead.Type, "%s", status.Shorten(strings.Join(parts, "; "), eventNoteLimit))
+	recorder.Eventf(regarding, nil, kind, lead.Reason, lead.Type, "%s", status.Shorten(strings.Join(parts, "; "), eventNoteLimit))
 }
 
 // eventNoteLimit is the Events API's bound on a note, in bytes; the API

@@ -31,6 +31,9 @@ type Scope struct {
 	Live *kappctrlv1alpha1.App
 	// Facts are what the steps learn for the status.
 	Facts *status.Facts
+	// Generated is set for a BundleDeployment of rukpak's first API: its
+	// generated Bundles.
+	Generated *Generated
 	// Now is the reconcile's clock reading.
 	Now time.Time
 }

@@ -1,0 +1,141 @@
+package bundleset
+
+import (
+	"context"
+	"fmt"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundles"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
+)
+
+// FieldOwner writes Bundles and their status.
+const FieldOwner = "rukpak-kapp"
+
+// Set reads Bundles from c (the informer cache) and direct (the API
+// server, where the cache may lag behind a Bundle just made).
+type Set struct {
+	client client.Client
+	direct client.Reader
+}
+
+// New is a Set over c and direct.
+func New(c client.Client, direct client.Reader) *Set { return &Set{client: c, direct: direct} }
+
+// Generate lists bd's Bundles and finds the one of its current template,
+// making it when create is set and bd may have one more. The error is
+// one to retry (a failed read or write); Failure then says it too. A
+// Bundle the API server refuses to make is a spec error: it is reported,
+// with an error only a new template ends.
+func (s *Set) Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, create bool) (*scope.Generated, error) {
+	g := &scope.Generated{BD: bd}
+	list := &rukpakv1alpha1.BundleList{}
+	if err := s.client.List(ctx, list, client.MatchingLabels(bundles.Selector(bd.Name))); err != nil {
+		g.Failure = fmt.Sprintf("The Bundles of the BundleDeployment could not be listed, the adapter retries: %v", err)
+		return g, fmt.Errorf("list the Bundles of %s: %w", bd.Name, err)
+	}
+	g.Listed = list.Items
+	if err := s.releaseFromRukpak(ctx, bundles.Owned(bd, g.Listed)); err != nil {
+		g.Failure = fmt.Sprintf("rukpak's finalizer could not be removed from a Bundle, the adapter retries: %v", err)
+		return g, err
+	}
+	gen := bundles.Generate(bd, g.Listed)
+	switch {
+	case gen.Current != nil:
+		g.Bundle = gen.Current
+	case gen.Blocked != "":
+		g.Failure = gen.Blocked
+	case gen.Create != nil && create:
+		b, err := s.create(ctx, bd, gen.Create)
+		if err != nil {
+			g.Failure = err.Error()
+			return g, err
+		}
+		g.Bundle = b
+		g.Listed = append(g.Listed, *b)
+	default:
+		g.Failure = fmt.Sprintf("The Bundle %s of the template does not exist", gen.Create.Name)
+	}
+	return g, nil
+}
+
+// create makes b, or finds it made by an earlier reconcile the cache has
+// not caught up with.
+func (s *Set) create(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, b *rukpakv1alpha1.Bundle) (*rukpakv1alpha1.Bundle, error) {
+	err := s.client.Create(ctx, b, client.FieldOwner(FieldOwner))
+	switch {
+	case err == nil:
+		return b, nil
+	case apierrors.IsInvalid(err):
+		return nil, &translate.UnsupportedError{Reason: fmt.Sprintf("The API server refuses the Bundle %s of the template; fix spec.template: %v", b.Name, err)}
+	case !apierrors.IsAlreadyExists(err):
+		return nil, scope.InStep(scope.StepStore, "make the Bundle %s of the template, the adapter retries: %w", b.Name, err)
+	}
+	live := &rukpakv1alpha1.Bundle{}
+	if err := s.direct.Get(ctx, client.ObjectKeyFromObject(b), live); err != nil {
+		return nil, scope.InStep(scope.StepStore, "read the Bundle %s of the template, the adapter retries: %w", b.Name, err)
+	}
+	if owned := bundles.Owned(bd, []rukpakv1alpha1.Bundle{*live}); len(owned) == 0 {
+		return nil, &translate.UnsupportedError{Reason: fmt.Sprintf("A Bundle named %s exists and is not this BundleDeployment's; "+
+			"delete it (or rename the BundleDeployment) and the template's Bundle is made", b.Name)}
+	}
+	return live, nil
+}
+
+// releaseFromRukpak takes rukpak v0.16's finalizer off the Bundles rukpak
+// made: it deleted rukpak's cached copy of the content, and with rukpak
+// gone it would hold each Bundle's deletion forever.
+func (s *Set) releaseFromRukpak(ctx context.Context, owned []rukpakv1alpha1.Bundle) error {
+	for i := range owned {
+		b := &owned[i]
+		before := b.DeepCopy()
+		changed := false
+		for _, f := range takeover.RukpakFinalizers {
+			changed = controllerutil.RemoveFinalizer(b, f) || changed
+		}
+		if !changed {
+			continue
+		}
+		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+		if err := s.client.Patch(ctx, b, patch, client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("remove rukpak's finalizer from the Bundle %s: %w", b.Name, err)
+		}
+	}
+	return nil
+}
+
+// Report writes b's status when it differs from st.
+func (s *Set) Report(ctx context.Context, b *rukpakv1alpha1.Bundle, st rukpakv1alpha1.BundleStatus) error {
+	if apiequality.Semantic.DeepEqual(b.Status, st) {
+		return nil
+	}
+	before := b.DeepCopy()
+	after := b.DeepCopy()
+	after.Status = st
+	if err := s.client.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+		return fmt.Errorf("update the status of the Bundle %s: %w", b.Name, err)
+	}
+	return nil
+}
+
+// Prune deletes bd's Bundles other than current, which is installed.
+func (s *Set) Prune(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, listed []rukpakv1alpha1.Bundle, current string) error {
+	uids := map[string]*rukpakv1alpha1.Bundle{}
+	for i := range listed {
+		uids[listed[i].Name] = &listed[i]
+	}
+	for _, name := range bundles.Superseded(bd, listed, current) {
+		b := uids[name]
+		if err := s.client.Delete(ctx, b, client.Preconditions{UID: &b.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete the superseded Bundle %s: %w", name, err)
+		}
+	}
+	return nil
+}
