@@ -84,7 +84,7 @@ func Status(f Facts) Result {
 	case !f.BD.DeletionTimestamp.IsZero(),
 		phase == rukpakv1alpha1.PhaseUnpacked && installed.Status != metav1.ConditionTrue && installed.ObservedGeneration == gen:
 		// Said about this generation: its failure, work under way, a delete.
-		set(*installed)
+		set(asV016(*installed))
 		setIf(set, healthy)
 	case phase == rukpakv1alpha1.PhaseUnpacked && installedNow:
 		set(withGen(cond(rukpakv1alpha1.TypeInstalled, metav1.ConditionTrue, rukpakv1alpha1.ReasonInstallationSucceeded,
@@ -213,6 +213,17 @@ func installedMessage(bd, bundle, v1alpha2Message string) string {
 		msg += rest
 	}
 	return msg
+}
+
+// asV016 is an Installed failure in rukpak v0.16's reasons: it had no dry
+// run before installing, so an API the cluster does not serve failed the
+// install itself (InstallFailed "required resource not found"), where
+// v1alpha2's rukpak reported ErrorGettingReleaseState.
+func asV016(c metav1.Condition) metav1.Condition {
+	if c.Reason == rukpakv1alpha2.ReasonErrorGettingReleaseState {
+		c.Reason = rukpakv1alpha1.ReasonInstallFailed
+	}
+	return c
 }
 
 func setIf(set func(metav1.Condition), c *metav1.Condition) {

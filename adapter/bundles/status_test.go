@@ -120,6 +120,19 @@ func TestStatus(t *testing.T) {
 		wantBundle: &rukpakv1alpha1.BundleStatus{Phase: "Failing", ObservedGeneration: 1, Conditions: []metav1.Condition{
 			c("Unpacked", F, "UnpackFailed", "invalid bundle: AllNamespace install mode must be enabled", 1)}},
 	}, {
+		name: "an API the cluster does not serve fails the install, in rukpak v0.16's reason",
+		facts: Facts{BD: bdAt(1), Bundle: bundle("b1", unpackedStatus(pinned)), Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
+			c("Unpacked", T, "UnpackSuccessful", "Successfully unpacked the git Bundle", 1),
+			c("Installed", F, "ErrorGettingReleaseState", "required resource not found, ensure CRDs are installed first: kapp: Error: Expected to find kind", 1),
+			c("Healthy", F, "InstallationStatusFalse", "Installed condition is false", 1),
+		}}},
+		wantBD: rukpakv1alpha1.BundleDeploymentStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
+			c("HasValidBundle", T, "UnpackSuccessful", "Successfully unpacked the b1 Bundle", 1),
+			c("Installed", F, "InstallFailed", "required resource not found, ensure CRDs are installed first: kapp: Error: Expected to find kind", 1),
+			c("Healthy", F, "InstallationStatusFalse", "Installed condition is false", 1),
+		}},
+		wantBundle: ptr(unpackedStatus(pinned)),
+	}, {
 		name: "kapp-controller deployed this generation: installed, active, the Bundle unpacked and pinned",
 		facts: Facts{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Resolved: pinned, Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 			c("Unpacked", T, "UnpackSuccessful", "Successfully unpacked the git Bundle", 1),

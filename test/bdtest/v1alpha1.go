@@ -36,7 +36,7 @@ func V1alpha1BD(ctx context.Context, name, class string, src rukpakv1alpha1.Bund
 	for _, m := range mutate {
 		m(bd)
 	}
-	EventuallyWithOffset(1, func() error { return env.Client.Create(ctx, bd.DeepCopy()) }).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed())
+	EventuallyWithOffset(1, func() error { return env.Client.Create(ctx, bd.DeepCopy()) }).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 	DeferCleanup(DeleteAndWait, bd.Name)
 	return bd
 }
