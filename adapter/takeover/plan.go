@@ -212,6 +212,7 @@ const (
 	annotationHelmReleaseName   = "meta.helm.sh/release-name"
 	annotationHelmReleaseNS     = "meta.helm.sh/release-namespace"
 	annotationDeploymentRevison = "deployment.kubernetes.io/revision"
+	labelNamespaceName          = "kubernetes.io/metadata.name"
 )
 
 // adopt predicts what kapp leaves on live when it applies installed with
@@ -224,6 +225,13 @@ func adopt(bd *rukpakv1alpha2.BundleDeployment, installed, live *unstructured.Un
 	labels[rukpakv1alpha2.LabelOwnerName] = bd.Name
 	for _, k := range KappLabels {
 		labels[k] = KappValue
+	}
+	if live.GroupVersionKind().GroupKind().String() == "Namespace" {
+		// The API server sets it on every Namespace, whatever is applied
+		// (rukpak v0.16's registry+v1 releases hold one).
+		if v, ok := live.GetLabels()[labelNamespaceName]; ok {
+			labels[labelNamespaceName] = v
+		}
 	}
 	annotations := copyMap(installed.GetAnnotations())
 	for _, k := range AsBundledAnnotations {

@@ -452,3 +452,28 @@ func TestKeepsRukpakRendering(t *testing.T) {
 		}
 	}
 }
+
+// rukpak v0.16 installed registry+v1 bundles with their Namespace, which
+// the API server labels with its name whatever is applied.
+func TestTake_NamespaceKeepsItsNameLabel(t *testing.T) {
+	t.Parallel()
+	ns := asRukpakRendered(rendered(t, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: prometheus-system\n"))
+	live := asLive(ns, func(u *unstructured.Unstructured) {
+		labels := u.GetLabels()
+		labels["kubernetes.io/metadata.name"] = "prometheus-system"
+		u.SetLabels(labels)
+	})
+	p := Take(Input{
+		BD:        &rukpakv1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: "bd", UID: "bd-uid"}},
+		Releases:  []corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.bd.v1"}}},
+		Release:   &Release{Secret: "sh.helm.release.v1.bd.v1", Name: "bd", Version: 1, Status: StatusDeployed},
+		Installed: []*unstructured.Unstructured{ns},
+		Live:      map[Ref]*unstructured.Unstructured{RefOf(ns): live},
+	})
+	if len(p.Objects) != 1 {
+		t.Fatalf("objects: %+v", p.Objects)
+	}
+	if _, removed := p.Objects[0].Labels.Removed["kubernetes.io/metadata.name"]; removed {
+		t.Errorf("the plan says the API server's label goes: %+v", p.Objects[0].Labels)
+	}
+}

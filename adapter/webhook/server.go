@@ -31,6 +31,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 )
@@ -110,14 +111,23 @@ func New(mgr ctrl.Manager, o Options) (*Server, error) {
 			c.GetCertificate = s.certificate
 		}},
 	})
-	if err := mgr.Add(s.server); err != nil {
-		return nil, fmt.Errorf("add webhook server: %w", err)
-	}
+	// One runnable of the manager's webhook group, which starts before the
+	// caches sync: the certificates must be served by then, for the cache
+	// of BundleDeployments stored as v1alpha1 lists them through the
+	// conversion webhook this server serves.
 	if err := mgr.Add(s); err != nil {
-		return nil, fmt.Errorf("add webhook certificates: %w", err)
+		return nil, fmt.Errorf("add webhook server: %w", err)
 	}
 	return s, nil
 }
+
+var _ crwebhook.Server = &Server{}
+
+// StartedChecker is healthy once the server listens.
+func (s *Server) StartedChecker() healthz.Checker { return s.server.StartedChecker() }
+
+// WebhookMux is the server's mux.
+func (s *Server) WebhookMux() *http.ServeMux { return s.server.WebhookMux() }
 
 // Register serves h at path.
 func (s *Server) Register(path string, h http.Handler) { s.server.Register(path, h) }
@@ -142,8 +152,22 @@ func (s *Server) AddCABundleTarget(t Target) error {
 // NeedLeaderElection is false: every replica serves.
 func (s *Server) NeedLeaderElection() bool { return false }
 
-// Start keeps the certificates and caBundles right until ctx ends.
+// Start serves the webhooks and keeps the certificates and caBundles
+// right until ctx ends.
 func (s *Server) Start(ctx context.Context) error {
+	done := make(chan error, 2)
+	go func() { done <- s.keep(ctx) }()
+	go func() { done <- s.server.Start(ctx) }()
+	// Either ends early only on an error, which stops the manager; both
+	// end when ctx does.
+	if err := <-done; err != nil {
+		return err
+	}
+	return <-done
+}
+
+// keep keeps the certificates and caBundles right until ctx ends.
+func (s *Server) keep(ctx context.Context) error {
 	s.mu.Lock()
 	s.started = true
 	targets := append([]Target(nil), s.targets...)

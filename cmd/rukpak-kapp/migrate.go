@@ -18,7 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -28,7 +30,7 @@ var errBlocked = errors.New("some BundleDeployments cannot be taken over in plac
 func newMigrateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
-		Short: "Plan taking over what rukpak v0.24.0 installed",
+		Short: "Plan taking over what rukpak v0.24.0 or v0.16.0 installed",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE:  needsSubcommand,
 	}
@@ -44,7 +46,7 @@ func newMigratePlanCommand() *cobra.Command {
 		Use:   "plan",
 		Short: "Show what taking over each BundleDeployment rukpak installed will change and what blocks it, writing nothing",
 		Long: "plan shows, against the cluster of --kubeconfig or $KUBECONFIG and writing nothing, what taking over each " +
-			"BundleDeployment rukpak v0.24.0 installed will change and what blocks it. It exits 1 when something blocks.",
+			"BundleDeployment rukpak v0.24.0 (v1alpha2) or rukpak v0.16.0 (v1alpha1, with or without rukpak-kapp's CRDs applied) installed will change and what blocks it. It exits 1 when something blocks.",
 		Args: usageArgs(cobra.NoArgs),
 	}
 	fs := cmd.Flags()
@@ -120,9 +122,9 @@ type report struct {
 }
 
 func planAll(ctx context.Context, c client.Reader, mapper meta.RESTMapper, systemNamespace string, claimed adapter.Classes) ([]report, error) {
-	bds := &rukpakv1alpha2.BundleDeploymentList{}
-	if err := c.List(ctx, bds); err != nil {
-		return nil, fmt.Errorf("list bundle deployments: %w", err)
+	bds, err := listBundleDeployments(ctx, c)
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(bds.Items, func(i, j int) bool { return bds.Items[i].Name < bds.Items[j].Name })
 	var out []report
@@ -145,6 +147,8 @@ func planAll(ctx context.Context, c client.Reader, mapper meta.RESTMapper, syste
 		default:
 			view := bd.DeepCopy()
 			view.Spec.ProvisionerClassName = builtin
+			// rukpak's first API: installed where rukpak v0.16 installed it.
+			view = bundles.View(view, systemNamespace)
 			in, err := adapter.TakeOverInput(ctx, c, mapper, systemNamespace, view, true)
 			if err != nil {
 				return nil, fmt.Errorf("plan %s: %w", bd.Name, err)
@@ -156,6 +160,29 @@ func planAll(ctx context.Context, c client.Reader, mapper meta.RESTMapper, syste
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// listBundleDeployments lists every BundleDeployment in its v1alpha2 form.
+// A cluster still on rukpak v0.16 (its CRD, before rukpak-kapp's is
+// applied) serves only v1alpha1: its objects are converted here, as the
+// conversion webhook converts them once rukpak-kapp's CRD is applied.
+func listBundleDeployments(ctx context.Context, c client.Reader) (*rukpakv1alpha2.BundleDeploymentList, error) {
+	bds := &rukpakv1alpha2.BundleDeploymentList{}
+	err := c.List(ctx, bds)
+	if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+		if err != nil {
+			return nil, fmt.Errorf("list bundle deployments: %w", err)
+		}
+		return bds, nil
+	}
+	first := &rukpakv1alpha1.BundleDeploymentList{}
+	if err := c.List(ctx, first); err != nil {
+		return nil, fmt.Errorf("list bundle deployments at %s: %w", rukpakv1alpha1.GroupVersion, err)
+	}
+	for i := range first.Items {
+		bds.Items = append(bds.Items, *rukpakv1alpha1.ToV1alpha2(&first.Items[i]))
+	}
+	return bds, nil
 }
 
 func isBuiltin(class string) bool {

@@ -32,6 +32,9 @@ type taken struct {
 // One ordered container: the contexts share rukpak and the adapter, which
 // each reconfigures, so they must not be shuffled.
 var _ = Describe("moving between rukpak and rukpak-kapp", Ordered, ContinueOnFailure, func() {
+	// First: rukpak v0.16.0's API can only be installed while no v1alpha2
+	// BundleDeployment exists.
+	Context("taking over a running rukpak v0.16.0 (v1alpha1)", Ordered, takeOverV016)
 	Context("the take-over and hand-back decisions, applied by the test in the reconciler's place", Ordered, byHand)
 	Context("taking over a running rukpak", Ordered, takeOverAll)
 	Context("one BundleDeployment at a time, rukpak and rukpak-kapp both running", Ordered, oneAtATime)
