@@ -18,6 +18,7 @@ package adapter
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/appmode"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/bundleset"
@@ -35,6 +37,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -110,8 +113,22 @@ func assemble(c client.Client, direct client.Reader, cfg translate.Config, class
 }
 
 // Render returns the objects the controller would apply for bd, offline.
+// For a BundleDeployment of rukpak's first API (its v1alpha2 form, without
+// an install namespace) that is its template's Bundle too, and its App as
+// rukpak v0.16 installed it.
 func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config) ([]runtime.Object, error) {
-	return store.Render(ctx, bd, cfg)
+	if !rukpakv1alpha1.IsV1alpha1(bd) {
+		return store.Render(ctx, bd, cfg)
+	}
+	first := rukpakv1alpha1.FromV1alpha2(bd)
+	if first.Spec.Template.Spec.Source.Type == rukpakv1alpha1.SourceTypeUpload {
+		return nil, errors.New(`source type "upload" is not served by rukpak-kapp: serve the bundle from an image, a git repository, an http URL or configMaps`)
+	}
+	objs, err := store.Render(ctx, bundles.View(bd, cfg.SystemNamespace), cfg)
+	if err != nil {
+		return nil, err
+	}
+	return append([]runtime.Object{bundles.Desired(first)}, objs...), nil
 }
 
 // PackageOptions say where the packaging objects of `render --as-package`
@@ -123,7 +140,7 @@ type PackageExport = servemode.PackageExport
 
 // RenderPackage makes the Carvel packaging objects that install bd's content.
 func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opts PackageOptions) (*PackageExport, error) {
-	return servemode.RenderPackage(ctx, bd, opts)
+	return servemode.RenderPackage(ctx, bundles.View(bd, opts.Config.SystemNamespace), opts)
 }
 
 // TakeOverInput reads what takeover.Take decides the take-over of bd from.

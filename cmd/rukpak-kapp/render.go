@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +11,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -91,17 +94,43 @@ func readBundleDeployments(name string) ([]rukpakv1alpha2.BundleDeployment, erro
 	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
 	var out []rukpakv1alpha2.BundleDeployment
 	for {
-		var bd rukpakv1alpha2.BundleDeployment
-		if err := dec.Decode(&bd); err != nil {
+		var doc json.RawMessage
+		if err := dec.Decode(&doc); err != nil {
 			if errors.Is(err, io.EOF) {
 				return out, nil
 			}
 			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
-		if bd.Kind == "BundleDeployment" {
-			out = append(out, bd)
+		bd, err := bundleDeploymentOf(doc)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		if bd != nil {
+			out = append(out, *bd)
 		}
 	}
+}
+
+// bundleDeploymentOf reads a document that is a BundleDeployment of either
+// API generation, as its v1alpha2 form (v1alpha1 converted as the
+// conversion webhook converts it); nil for any other document.
+func bundleDeploymentOf(doc json.RawMessage) (*rukpakv1alpha2.BundleDeployment, error) {
+	var tm metav1.TypeMeta
+	if len(doc) == 0 || string(doc) == "null" {
+		return nil, nil
+	}
+	if err := json.Unmarshal(doc, &tm); err != nil || tm.Kind != "BundleDeployment" {
+		return nil, err
+	}
+	if tm.APIVersion == rukpakv1alpha1.GroupVersion.String() {
+		first := &rukpakv1alpha1.BundleDeployment{}
+		if err := json.Unmarshal(doc, first); err != nil {
+			return nil, err
+		}
+		return rukpakv1alpha1.ToV1alpha2(first), nil
+	}
+	bd := &rukpakv1alpha2.BundleDeployment{}
+	return bd, json.Unmarshal(doc, bd)
 }
 
 func writeYAML(out io.Writer, obj runtime.Object) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/gomega/types"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -182,6 +183,13 @@ func takeOverV016() {
 		for _, t := range bds {
 			deleteAndWait(ctx, t.name)
 		}
+		// The chart's crds/ CRD stays, as Helm keeps them (README, "CRD
+		// upgrade safety"); the contexts after this one install the chart
+		// anew.
+		chartCRD := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "greetings.hello.rukpak-kapp.test"}}
+		Expect(client.IgnoreNotFound(env.Client.Delete(ctx, chartCRD))).To(Succeed())
+		Eventually(func() error { return env.Client.Get(ctx, client.ObjectKeyFromObject(chartCRD), chartCRD) }).WithContext(ctx).
+			Should(Satisfy(apierrors.IsNotFound))
 		// The contexts after this one start from rukpak v0.24.0 running and
 		// the adapter stopped.
 		if env.Adapter != nil {
