@@ -31,9 +31,10 @@ lane-suites:
 	$(MAKE) --no-print-directory bench-smoke
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
-## (make run needs RUN_TOOLS only; rukpak v0.24.0's binaries and its e2e suite are for the tests)
+## (make run needs RUN_TOOLS only; rukpak v0.24.0's binaries and its e2e suite, and rukpak v0.16.0's
+## binaries (the take-over suite), are for the tests)
 RUN_TOOLS := kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp
-TOOLS := controller-gen $(RUN_TOOLS) rukpak-core rukpak-helm rukpak-e2e.test
+TOOLS := controller-gen $(RUN_TOOLS) rukpak-core rukpak-helm rukpak-e2e.test rukpak-v0.16-core rukpak-v0.16-helm
 tools:
 	bash test/tools/build.sh $(TOOLS)
 run-tools:

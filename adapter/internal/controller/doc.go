@@ -7,8 +7,9 @@
 // dispatcher (memory.go) and lets a BundleDeployment go in one place
 // (letGo), forgetting every memory.
 //
-// The modes are consumer-side interfaces (AppMode, ServeMode, Content), so
-// the dispatcher is tested with fakes. It may import every package under
+// The modes, the content store and the Bundles of rukpak's first API are
+// consumer-side interfaces (AppMode, ServeMode, Content, Bundles), so the
+// dispatcher is tested with fakes. It may import every package under
 // adapter/internal and the pure packages; nothing under adapter/internal
 // imports it.
 package controller
