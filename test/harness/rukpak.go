@@ -52,8 +52,22 @@ func (r *Rukpak) Start(ctx context.Context) error {
 }
 
 func (r *Rukpak) start(ctx context.Context, name, storageFlag string) (*process, error) {
-	dir := filepath.Join(r.env.Dir, name)
-	for _, d := range []string{"storage", "unpack"} {
+	return r.env.startRukpakProcess(ctx, name, "v0.24.0", []string{"storage", "unpack"}, func(dir, addr, probe string) []string {
+		return []string{"--kubeconfig", r.env.ControlPlane.Kubeconfig,
+			"--system-namespace", SystemNamespace,
+			storageFlag, filepath.Join(dir, "storage"),
+			"--unpack-cache-dir", filepath.Join(dir, "unpack"),
+			"--http-bind-address", addr, "--http-external-address", "http://" + addr,
+			"--health-probe-bind-address", probe}
+	})
+}
+
+// startRukpakProcess runs the rukpak binary name (of rukpak version) in a
+// directory of its own holding dirs, with the flags args gives for its HTTP
+// and probe addresses, and waits until it serves its health probe.
+func (e *Env) startRukpakProcess(ctx context.Context, name, version string, dirs []string, args func(dir, addr, probe string) []string) (*process, error) {
+	dir := filepath.Join(e.Dir, name)
+	for _, d := range dirs {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, err
 		}
@@ -64,17 +78,11 @@ func (r *Rukpak) start(ctx context.Context, name, storageFlag string) (*process,
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	probe := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	bin := filepath.Join(r.env.tools.bin, name)
+	bin := filepath.Join(e.tools.bin, name)
 	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("rukpak v0.24.0 is not built; run `make tools`: %w", err)
+		return nil, fmt.Errorf("rukpak %s is not built; run `make tools`: %w", version, err)
 	}
-	p, err := startProcess(name, dir, r.env.tools.base, r.env.tools.logDir, bin,
-		"--kubeconfig", r.env.ControlPlane.Kubeconfig,
-		"--system-namespace", SystemNamespace,
-		storageFlag, filepath.Join(dir, "storage"),
-		"--unpack-cache-dir", filepath.Join(dir, "unpack"),
-		"--http-bind-address", addr, "--http-external-address", "http://"+addr,
-		"--health-probe-bind-address", probe)
+	p, err := startProcess(name, dir, e.tools.base, e.tools.logDir, bin, args(dir, addr, probe)...)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -53,40 +52,17 @@ func (e *Env) StartRukpakV016(ctx context.Context) (*RukpakV016, error) {
 }
 
 func (r *RukpakV016) start(ctx context.Context, name, storageFlag, uploadFlag string, extra ...string) (*process, error) {
-	dir := filepath.Join(r.env.Dir, name)
-	for _, d := range []string{"storage", "uploads"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return nil, err
+	return r.env.startRukpakProcess(ctx, name, "v0.16.0", []string{"storage", "uploads"}, func(dir, addr, probe string) []string {
+		args := []string{"--kubeconfig", r.env.ControlPlane.Kubeconfig,
+			"--system-namespace", SystemNamespace,
+			storageFlag, filepath.Join(dir, "storage"),
+			"--http-bind-address", addr, "--http-external-address", "http://" + addr,
+			"--health-probe-bind-address", probe}
+		if uploadFlag != "" {
+			args = append(args, uploadFlag, filepath.Join(dir, "uploads"))
 		}
-	}
-	ports, err := freePorts(2)
-	if err != nil {
-		return nil, err
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	probe := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	bin := filepath.Join(r.env.tools.bin, name)
-	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("rukpak v0.16.0 is not built; run `bash test/tools/build.sh %s`: %w", name, err)
-	}
-	args := []string{"--kubeconfig", r.env.ControlPlane.Kubeconfig,
-		"--system-namespace", SystemNamespace,
-		storageFlag, filepath.Join(dir, "storage"),
-		"--http-bind-address", addr, "--http-external-address", "http://" + addr,
-		"--health-probe-bind-address", probe}
-	if uploadFlag != "" {
-		args = append(args, uploadFlag, filepath.Join(dir, "uploads"))
-	}
-	p, err := startProcess(name, dir, r.env.tools.base, r.env.tools.logDir, bin, append(args, extra...)...)
-	if err != nil {
-		return nil, err
-	}
-	c := &http.Client{Timeout: time.Second}
-	if err := p.waitFor(ctx, 30*time.Second, "health probe", func() error { return httpOK(c, "http://"+probe+"/healthz", "") }); err != nil {
-		p.Stop(5 * time.Second)
-		return nil, err
-	}
-	return p, nil
+		return append(args, extra...)
+	})
 }
 
 // Stop ends rukpak v0.16.0 gracefully.
