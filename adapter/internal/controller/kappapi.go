@@ -62,6 +62,11 @@ func (k *KappAPI) Check(*http.Request) error {
 // NeedLeaderElection: every replica reports its readiness.
 func (k *KappAPI) NeedLeaderElection() bool { return false }
 
+// Warmup looks once before the controllers start (the manager waits for
+// it): no reconcile runs before the answer, so an adapter (re)started on a
+// cluster that serves the API never reports it missing.
+func (k *KappAPI) Warmup(ctx context.Context) error { return k.look(ctx) }
+
 // Start looks once, and while the API is missing looks again whenever one of
 // its CRDs changes.
 func (k *KappAPI) Start(ctx context.Context) error {
