@@ -29,6 +29,11 @@ type KappAPI struct {
 	open  func(ctx context.Context) error
 	ready atomic.Bool
 	mu    sync.Mutex
+	// looked is closed once the first look has ended: until then Ready
+	// waits, so no reconcile of a (re)started adapter runs before the
+	// answer and reports the API missing where it is served.
+	looked     chan struct{}
+	lookedOnce sync.Once
 }
 
 // The kinds kapp-controller's release installs and the adapter uses.
@@ -45,15 +50,19 @@ func MissingKappAPI(namespaces []string) string {
 // NewKappAPI watches for the API through discovery and the CRD metadata in
 // c; open runs once it is served.
 func NewKappAPI(d discovery.DiscoveryInterface, c cache.Cache, open func(ctx context.Context) error) *KappAPI {
-	return &KappAPI{discovery: d, cache: c, open: open}
+	return &KappAPI{discovery: d, cache: c, open: open, looked: make(chan struct{})}
 }
 
-// Ready says the API is served and what needs it started.
-func (k *KappAPI) Ready() bool { return k.ready.Load() }
+// Ready says the API is served and what needs it started. It waits for the
+// first look (Start makes it at once).
+func (k *KappAPI) Ready() bool {
+	<-k.looked
+	return k.ready.Load()
+}
 
 // Check is the readiness probe: not ready without the API.
 func (k *KappAPI) Check(*http.Request) error {
-	if !k.Ready() {
+	if !k.ready.Load() {
 		return errors.New("kapp-controller's API is not installed")
 	}
 	return nil
@@ -62,15 +71,12 @@ func (k *KappAPI) Check(*http.Request) error {
 // NeedLeaderElection: every replica reports its readiness.
 func (k *KappAPI) NeedLeaderElection() bool { return false }
 
-// Warmup looks once before the controllers start (the manager waits for
-// it): no reconcile runs before the answer, so an adapter (re)started on a
-// cluster that serves the API never reports it missing.
-func (k *KappAPI) Warmup(ctx context.Context) error { return k.look(ctx) }
-
 // Start looks once, and while the API is missing looks again whenever one of
 // its CRDs changes.
 func (k *KappAPI) Start(ctx context.Context) error {
-	if err := k.look(ctx); err != nil || k.Ready() {
+	err := k.look(ctx)
+	k.lookedOnce.Do(func() { close(k.looked) })
+	if err != nil || k.ready.Load() {
 		return err
 	}
 	log.FromContext(ctx).Info("waiting for kapp-controller's API; BundleDeployments say so in their status until it appears", "missing", kappKinds)
@@ -110,7 +116,7 @@ func (k *KappAPI) look(ctx context.Context) error {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.Ready() {
+	if k.ready.Load() {
 		return nil
 	}
 	if err := k.open(ctx); err != nil {
