@@ -48,6 +48,40 @@ type kinds struct {
 	ctx    context.Context
 }
 
+// WatchedFromStart are the resources whose installed objects are watched
+// from the adapter's start, whether or not an App installed one yet: the
+// drift repair rules of config/rbac/role.yaml (a test keeps the two the
+// same), and the workloads. A kind granted beyond these (a custom
+// resource, say) is watched from the first App that reports it installed.
+var WatchedFromStart = []schema.GroupResource{
+	{Resource: "configmaps"}, {Resource: "services"}, {Resource: "serviceaccounts"}, {Resource: "namespaces"},
+	{Resource: "persistentvolumeclaims"},
+	{Group: "apps", Resource: "deployments"}, {Group: "apps", Resource: "statefulsets"}, {Group: "apps", Resource: "daemonsets"},
+	{Group: "rbac.authorization.k8s.io", Resource: "roles"}, {Group: "rbac.authorization.k8s.io", Resource: "rolebindings"},
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}, {Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"},
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"},
+	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"},
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"},
+	{Group: "networking.k8s.io", Resource: "networkpolicies"}, {Group: "networking.k8s.io", Resource: "ingresses"},
+	{Group: "batch", Resource: "jobs"}, {Group: "batch", Resource: "cronjobs"},
+	{Group: "policy", Resource: "poddisruptionbudgets"},
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"},
+}
+
+// fromStart are the kinds of WatchedFromStart the API server serves.
+func fromStart(ctx context.Context, mapper meta.RESTMapper) []schema.GroupKind {
+	var out []schema.GroupKind
+	for _, gr := range WatchedFromStart {
+		gvk, err := mapper.KindFor(gr.WithVersion(""))
+		if err != nil {
+			log.FromContext(ctx).Info("not watching installed objects of a resource the API server does not serve", "resource", gr.String(), "error", err.Error())
+			continue
+		}
+		out = append(out, gvk.GroupKind())
+	}
+	return out
+}
+
 // retryAfter spaces the attempts to watch a kind the API server does not
 // serve (its CRD went away): each costs a discovery request.
 const retryAfter = time.Minute

@@ -1,0 +1,79 @@
+package drift
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// The kinds watched from the start are exactly those the adapter's
+// ClusterRole lets it list and watch for drift repair and health.
+func TestWatchedFromStart_MatchesTheClusterRole(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../../config/rbac/role.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var granted []schema.GroupResource
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		role := rbacv1.ClusterRole{}
+		if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+			t.Fatal(err)
+		}
+		if role.Kind != "ClusterRole" {
+			continue
+		}
+		for _, r := range role.Rules {
+			if !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") || slices.Contains(r.APIGroups, "core.rukpak.io") {
+				continue
+			}
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					granted = append(granted, schema.GroupResource{Group: g, Resource: res})
+				}
+			}
+		}
+	}
+	less := func(a, b schema.GroupResource) int { return strings.Compare(a.String(), b.String()) }
+	want := slices.SortedFunc(slices.Values(granted), less)
+	got := slices.SortedFunc(slices.Values(WatchedFromStart), less)
+	if !slices.Equal(got, want) {
+		t.Errorf("watched from the start:\n %v\nthe ClusterRole grants list and watch on:\n %v", got, want)
+	}
+}
+
+func managed(manager string, at time.Time) metav1.ManagedFieldsEntry {
+	t := metav1.NewTime(at)
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Time: &t}
+}
+
+// A delete while a new spec deploys is kapp's prune only for what kapp
+// applied before the spec changed.
+func TestAppliedSince(t *testing.T) {
+	t.Parallel()
+	changed := time.Date(2026, 1, 1, 12, 0, 10, 0, time.UTC)
+	tests := []struct {
+		name   string
+		fields []metav1.ManagedFieldsEntry
+		want   bool
+	}{
+		{"applied by the new spec's run", []metav1.ManagedFieldsEntry{managed(KappManager, changed.Add(3*time.Second))}, true},
+		{"applied within the second of the change", []metav1.ManagedFieldsEntry{managed(KappManager, changed)}, true},
+		{"applied by an earlier run: kapp may prune it", []metav1.ManagedFieldsEntry{managed(KappManager, changed.Add(-time.Second))}, false},
+		{"written since by someone else only", []metav1.ManagedFieldsEntry{managed(KappManager, changed.Add(-time.Minute)), managed("kubectl", changed.Add(time.Second))}, false},
+		{"no record", nil, false},
+	}
+	for _, tt := range tests {
+		m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ManagedFields: tt.fields}}
+		if got := appliedSince(m, changed); got != tt.want {
+			t.Errorf("%s: appliedSince = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
