@@ -259,7 +259,7 @@ func TestCompute(t *testing.T) {
 		},
 		{
 			name: "a run that failed while a stalled run's rerun waits is reported",
-			app: newApp(2, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(10, 11), templateFailed(40, "ytt: Error: boom"), failures(1), rerun(1, 20, RerunStalled)),
+			app:  newApp(2, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(10, 11), templateFailed(40, "ytt: Error: boom"), failures(1), rerun(1, 20, RerunStalled)),
 			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "False", "InstallFailed", "invalid bundle: ytt: Error: boom")),
 				healthy: g(2, healthyFalse), resolved: pinnedSource},
 		},
