@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -13,8 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // restoredWithin polls every 100 ms until ok, and returns how long it took.
@@ -69,11 +73,9 @@ var _ = Describe("drift repair", func() {
 		Eventually(getBD(ctx, name)).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 		Eventually(appSettled(ctx, name)).Should(BeTrue())
 		settings, workload := objKey("default", "drift-settings"), objKey("default", "drift-workload")
-		// The watches start once kapp-controller reports what the App installed.
-		time.Sleep(2 * time.Second)
 		gen := appGen(ctx, name)()
 
-		By("deleting the installed ConfigMap")
+		By("deleting the installed ConfigMap as soon as the BundleDeployment says Installed")
 		Expect(env.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "drift-settings"}})).To(Succeed())
 		took := restoredWithin(ctx, 5*time.Second, func() bool {
 			return env.Client.Get(ctx, settings, &corev1.ConfigMap{}) == nil
@@ -124,5 +126,71 @@ var _ = Describe("drift repair", func() {
 		// then kapp-controller's run.
 		Eventually(func() int32 { return replicasOf(ctx, workload) }, 30*time.Second).Should(Equal(int32(1)))
 		Expect(mustBD(ctx, name)).To(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+	})
+
+	It("restores a chart's Deployment deleted as soon as it exists, while kapp still applies the chart, and never reports the bundle failed", func(ctx context.Context) {
+		dir := GinkgoT().TempDir()
+		Expect(os.MkdirAll(filepath.Join(dir, "templates"), 0o755)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte("apiVersion: v2\nname: applying\nversion: 0.1.0\n"), 0o644)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(dir, "templates", "objects.yaml"), []byte(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: applying-settings
+  namespace: default
+data:
+  mode: strict
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: applying-workload
+  namespace: default
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: applying-workload
+  template:
+    metadata:
+      labels:
+        app: applying-workload
+    spec:
+      containers:
+      - name: main
+        image: registry.invalid/applying:v1
+`), 0o644)).To(Succeed())
+		const name = "drift-applying"
+		key := objKey("default", "applying-workload")
+		versions := record(ctx, &rukpakv1alpha2.BundleDeploymentList{}, client.MatchingFields{"metadata.name": name})
+		helmHTTP(dir, "")(ctx, name)
+
+		By("deleting the Deployment the moment it exists")
+		var first types.UID
+		Eventually(func() bool {
+			d := &appsv1.Deployment{}
+			if env.Client.Get(ctx, key, d) != nil {
+				return false
+			}
+			first = d.UID
+			Expect(client.IgnoreNotFound(env.Client.Delete(ctx, d, client.Preconditions{UID: &d.UID}))).To(Succeed())
+			return true
+		}).WithTimeout(time.Minute).WithPolling(10 * time.Millisecond).Should(BeTrue())
+		deleted := time.Now()
+		app, err := getApp(ctx, name)
+		Expect(err).NotTo(HaveOccurred())
+		GinkgoWriter.Printf("deleted while the App was %s\n", app.Status.FriendlyDescription)
+
+		restored := restoredWithin(ctx, 90*time.Second, func() bool {
+			d := &appsv1.Deployment{}
+			return env.Client.Get(ctx, key, d) == nil && d.UID != first
+		})
+		GinkgoWriter.Printf("deleted Deployment recreated %s after the delete\n", restored)
+		Eventually(getBD(ctx, name)).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+		GinkgoWriter.Printf("installed %s after the delete\n", time.Since(deleted))
+		for _, v := range versions() {
+			for _, c := range v.obj.(*rukpakv1alpha2.BundleDeployment).Status.Conditions {
+				Expect(c.Reason).NotTo(BeElementOf("InstallFailed", "UpgradeFailed", "UnpackFailed"), "a status said the bundle failed: %s", c.Message)
+			}
+		}
 	})
 })
