@@ -75,16 +75,17 @@ var _ = Describe("runs kapp-controller lost", func() {
 		Expect(err).NotTo(HaveOccurred())
 
 		By("kapp waiting for readiness longer than the bound, its progress written every 2 s")
+		var lost time.Time
 		for end := time.Now().Add(status.StepQuiet + 5*time.Second); time.Now().Before(end); {
-			appDeploying(ctx, name, pinned["plain-v0/valid"])
 			Expect(appGeneration(ctx, name)()).To(Equal(gen), "a run that reports its progress was asked about")
+			appDeploying(ctx, name, pinned["plain-v0/valid"])
+			lost = time.Now()
 			time.Sleep(status.DeployHeartbeat)
 		}
-		Eventually(bdtest.GetBD(ctx, name)).Should(bdtest.HaveCondition("Installed", "Unknown", "Installing",
+		Expect(bdtest.MustBD(ctx, name)).To(bdtest.HaveCondition("Installed", "Unknown", "Installing",
 			"kapp applied the bundle and is waiting for its objects to become ready"))
 
 		By("kapp-controller killed: the status stops changing")
-		lost := time.Now()
 		Eventually(appGeneration(ctx, name)).WithTimeout(status.StepQuiet + 5*time.Second).Should(Equal(gen + 1))
 		took := time.Since(lost)
 		GinkgoWriter.Printf("a deploy that stopped reporting was asked about %s after its last report\n", took)
