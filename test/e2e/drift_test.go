@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 // restoredWithin polls every 100 ms until ok, and returns how long it took.
@@ -128,7 +129,7 @@ var _ = Describe("drift repair", func() {
 		Expect(mustBD(ctx, name)).To(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 	})
 
-	It("restores a chart's Deployment deleted as soon as it exists, while kapp still applies the chart, and never reports the bundle failed", func(ctx context.Context) {
+	It("restores a chart's ConfigMap and Deployment deleted the moment kapp creates them, once kapp's run ends, and never reports the bundle failed", func(ctx context.Context) {
 		dir := GinkgoT().TempDir()
 		Expect(os.MkdirAll(filepath.Join(dir, "templates"), 0o755)).To(Succeed())
 		Expect(os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte("apiVersion: v2\nname: applying\nversion: 0.1.0\n"), 0o644)).To(Succeed())
@@ -160,33 +161,58 @@ spec:
         image: registry.invalid/applying:v1
 `), 0o644)).To(Succeed())
 		const name = "drift-applying"
-		key := objKey("default", "applying-workload")
+		objects := []client.Object{
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "applying-settings"}},
+			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "applying-workload"}},
+		}
 		versions := record(ctx, &rukpakv1alpha2.BundleDeploymentList{}, client.MatchingFields{"metadata.name": name})
+		appVersions := record(ctx, &kappctrlv1alpha1.AppList{}, client.InNamespace(harness.SystemNamespace), client.MatchingFields{"metadata.name": name})
 		helmHTTP(dir, "")(ctx, name)
 
-		By("deleting the Deployment the moment it exists")
-		var first types.UID
-		Eventually(func() bool {
-			d := &appsv1.Deployment{}
-			if env.Client.Get(ctx, key, d) != nil {
-				return false
+		By("deleting each object the moment it exists, while kapp applies the chart")
+		first := map[string]types.UID{}
+		Eventually(func() int {
+			for _, o := range objects {
+				if _, done := first[o.GetName()]; done || env.Client.Get(ctx, client.ObjectKeyFromObject(o), o) != nil {
+					continue
+				}
+				uid := o.GetUID()
+				first[o.GetName()] = uid
+				Expect(client.IgnoreNotFound(env.Client.Delete(ctx, o, client.Preconditions{UID: &uid}))).To(Succeed())
 			}
-			first = d.UID
-			Expect(client.IgnoreNotFound(env.Client.Delete(ctx, d, client.Preconditions{UID: &d.UID}))).To(Succeed())
-			return true
-		}).WithTimeout(time.Minute).WithPolling(10 * time.Millisecond).Should(BeTrue())
+			return len(first)
+		}).WithTimeout(time.Minute).WithPolling(10 * time.Millisecond).Should(Equal(len(objects)))
 		deleted := time.Now()
 		app, err := getApp(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
-		GinkgoWriter.Printf("deleted while the App was %s\n", app.Status.FriendlyDescription)
+		Expect(app.Status.Conditions).NotTo(BeEmpty())
+		Expect(app.Status.Conditions[0].Type).To(Equal(kappctrlv1alpha1.Reconciling), "kapp was still applying")
+		runGen := app.Status.ObservedGeneration
 
 		restored := restoredWithin(ctx, 90*time.Second, func() bool {
-			d := &appsv1.Deployment{}
-			return env.Client.Get(ctx, key, d) == nil && d.UID != first
+			for _, o := range objects {
+				if env.Client.Get(ctx, client.ObjectKeyFromObject(o), o) != nil || o.GetUID() == first[o.GetName()] {
+					return false
+				}
+			}
+			return true
 		})
-		GinkgoWriter.Printf("deleted Deployment recreated %s after the delete\n", restored)
+		// The run under way ends first: kapp-controller runs an App once at a
+		// time and interrupts no run for a re-apply.
+		var runEnded time.Time
+		for _, v := range appVersions() {
+			a := v.obj.(*kappctrlv1alpha1.App)
+			if a.Status.ObservedGeneration == runGen && len(a.Status.Conditions) > 0 && a.Status.Conditions[0].Type != kappctrlv1alpha1.Reconciling {
+				runEnded = v.at
+				break
+			}
+		}
+		Expect(runEnded).NotTo(BeZero(), "the run under way at the deletes ended")
+		after := time.Since(runEnded) - time.Since(deleted.Add(restored))
+		GinkgoWriter.Printf("deleted objects recreated %s after the deletes; the run under way ended %s after them; recreated %s after it ended\n",
+			restored.Round(10*time.Millisecond), runEnded.Sub(deleted).Round(10*time.Millisecond), after.Round(10*time.Millisecond))
+		Expect(after).To(BeNumerically("<=", 5*time.Second))
 		Eventually(getBD(ctx, name)).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-		GinkgoWriter.Printf("installed %s after the delete\n", time.Since(deleted))
 		for _, v := range versions() {
 			for _, c := range v.obj.(*rukpakv1alpha2.BundleDeployment).Status.Conditions {
 				Expect(c.Reason).NotTo(BeElementOf("InstallFailed", "UpgradeFailed", "UnpackFailed"), "a status said the bundle failed: %s", c.Message)
