@@ -8,6 +8,7 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -15,7 +16,7 @@ import (
 
 // The kinds watched from the start are exactly those the adapter's
 // ClusterRole lets it list and watch for drift repair and health.
-func TestWatchedFromStart_MatchesTheClusterRole(t *testing.T) {
+func TestFromStart_MatchesTheClusterRole(t *testing.T) {
 	t.Parallel()
 	data, err := os.ReadFile("../../config/rbac/role.yaml")
 	if err != nil {
@@ -43,7 +44,14 @@ func TestWatchedFromStart_MatchesTheClusterRole(t *testing.T) {
 	}
 	less := func(a, b schema.GroupResource) int { return strings.Compare(a.String(), b.String()) }
 	want := slices.SortedFunc(slices.Values(granted), less)
-	got := slices.SortedFunc(slices.Values(WatchedFromStart), less)
+	var watched []schema.GroupResource
+	for gk, gvr := range fromStart {
+		watched = append(watched, gvr.GroupResource())
+		if plural, _ := meta.UnsafeGuessKindToResource(gvr.GroupVersion().WithKind(gk.Kind)); plural != gvr {
+			t.Errorf("kind %v is watched as %v", gk, gvr)
+		}
+	}
+	got := slices.SortedFunc(slices.Values(watched), less)
 	if !slices.Equal(got, want) {
 		t.Errorf("watched from the start:\n %v\nthe ClusterRole grants list and watch on:\n %v", got, want)
 	}

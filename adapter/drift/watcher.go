@@ -95,7 +95,7 @@ func (w *Watcher) Start(ctx context.Context) error {
 	// App installs them: a kind's watch that started with the first App to
 	// report it would miss what happened to its objects between kapp's
 	// apply and that report.
-	w.kinds.use(nil, fromStart(ctx, w.client.RESTMapper()))
+	w.kinds.use(nil, startKinds())
 	apps, err := w.cache.GetInformer(ctx, &kappctrlv1alpha1.App{})
 	if err != nil {
 		return fmt.Errorf("watch Apps for drift repair: %w", err)
