@@ -55,6 +55,18 @@ func kick(ctx context.Context, c client.Client, app *kappctrlv1alpha1.App, why s
 	return fmt.Errorf("ask kapp-controller to re-apply App %s/%s: its generation did not change", app.Namespace, app.Name)
 }
 
+// markHeld records on app that its pending request r, made during a
+// template step, was left waiting by a kapp-controller with nothing else
+// to run (see probe.heldCheck): the step still runs. It changes no spec.
+func markHeld(ctx context.Context, c client.Client, app *kappctrlv1alpha1.App, r status.Rerun) error {
+	r.Why = status.RerunHeld
+	patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q,"annotations":{%q:%q}}}`, app.ResourceVersion, rukpakv1alpha2.AnnotationRerun, r.String())
+	if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(KickManager)); err != nil {
+		return fmt.Errorf("record that kapp-controller still runs App %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	return nil
+}
+
 // pausedSetByUs says whether the last kick left spec.paused=false in place,
 // from the field ownership the API server records.
 func pausedSetByUs(app *kappctrlv1alpha1.App) bool {

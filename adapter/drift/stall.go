@@ -59,6 +59,40 @@ type probe struct {
 	// generation is the App's generation when it was made.
 	generation int64
 	spec       uint64
+	// heldAt, for a template step's probe, is when the request will have
+	// waited status.HeldAfter; zero for a fetch step's, or once marked held.
+	heldAt time.Time
+	// idleSince is since when kapp-controller has had no other App to run,
+	// as far as the adapter sees; zero: it has.
+	idleSince time.Time
+}
+
+// idleFor is how long kapp-controller must have had nothing else to run
+// for a request it left waiting to count as held: a worker that just came
+// free takes a waiting App within milliseconds.
+const idleFor = 2 * time.Second
+
+// heldCheck decides whether a template step's probe, still waiting at now,
+// shows the step still running: only a kapp-controller with no other App to
+// run (othersBusy false, for idleFor) that leaves the request waiting for
+// status.HeldAfter is running the App already. A busy one (just restarted,
+// with a queue) or a stopped one (whose other Apps then stay busy) proves
+// nothing. It returns the probe's new idleSince, and when to look again
+// (zero: at the next App event).
+func (p probe) heldCheck(now time.Time, othersBusy bool) (held bool, idleSince, again time.Time) {
+	switch {
+	case p.heldAt.IsZero():
+		return false, time.Time{}, time.Time{}
+	case now.Before(p.heldAt):
+		return false, p.idleSince, p.heldAt
+	case othersBusy:
+		return false, time.Time{}, time.Time{}
+	case p.idleSince.IsZero():
+		return false, now, now.Add(idleFor)
+	case now.Sub(p.idleSince) < idleFor:
+		return false, p.idleSince, p.idleSince.Add(idleFor)
+	}
+	return true, p.idleSince, time.Time{}
 }
 
 // alive reads a status change of the App after the probe: the old run's

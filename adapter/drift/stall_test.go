@@ -90,3 +90,33 @@ func TestProbeAlive(t *testing.T) {
 		}
 	}
 }
+
+func TestProbeHeldCheck(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	heldAt := t0.Add(5 * time.Second)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	tests := []struct {
+		name       string
+		p          probe
+		now        time.Time
+		othersBusy bool
+		held       bool
+		idleSince  time.Time
+		again      time.Time
+	}{
+		{"a fetch step's probe is never held", probe{}, at(60), false, false, time.Time{}, time.Time{}},
+		{"not yet waited long enough", probe{heldAt: heldAt}, at(3), false, false, time.Time{}, heldAt},
+		{"waited, kapp-controller busy with other Apps: proves nothing, look at the next App event", probe{heldAt: heldAt}, at(6), true, false, time.Time{}, time.Time{}},
+		{"waited, kapp-controller idle: confirm it stays idle", probe{heldAt: heldAt}, at(6), false, false, at(6), at(8)},
+		{"idle, not yet for long enough", probe{heldAt: heldAt, idleSince: at(6)}, at(7), false, false, at(6), at(8)},
+		{"busy again meanwhile: starts over", probe{heldAt: heldAt, idleSince: at(6)}, at(7), true, false, time.Time{}, time.Time{}},
+		{"idle for long enough: the run asked about is under way", probe{heldAt: heldAt, idleSince: at(6)}, at(8), false, true, at(6), time.Time{}},
+	}
+	for _, tt := range tests {
+		held, idleSince, again := tt.p.heldCheck(tt.now, tt.othersBusy)
+		if held != tt.held || !idleSince.Equal(tt.idleSince) || !again.Equal(tt.again) {
+			t.Errorf("%s: held %v, idle since %v, again at %v; want %v, %v, %v", tt.name, held, idleSince, again, tt.held, tt.idleSince, tt.again)
+		}
+	}
+}

@@ -39,6 +39,9 @@ type StallRepair struct {
 	queue workqueue.TypedRateLimitingInterface[client.ObjectKey]
 	mu    sync.Mutex
 	apps  map[client.ObjectKey]*stallState
+	// awaiting are the Apps whose template-step probe waits to be found
+	// held: any App's event may make kapp-controller idle.
+	awaiting map[client.ObjectKey]bool
 }
 
 // stallState is what StallRepair knows of one App.
@@ -59,7 +62,7 @@ type stallState struct {
 // probe must come before.
 func NewStallRepair(c client.Client, api client.Reader, ca cache.Cache, recorder events.EventRecorder, templateTimeout time.Duration) *StallRepair {
 	return &StallRepair{client: c, api: api, cache: ca, recorder: recorder, templateTimeout: templateTimeout, now: time.Now,
-		apps: map[client.ObjectKey]*stallState{}}
+		apps: map[client.ObjectKey]*stallState{}, awaiting: map[client.ObjectKey]bool{}}
 }
 
 // NeedLeaderElection: requests are writes, the leader's alone.
@@ -117,12 +120,22 @@ func (s *StallRepair) appChanged(oldObj, obj any) {
 				st.slow = st.probe.spec
 			}
 			st.probe = nil
+			delete(s.awaiting, key)
 		}
 	}
 	at, _ := stallCheck(app, st.quiet, s.templateTimeout)
+	var recheck []client.ObjectKey
+	for k := range s.awaiting {
+		if st := s.apps[k]; st != nil && st.probe != nil && !now.Before(st.probe.heldAt) {
+			recheck = append(recheck, k)
+		}
+	}
 	s.mu.Unlock()
 	if !at.IsZero() {
 		s.queue.AddAfter(key, at.Sub(now))
+	}
+	for _, k := range recheck {
+		s.queue.Add(k)
 	}
 }
 
@@ -133,6 +146,7 @@ func (s *StallRepair) appGone(obj any) {
 	if app, ok := obj.(*kappctrlv1alpha1.App); ok {
 		s.mu.Lock()
 		delete(s.apps, client.ObjectKeyFromObject(app))
+		delete(s.awaiting, client.ObjectKeyFromObject(app))
 		s.mu.Unlock()
 	}
 }
@@ -166,6 +180,10 @@ func (s *StallRepair) check(ctx context.Context, key client.ObjectKey) error {
 	if !ok {
 		s.mu.Unlock()
 		return nil
+	}
+	if p := st.probe; p != nil && !p.heldAt.IsZero() {
+		s.mu.Unlock()
+		return s.checkHeld(ctx, key, app, p)
 	}
 	at, silent := stallCheck(app, st.quiet, s.templateTimeout)
 	quietFor := now.Sub(st.quiet)
@@ -207,6 +225,11 @@ func (s *StallRepair) check(ctx context.Context, key client.ObjectKey) error {
 	st.fight.kicked(now)
 	if silent {
 		st.probe = &probe{generation: gen, spec: spec}
+		if step == status.StepTemplate && s.templateTimeout > 0 {
+			st.probe.heldAt = now.Add(status.HeldAfter(s.templateTimeout))
+			s.awaiting[key] = true
+			s.queue.AddAfter(key, status.HeldAfter(s.templateTimeout))
+		}
 	}
 	s.mu.Unlock()
 	reruns.Inc()
@@ -214,6 +237,79 @@ func (s *StallRepair) check(ctx context.Context, key client.ObjectKey) error {
 	log.FromContext(ctx).Info("kapp-controller's run of the App made no progress; kapp-controller is asked to run it again", "app", key.String(), "why", what)
 	s.record(ctx, fresh, what)
 	return nil
+}
+
+// checkHeld records that a template step's probe of key's App was left
+// waiting by an otherwise idle kapp-controller, once it was (probe.heldCheck).
+func (s *StallRepair) checkHeld(ctx context.Context, key client.ObjectKey, app *kappctrlv1alpha1.App, p *probe) error {
+	r, pending := status.PendingRerun(app)
+	if !pending || r.Generation != p.generation {
+		// Picked up, or answered by the old run: the App's status event
+		// settles the probe.
+		return nil
+	}
+	busy, err := s.othersBusy(ctx, key)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	s.mu.Lock()
+	held, idleSince, again := p.heldCheck(now, busy)
+	p.idleSince = idleSince
+	if held {
+		p.heldAt = time.Time{}
+		delete(s.awaiting, key)
+	}
+	s.mu.Unlock()
+	if !again.IsZero() {
+		s.queue.AddAfter(key, again.Sub(now))
+	}
+	if !held {
+		return nil
+	}
+	if err := markHeld(ctx, s.client, app, r); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		s.mu.Lock()
+		if st := s.apps[key]; st != nil && st.probe == p {
+			// Looked at again: at the App's event (a conflict), or with backoff.
+			p.heldAt, s.awaiting[key] = now, true
+		}
+		s.mu.Unlock()
+		if apierrors.IsConflict(err) {
+			return nil
+		}
+		return err
+	}
+	log.FromContext(ctx).Info("kapp-controller, with no other App to run, left the run asked for during the template step waiting: the step still runs", "app", key.String())
+	return nil
+}
+
+// othersBusy says whether kapp-controller has an App other than key's to
+// run, as far as the adapter's cache shows its namespaces: one it has yet
+// to pick up, one whose run is under way, or one being deleted.
+func (s *StallRepair) othersBusy(ctx context.Context, key client.ObjectKey) (bool, error) {
+	list := &kappctrlv1alpha1.AppList{}
+	if err := s.cache.List(ctx, list); err != nil {
+		return false, fmt.Errorf("list Apps: %w", err)
+	}
+	for i := range list.Items {
+		app := &list.Items[i]
+		if client.ObjectKeyFromObject(app) == key {
+			continue
+		}
+		if !app.DeletionTimestamp.IsZero() {
+			return true, nil
+		}
+		if app.Spec.Paused || app.Spec.Canceled {
+			continue
+		}
+		if app.Status.ObservedGeneration != app.Generation || status.RunStep(app) != status.StepNone {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // stallNote says what was seen and what the request does.

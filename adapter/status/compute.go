@@ -298,9 +298,10 @@ func (s state) deleting() conditions {
 // the step runs, so a run it lost (killed, or its write of the step's end
 // refused while kube-apiserver was away) looks the same. The adapter asks
 // for a new run TemplateProbeAfter into the step (package drift): a lost
-// run is picked up at once and starts over, one under way keeps the
-// request waiting until it ends. The step is reported once the request has
-// waited out the rest of the limit.
+// run is picked up at once and starts over, one under way keeps the request
+// waiting until it ends. Once the request has waited HeldAfter while
+// kapp-controller had no other App to run, the adapter marks it held: the
+// step is still running, and is reported.
 func (s state) templateDeadline() (conditions, time.Duration, bool) {
 	since, running := templateSince(s.App)
 	if !running || s.TemplateTimeout <= 0 {
@@ -309,16 +310,12 @@ func (s state) templateDeadline() (conditions, time.Duration, bool) {
 	if left := since.Add(s.TemplateTimeout).Sub(s.Now); left > 0 {
 		return conditions{}, left, false
 	}
-	probe, asked := PendingRerun(s.App)
-	if !asked || probe.At.Before(since) {
-		// The request's App event brings this back.
+	if probe, asked := PendingRerun(s.App); !asked || probe.Why != RerunHeld || probe.At.Before(since) {
+		// The request's App events bring this back.
 		return conditions{}, 0, false
 	}
-	if left := probe.At.Add(s.TemplateTimeout - TemplateProbeAfter(s.TemplateTimeout)).Sub(s.Now); left > 0 {
-		return conditions{}, left, false
-	}
 	return s.installFailed(s.unpackedTrue(), fmt.Sprintf("kapp-controller's template step has run for more than %s on this bundle without finishing "+
-		"(kapp-controller has not started the run the adapter asked for during the step, which it does once no run of this App is under way). "+
+		"(kapp-controller, with no other App to run, has left the run the adapter asked for during the step waiting, as it does while a run of this App is under way). "+
 		"Either %s, or a chart template loops for long. This condition changes when the step ends", s.TemplateTimeout, aliasHint)), 0, true
 }
 

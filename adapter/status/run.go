@@ -76,6 +76,10 @@ type Rerun struct {
 const (
 	RerunDrift   = "drift"
 	RerunStalled = "stalled"
+	// RerunHeld: a request made during a template step that kapp-controller
+	// left waiting HeldAfter, while it had nothing else to do: the run it
+	// asked about is still under way, so the step still runs.
+	RerunHeld = "held"
 )
 
 // String is the annotation's value.
@@ -138,6 +142,13 @@ func ReportsSpec(app *kappctrlv1alpha1.App) bool {
 // timeout passes, and at most StepQuiet.
 func TemplateProbeAfter(timeout time.Duration) time.Duration {
 	return min(timeout/2, StepQuiet)
+}
+
+// HeldAfter is how long a request made during a template step must wait,
+// kapp-controller otherwise idle, before the step counts as still running:
+// the rest of the template timeout.
+func HeldAfter(timeout time.Duration) time.Duration {
+	return timeout - TemplateProbeAfter(timeout)
 }
 
 // StepQuiet is how long a run under way may leave the App's status

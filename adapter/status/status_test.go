@@ -664,9 +664,9 @@ func TestCompute_TemplateDeadline(t *testing.T) {
 	const limit = time.Minute // the request for another run goes 30 s into the step
 	reconciling := kappctrlv1alpha1.Reconciling
 	// probed is the template step under way since 12 s, and the request for
-	// another run made at second when, not picked up.
-	probed := func(when int, mods ...appState) *kappctrlv1alpha1.App {
-		return newApp(3, 2, reconciling, append([]appState{fetchOK(10, 12), templateDone(3), rerun(2, when, RerunStalled)}, mods...)...)
+	// another run made at second when, not picked up, for why.
+	probed := func(when int, why string, mods ...appState) *kappctrlv1alpha1.App {
+		return newApp(3, 2, reconciling, append([]appState{fetchOK(10, 12), templateDone(3), rerun(2, when, why)}, mods...)...)
 	}
 	tests := []struct {
 		name     string
@@ -685,12 +685,13 @@ func TestCompute_TemplateDeadline(t *testing.T) {
 		// Nothing says the step still runs: kapp-controller may have lost
 		// the run (killed, or its write of the step's end refused).
 		{"past the limit, no rerun asked: not reported", newApp(2, 2, reconciling, fetchOK(10, 12), templateDone(3)), 72, limit, false, 0},
-		{"past the limit, the rerun asked 30 s into the step still waits: reported", probed(42), 72, limit, true, 0},
-		{"past the limit, the rerun asked late has not waited the rest of the limit: not yet", probed(60), 72, limit, false, 18 * time.Second},
-		{"a rerun asked before this step began does not count", probed(11), 500, limit, false, 0},
-		{"the rerun was picked up: the new run's own fetch is under way", newApp(3, 3, reconciling, fetchOK(10, 12), templateDone(3), rerun(2, 42, RerunStalled)),
+		{"past the limit, the rerun asked 30 s into the step waits: not yet held", probed(42, RerunStalled), 72, limit, false, 0},
+		{"past the limit, the rerun held: reported", probed(42, RerunHeld), 72, limit, true, 0},
+		{"held, but not yet past the limit", probed(42, RerunHeld), 70, limit, false, 2 * time.Second},
+		{"a rerun asked before this step began does not count", probed(11, RerunHeld), 500, limit, false, 0},
+		{"the rerun was picked up: the new run's own fetch is under way", newApp(3, 3, reconciling, fetchOK(10, 12), templateDone(3), rerun(2, 42, RerunHeld)),
 			500, limit, false, 0},
-		{"the step ended while the rerun waits", probed(42, templateDone(80)), 500, limit, false, 0},
+		{"the step ended while the rerun waits", probed(42, RerunHeld, templateDone(80)), 500, limit, false, 0},
 		{"template done, deploy running", newApp(2, 2, reconciling, fetchOK(10, 12), templateDone(12)), 500, limit, false, 0},
 		{"run finished", newApp(2, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(10, 12), templateDone(3)), 500, limit, false, 0},
 		{"older generation", newApp(3, 2, reconciling, fetchOK(10, 12)), 500, limit, false, 0},
@@ -709,7 +710,7 @@ func TestCompute_TemplateDeadline(t *testing.T) {
 				t.Fatalf("late = %v, want %v: %+v", late, tt.late, inst)
 			}
 			if tt.late {
-				for _, want := range []string{"more than 1m0s", "has not started the run the adapter asked for", "billion laughs"} {
+				for _, want := range []string{"more than 1m0s", "left the run the adapter asked for during the step waiting", "billion laughs"} {
 					if !strings.Contains(inst.Message, want) {
 						t.Errorf("message %q lacks %q", inst.Message, want)
 					}

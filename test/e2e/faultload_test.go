@@ -38,7 +38,7 @@ const faultLoadBDs = 60
 // The plain bundle: a ConfigMap and a Deployment kapp waits for, into a
 // namespace of each BundleDeployment's own.
 func faultPlainBundle(version string) string {
-	return dirBundle("faultload/plain:"+version, map[string]string{"manifests/objects.yaml": `apiVersion: v1
+	return dirBundle("faultload-plain-"+version, map[string]string{"manifests/objects.yaml": `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: settings
