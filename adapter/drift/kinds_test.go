@@ -2,6 +2,8 @@ package drift
 
 import (
 	"os"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	"slices"
 	"strings"
 	"testing"
@@ -63,25 +65,31 @@ func managed(manager string, at time.Time) metav1.ManagedFieldsEntry {
 }
 
 // A delete while a new spec deploys is kapp's prune only for what kapp
-// applied before the spec changed.
-func TestAppliedSince(t *testing.T) {
+// applied before the spec changed, and only once the App deployed something.
+func TestByThisRun(t *testing.T) {
 	t.Parallel()
 	changed := time.Date(2026, 1, 1, 12, 0, 10, 0, time.UTC)
+	deployed := &kappctrlv1alpha1.AppStatusDeploy{KappDeployStatus: &kappctrlv1alpha1.KappDeployStatus{}}
 	tests := []struct {
 		name   string
+		deploy *kappctrlv1alpha1.AppStatusDeploy
 		fields []metav1.ManagedFieldsEntry
 		want   bool
 	}{
-		{"applied by the new spec's run", []metav1.ManagedFieldsEntry{managed(KappManager, changed.Add(3*time.Second))}, true},
-		{"applied within the second of the change", []metav1.ManagedFieldsEntry{managed(KappManager, changed)}, true},
-		{"applied by an earlier run: kapp may prune it", []metav1.ManagedFieldsEntry{managed(KappManager, changed.Add(-time.Second))}, false},
-		{"written since by someone else only", []metav1.ManagedFieldsEntry{managed(KappManager, changed.Add(-time.Minute)), managed("kubectl", changed.Add(time.Second))}, false},
-		{"no record", nil, false},
+		{"first install: nothing to prune", nil, []metav1.ManagedFieldsEntry{managed(KappManager, changed)}, true},
+		{"first install, a run under way", &kappctrlv1alpha1.AppStatusDeploy{}, nil, true},
+		{"applied by the new spec's run", deployed, []metav1.ManagedFieldsEntry{managed(KappManager, changed.Add(3*time.Second))}, true},
+		{"applied within the second of the change: taken for a prune", deployed, []metav1.ManagedFieldsEntry{managed(KappManager, changed)}, false},
+		{"applied by an earlier run: kapp may prune it", deployed, []metav1.ManagedFieldsEntry{managed(KappManager, changed.Add(-time.Second))}, false},
+		{"written since by someone else only", deployed, []metav1.ManagedFieldsEntry{managed(KappManager, changed.Add(-time.Minute)), managed("kubectl", changed.Add(time.Second))}, false},
+		{"no record", deployed, nil, false},
 	}
 	for _, tt := range tests {
+		app := &kappctrlv1alpha1.App{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{managed("rukpak-kapp", changed)}}}
+		app.Status.Deploy = tt.deploy
 		m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ManagedFields: tt.fields}}
-		if got := appliedSince(m, changed); got != tt.want {
-			t.Errorf("%s: appliedSince = %v, want %v", tt.name, got, tt.want)
+		if got := byThisRun(app, m); got != tt.want {
+			t.Errorf("%s: byThisRun = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -204,7 +204,7 @@ func (w *Watcher) changed(ctx context.Context, gk schema.GroupKind, m *metav1.Pa
 		// A new spec is being deployed, and kapp prunes what it no longer
 		// holds: what it applied before the spec changed. What it applied
 		// since is the new spec's, which kapp never deletes.
-		if !appliedSince(m, specChanged(app)) {
+		if !byThisRun(app, m) {
 			return
 		}
 		underRun = true
@@ -230,12 +230,19 @@ func specChanged(app *kappctrlv1alpha1.App) time.Time {
 	return at
 }
 
-// appliedSince says kapp wrote m at or after since (the same clock, whole
-// seconds): a write within the second of the spec change counts, which at
-// worst re-applies once too often.
-func appliedSince(m *metav1.PartialObjectMetadata, since time.Time) bool {
+// byThisRun says m, deleted while app's current spec is deployed, was
+// applied by that deploy, so its delete is not kapp's prune: an App that
+// never deployed has nothing kapp could prune; otherwise kapp wrote m after
+// the spec changed (by the API server's clock, whole seconds: a write within
+// the second of the change is taken for a prune, a repair left to the sync
+// period rather than a false one).
+func byThisRun(app *kappctrlv1alpha1.App, m *metav1.PartialObjectMetadata) bool {
+	if d := app.Status.Deploy; d == nil || d.KappDeployStatus == nil {
+		return true
+	}
+	changed := specChanged(app)
 	for _, f := range m.ManagedFields {
-		if f.Manager == KappManager && f.Time != nil && !f.Time.Time.Before(since) {
+		if f.Manager == KappManager && f.Time != nil && f.Time.Time.After(changed) {
 			return true
 		}
 	}
