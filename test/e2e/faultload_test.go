@@ -289,6 +289,7 @@ var _ = Describe("faults under load", Label("fault-load"), Serial, func() {
 		fault("kapp-controller started (the last fault)")
 
 		By("every BundleDeployment Installed at its generation within 2 minutes of the last fault")
+		GinkgoWriter.Printf("faults:\n  %s\n", strings.Join(faults, "\n  "))
 		installedAt := map[string]time.Duration{}
 		Eventually(func() ([]string, error) {
 			left, err := notInstalled(ctx, names)()
@@ -305,7 +306,6 @@ var _ = Describe("faults under load", Label("fault-load"), Serial, func() {
 			times = append(times, d)
 		}
 		sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-		GinkgoWriter.Printf("faults:\n  %s\n", strings.Join(faults, "\n  "))
 		GinkgoWriter.Printf("all %d Installed at their generation %s after the last fault (median %s, 90th percentile %s)\n",
 			faultLoadBDs, recovered.Round(time.Second), times[len(times)/2].Round(time.Second), times[len(times)*9/10].Round(time.Second))
 		reruns := scrape(ctx, "rukpak_kapp_stalled_reruns_total", nil)
