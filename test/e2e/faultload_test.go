@@ -243,7 +243,9 @@ var _ = Describe("faults under load", Label("fault-load"), Serial, func() {
 		}
 		start := time.Now()
 		faults := []string{}
-		fault := func(what string) { faults = append(faults, fmt.Sprintf("%6.1fs %s", time.Since(start).Seconds(), what)) }
+		fault := func(what string) {
+			faults = append(faults, fmt.Sprintf("%6.1fs %s", time.Since(start).Seconds(), what))
+		}
 
 		By("kill -9 kapp-controller while the installs run")
 		Eventually(func() int { r, _ := reconcilingApps(ctx); return r }).WithTimeout(2 * time.Minute).WithPolling(100 * time.Millisecond).Should(BeNumerically(">=", 3))
