@@ -4,7 +4,7 @@ export GONOSUMDB ?= carvel.dev
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 
-.PHONY: run run-tools conformance conformance-test test lane-suites e2e-a e2e-b takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
+.PHONY: run run-tools conformance conformance-test test lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 ## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
@@ -68,9 +68,13 @@ e2e-test: takeover-test
 ## spec file, each on a local control plane of its own; together, every spec once
 E2E_A_FILES := (corpus|faults|drift|reapplyfail|lostnode|webhook|generation|dependencies|sharding|metrics|crdsafety)_test\.go
 e2e-a:
-	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.focus-file '$(E2E_A_FILES)'
+	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.focus-file '$(E2E_A_FILES)' -ginkgo.label-filter '!fault-load'
 e2e-b:
-	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.skip-file '$(E2E_A_FILES)'
+	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.skip-file '$(E2E_A_FILES)' -ginkgo.label-filter '!fault-load'
+## fault-test: 60 BundleDeployments installing and upgrading while kapp-controller is killed and
+## kube-apiserver stopped (a few minutes; not in make test; docs/reliability.md)
+fault-test: tools
+	go test -v -count=1 -timeout 30m ./test/e2e/... -ginkgo.v -ginkgo.label-filter 'fault-load'
 ## takeover-test: rukpak v0.24.0 installs, then rukpak-kapp takes over in place (and hands back)
 takeover-test:
 	go test -v -count=1 -timeout 20m ./test/takeover/... -ginkgo.v
