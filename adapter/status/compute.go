@@ -95,7 +95,8 @@ func (s state) mirror() (conditions, time.Duration) {
 		if s.current {
 			return s.kept(), 0
 		}
-		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackPending, s.waitingFor())), 0
+		msg, left := s.notPickedUp()
+		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackPending, msg)), left
 	}
 	switch app.Status.Conditions[0].Type {
 	case kappctrlv1alpha1.ReconcileSucceeded:

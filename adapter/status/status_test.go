@@ -924,3 +924,50 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+func TestCompute_NotPickedUp(t *testing.T) {
+	t.Parallel()
+	const limit = 2 * time.Minute
+	// written is an App of generation 3 the adapter applied at second s,
+	// which kapp-controller has not picked up (it observed generation 2).
+	written := func(s int) *kappctrlv1alpha1.App {
+		return newApp(3, 2, "", madeFor(2), func(a *kappctrlv1alpha1.App) {
+			a.Namespace = "rukpak-system"
+			a.CreationTimestamp = at(0)
+			when := at(s)
+			a.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kapp-controller", Time: ptrTime(at(s + 50))}, {Manager: "rukpak-kapp", Operation: metav1.ManagedFieldsOperationApply, Time: &when}}
+		})
+	}
+	for _, tt := range []struct {
+		name     string
+		app      *kappctrlv1alpha1.App
+		now      int
+		limit    time.Duration
+		escalate bool
+		left     time.Duration
+	}{
+		{"just written: waiting, looked at again at the bound", written(100), 110, limit, false, 110 * time.Second},
+		{"past the bound since the adapter's last write", written(100), 221, limit, true, 0},
+		{"kapp-controller's own writes do not count as the adapter's", written(100), 230, limit, true, 0},
+		{"picked up", newApp(3, 3, kappctrlv1alpha1.Reconciling, madeFor(2)), 500, limit, false, 0},
+		{"no bound", written(100), 500, 0, false, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out := Compute(Facts{BD: newBD(nil), App: tt.app, Now: at(tt.now).Time, TemplateTimeout: tt.limit})
+			u := apimeta.FindStatusCondition(out.Status.Conditions, rukpakv1alpha2.TypeUnpacked)
+			if u == nil || (tt.app.Status.ObservedGeneration != tt.app.Generation) != (u.Reason == rukpakv1alpha2.ReasonUnpackPending) {
+				t.Fatalf("Unpacked = %+v, want UnpackPending exactly while the App is not picked up", u)
+			}
+			escalated := strings.Contains(u.Message, "check that kapp-controller runs (v0.53.1 or newer), that it watches namespace rukpak-system")
+			if escalated != tt.escalate {
+				t.Errorf("message %q: escalated %v, want %v", u.Message, escalated, tt.escalate)
+			}
+			if tt.left != 0 && out.LookAgainAfter != tt.left {
+				t.Errorf("LookAgainAfter = %v, want %v", out.LookAgainAfter, tt.left)
+			}
+		})
+	}
+}
+
+func ptrTime(t metav1.Time) *metav1.Time { return &t }

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -29,6 +31,8 @@ type KappAPI struct {
 	open  func(ctx context.Context) error
 	ready atomic.Bool
 	mu    sync.Mutex
+	// looking says lookUntilServed runs.
+	looking atomic.Bool
 }
 
 // The kinds kapp-controller's release installs and the adapter uses.
@@ -75,13 +79,31 @@ func (k *KappAPI) Start(ctx context.Context) error {
 	}
 	changed := func(obj any) {
 		if o, ok := obj.(metav1.Object); ok && (o.GetName() == "apps.kappctrl.k14s.io" || o.GetName() == "packageinstalls.packaging.carvel.dev") {
-			if err := k.look(ctx); err != nil {
-				log.FromContext(ctx).Error(err, "look for kapp-controller's API")
-			}
+			go k.lookUntilServed(ctx)
 		}
 	}
 	_, err = crds.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: changed, UpdateFunc: func(_, o any) { changed(o) }})
 	return err
+}
+
+// lookUntilServed looks after a change of one of the API's CRDs, again with
+// backoff for a while: kube-apiserver serves a new CRD's kind in discovery a
+// moment after the CRD's last change (Established).
+func (k *KappAPI) lookUntilServed(ctx context.Context) {
+	if !k.looking.CompareAndSwap(false, true) {
+		return
+	}
+	defer k.looking.Store(false)
+	backoff := wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Steps: 10, Cap: 10 * time.Second}
+	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		if err := k.look(ctx); err != nil {
+			log.FromContext(ctx).Error(err, "look for kapp-controller's API")
+		}
+		return k.Ready(), nil
+	})
+	if err != nil && !k.Ready() {
+		log.FromContext(ctx).Info("kapp-controller's API is still not served; looking again at the next change of its CRDs")
+	}
 }
 
 // look opens once every kind is served. A CRD that exists but is not yet
