@@ -153,18 +153,7 @@ func (s *StallRepair) appGone(obj any) {
 
 // next handles one App whose timer fired; false once the queue shuts down.
 func (s *StallRepair) next(ctx context.Context) bool {
-	key, quit := s.queue.Get()
-	if quit {
-		return false
-	}
-	defer s.queue.Done(key)
-	if err := s.check(ctx, key); err != nil {
-		log.FromContext(ctx).Error(err, "ask kapp-controller to run an App again", "app", key.String())
-		s.queue.AddRateLimited(key)
-		return true
-	}
-	s.queue.Forget(key)
-	return true
+	return work(ctx, s.queue, "ask kapp-controller to run an App again", s.check)
 }
 
 // check asks for a new run of key's App if its run is due to be asked

@@ -251,17 +251,24 @@ func byThisRun(app *kappctrlv1alpha1.App, m *metav1.PartialObjectMetadata) bool 
 
 // next handles one queued App; false once the queue shuts down.
 func (w *Watcher) next(ctx context.Context) bool {
-	key, quit := w.queue.Get()
+	return work(ctx, w.queue, "re-apply after drift", w.repair)
+}
+
+// work handles one App of q with do; false once q shuts down. A failure
+// is logged and tried again with q's backoff.
+func work(ctx context.Context, q workqueue.TypedRateLimitingInterface[client.ObjectKey], what string,
+	do func(context.Context, client.ObjectKey) error) bool {
+	key, quit := q.Get()
 	if quit {
 		return false
 	}
-	defer w.queue.Done(key)
-	if err := w.repair(ctx, key); err != nil {
-		log.FromContext(ctx).Error(err, "re-apply after drift", "app", key.String())
-		w.queue.AddRateLimited(key)
+	defer q.Done(key)
+	if err := do(ctx, key); err != nil {
+		log.FromContext(ctx).Error(err, what, "app", key.String())
+		q.AddRateLimited(key)
 		return true
 	}
-	w.queue.Forget(key)
+	q.Forget(key)
 	return true
 }
 
