@@ -229,7 +229,10 @@ func (s state) appFailed() conditions {
 	default:
 		msg, missingAPI := explainDeploy(detail)
 		c := s.installFailed(s.unpackedTrue(), msg)
-		if missingAPI {
+		if missingAPI && !s.hasInstall {
+			// rukpak's reason for the cause. An upgrade's failure stays
+			// UpgradeFailed, which is how the stored status remembers that
+			// an earlier install's objects (and resolvedSource) stand.
 			c.installed.Reason = rukpakv1alpha2.ReasonErrorGettingReleaseState
 		}
 		return c

@@ -433,12 +433,12 @@ func TestCompute(t *testing.T) {
 			},
 		},
 		{
-			name:   "an upgrade to a bundle that names a missing API keeps the install, in rukpak's reason",
+			name:   "an upgrade to a bundle that names a missing API keeps the install: UpgradeFailed, in rukpak's words",
 			stored: installedAt(1, olderSource),
 			app:    newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\"")),
 			want: want{
 				unpacked:  g(2, unpackedTrue),
-				installed: g(2, c("Installed", "False", "ErrorGettingReleaseState", "required resource not found, ensure CRDs are installed first: kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\"")),
+				installed: g(2, c("Installed", "False", "UpgradeFailed", "required resource not found, ensure CRDs are installed first: kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\"")),
 				healthy:   g(2, healthyFalse), resolved: olderSource,
 			},
 		},
