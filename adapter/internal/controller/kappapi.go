@@ -27,8 +27,10 @@ type KappAPI struct {
 	discovery discovery.DiscoveryInterface
 	cache     cache.Cache
 	// open starts what needs the API (the App and PackageInstall watches,
-	// drift repair); it runs once.
+	// drift repair); it runs once. wake reconciles every BundleDeployment
+	// once the API appeared while the adapter ran.
 	open  func(ctx context.Context) error
+	wake  func(ctx context.Context) error
 	ready atomic.Bool
 	mu    sync.Mutex
 	// looking says lookUntilServed runs.
@@ -47,9 +49,26 @@ func MissingKappAPI(namespaces []string) string {
 }
 
 // NewKappAPI watches for the API through discovery and the CRD metadata in
-// c; open runs once it is served.
-func NewKappAPI(d discovery.DiscoveryInterface, c cache.Cache, open func(ctx context.Context) error) *KappAPI {
-	return &KappAPI{discovery: d, cache: c, open: open}
+// c; open runs once it is served, and wake after open when the API
+// appeared while the adapter ran.
+func NewKappAPI(d discovery.DiscoveryInterface, c cache.Cache, open, wake func(ctx context.Context) error) *KappAPI {
+	return &KappAPI{discovery: d, cache: c, open: open, wake: wake}
+}
+
+// OpenIfServed opens at once when the API is served, before the manager
+// starts (the usual case: the adapter then starts as it always did, its
+// App watches synced before any reconcile); false means the KappAPI must
+// run (Start) to wait for it.
+func (k *KappAPI) OpenIfServed(ctx context.Context) (bool, error) {
+	served, err := k.served()
+	if err != nil || !served {
+		return false, err
+	}
+	if err := k.open(ctx); err != nil {
+		return false, err
+	}
+	k.ready.Store(true)
+	return true, nil
 }
 
 // Ready says the API is served and what needs it started.
@@ -106,24 +125,12 @@ func (k *KappAPI) lookUntilServed(ctx context.Context) {
 	}
 }
 
-// look opens once every kind is served. A CRD that exists but is not yet
-// established is looked at again at its next change (its status update).
+// look opens once every kind is served, and wakes every BundleDeployment.
+// A CRD that exists but is not yet established is looked at again at its
+// next change (its status update).
 func (k *KappAPI) look(ctx context.Context) error {
-	for gv, resource := range kappKinds {
-		list, err := k.discovery.ServerResourcesForGroupVersion(gv)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("discover %s: %w", gv, err)
-		}
-		served := false
-		for _, r := range list.APIResources {
-			served = served || r.Name == resource
-		}
-		if !served {
-			return nil
-		}
+	if served, err := k.served(); err != nil || !served {
+		return err
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -135,5 +142,26 @@ func (k *KappAPI) look(ctx context.Context) error {
 	}
 	k.ready.Store(true)
 	log.FromContext(ctx).Info("kapp-controller's API is installed")
-	return nil
+	return k.wake(ctx)
+}
+
+// served says every kind is served.
+func (k *KappAPI) served() (bool, error) {
+	for gv, resource := range kappKinds {
+		list, err := k.discovery.ServerResourcesForGroupVersion(gv)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("discover %s: %w", gv, err)
+		}
+		found := false
+		for _, r := range list.APIResources {
+			found = found || r.Name == resource
+		}
+		if !found {
+			return false, nil
+		}
+	}
+	return true, nil
 }
