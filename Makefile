@@ -4,7 +4,7 @@ export GONOSUMDB ?= carvel.dev
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 
-.PHONY: run run-tools conformance conformance-test test lane-suites e2e-a e2e-b takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
+.PHONY: run run-tools conformance conformance-test test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 ## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
@@ -14,19 +14,22 @@ run: run-tools build
 ## test: everything. The suites that run a local control plane mostly wait on
 ## timers (sync periods, backoff windows) and keep under half of two cores
 ## busy, so they run in four lanes: each half of the end-to-end suite (its own
-## local control plane), the conformance suite (rukpak's own end-to-end suite,
-## which mostly waits out its one-minute timeouts) and the other suites one
-## after the other.
+## local control plane), the suites that run rukpak (its own end-to-end suite
+## as the conformance suite, which mostly waits out its one-minute timeouts;
+## the take-over; the packaging suite) and the other suites one after the other.
 test: tools verify unit fuzz
-	$(MAKE) --no-print-directory -j4 --output-sync=target e2e-a e2e-b conformance-test lane-suites
+	$(MAKE) --no-print-directory -j4 --output-sync=target e2e-a e2e-b lane-rukpak lane-suites
 
-# One target per line: the lane runs its suites one after the other.
+# One target per line: a lane runs its suites one after the other. The
+# lanes take about as long as each half of the end-to-end suite.
+lane-rukpak:
+	$(MAKE) --no-print-directory conformance-test
+	$(MAKE) --no-print-directory takeover-test
+	$(MAKE) --no-print-directory packaging-test
 lane-suites:
 	$(MAKE) --no-print-directory api-test
 	$(MAKE) --no-print-directory reconciler-test
-	$(MAKE) --no-print-directory takeover-test
 	$(MAKE) --no-print-directory nokapp-test
-	$(MAKE) --no-print-directory packaging-test
 	$(MAKE) --no-print-directory release-test
 	$(MAKE) --no-print-directory bench-smoke
 
@@ -69,9 +72,13 @@ e2e-test: takeover-test
 ## spec file, each on a local control plane of its own; together, every spec once
 E2E_A_FILES := (v1alpha1|corpus|faults|drift|reapplyfail|lostnode|webhook|generation|dependencies|sharding|metrics|crdsafety)_test\.go
 e2e-a:
-	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.focus-file '$(E2E_A_FILES)'
+	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.focus-file '$(E2E_A_FILES)' -ginkgo.label-filter '!fault-load'
 e2e-b:
-	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.skip-file '$(E2E_A_FILES)'
+	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.skip-file '$(E2E_A_FILES)' -ginkgo.label-filter '!fault-load'
+## fault-test: 60 BundleDeployments installing and upgrading while kapp-controller is killed and
+## kube-apiserver stopped (a few minutes; not in make test; docs/reliability.md)
+fault-test: tools
+	go test -v -count=1 -timeout 30m ./test/e2e/... -ginkgo.v -ginkgo.label-filter 'fault-load'
 ## takeover-test: rukpak v0.24.0 installs, then rukpak-kapp takes over in place (and hands back)
 takeover-test:
 	go test -v -count=1 -timeout 20m ./test/takeover/... -ginkgo.v

@@ -37,7 +37,7 @@ var layers = map[string]int{
 	"adapter/status":    1,
 	"adapter/content":   1,
 	"adapter/fetch":     1,
-	"adapter/drift":     1,
+	"adapter/drift":     2,
 	"adapter/bundles":   1,
 	"convert":           0,
 	"convert/certs":     -1,

@@ -117,21 +117,21 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("create discovery client: %w", err)
 	}
 	var r *Reconciler
-	kapp := controller.NewKappAPI(d, mgr.GetCache(), func(ctx context.Context) error {
-		if err := r.WatchKapp(ctx, mgr); err != nil {
-			return err
-		}
-		if err := chartcrds.Add(mgr); err != nil {
-			return err
-		}
-		return addDriftRepair(mgr, r.AppKey)
-	})
+	kapp := controller.NewKappAPI(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o) },
+		func(ctx context.Context) error { return r.WakeAll(ctx, mgr.GetCache()) })
 	r = assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(FieldOwner), apis, o.InstallWith, kapp)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up controller: %w", err)
 	}
-	if err := mgr.Add(kapp); err != nil {
+	served, err := kapp.OpenIfServed(context.Background())
+	if err != nil {
 		return nil, err
+	}
+	if !served {
+		// Waits for kapp-controller's API, and starts what needs it then.
+		if err := mgr.Add(kapp); err != nil {
+			return nil, err
+		}
 	}
 	if err := mgr.AddReadyzCheck("kapp-controller-api", kapp.Check); err != nil {
 		return nil, err
@@ -153,6 +153,26 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// withKapp starts what needs kapp-controller's API, once it is served: the
+// dispatcher's watches of Apps and PackageInstalls, the chart CRD
+// controller, drift repair and the stall repair.
+func withKapp(mgr ctrl.Manager, r *Reconciler, o Options) error {
+	if err := r.WatchKapp(mgr); err != nil {
+		return err
+	}
+	if err := chartcrds.Add(mgr); err != nil {
+		return err
+	}
+	if err := addDriftRepair(mgr, r.AppKey); err != nil {
+		return err
+	}
+	// A run kapp-controller lost is run again.
+	if err := mgr.Add(drift.NewStallRepair(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), mgr.GetEventRecorder(FieldOwner), o.Config.TemplateTimeout)); err != nil {
+		return fmt.Errorf("stall repair: %w", err)
+	}
+	return nil
 }
 
 // addDriftRepair runs the drift repair (package drift) beside the

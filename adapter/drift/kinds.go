@@ -48,6 +48,48 @@ type kinds struct {
 	ctx    context.Context
 }
 
+// fromStart are the resources whose installed objects are watched from the
+// adapter's start, whether or not an App installed one yet, with their
+// kinds: the drift repair rules of config/rbac/role.yaml (a test keeps the
+// two the same), and the workloads. Their versions are the API's stable
+// ones, so these watches need no discovery, which can fail for a while on a
+// busy API server. A kind granted beyond these (a custom resource, say) is
+// watched from the first App that reports it installed.
+var fromStart = map[schema.GroupKind]schema.GroupVersionResource{
+	{Kind: "ConfigMap"}:                                               {Version: "v1", Resource: "configmaps"},
+	{Kind: "Service"}:                                                 {Version: "v1", Resource: "services"},
+	{Kind: "ServiceAccount"}:                                          {Version: "v1", Resource: "serviceaccounts"},
+	{Kind: "Namespace"}:                                               {Version: "v1", Resource: "namespaces"},
+	{Kind: "PersistentVolumeClaim"}:                                   {Version: "v1", Resource: "persistentvolumeclaims"},
+	{Group: "apps", Kind: "Deployment"}:                               {Group: "apps", Version: "v1", Resource: "deployments"},
+	{Group: "apps", Kind: "StatefulSet"}:                              {Group: "apps", Version: "v1", Resource: "statefulsets"},
+	{Group: "apps", Kind: "DaemonSet"}:                                {Group: "apps", Version: "v1", Resource: "daemonsets"},
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:                {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:         {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:         {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:  {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: {Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}: {
+		Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"},
+	{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}: {
+		Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"},
+	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}:   {Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
+	{Group: "networking.k8s.io", Kind: "Ingress"}:         {Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
+	{Group: "batch", Kind: "Job"}:                         {Group: "batch", Version: "v1", Resource: "jobs"},
+	{Group: "batch", Kind: "CronJob"}:                     {Group: "batch", Version: "v1", Resource: "cronjobs"},
+	{Group: "policy", Kind: "PodDisruptionBudget"}:        {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
+	{Group: "apiregistration.k8s.io", Kind: "APIService"}: {Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"},
+}
+
+// startKinds are the kinds of fromStart.
+func startKinds() []schema.GroupKind {
+	out := make([]schema.GroupKind, 0, len(fromStart))
+	for gk := range fromStart {
+		out = append(out, gk)
+	}
+	return out
+}
+
 // retryAfter spaces the attempts to watch a kind the API server does not
 // serve (its CRD went away): each costs a discovery request.
 const retryAfter = time.Minute
@@ -84,17 +126,21 @@ func (k *kinds) start(gk schema.GroupKind) {
 		return
 	}
 	logger := log.FromContext(k.ctx).WithValues("kind", gk.String())
-	mapping, err := k.mapper.RESTMapping(gk)
-	if err != nil {
-		// A kind no longer served (its CRD went away) comes back with the
-		// next App that lists it.
-		logger.Info("not watching installed objects of a kind the API server does not serve", "error", err.Error())
-		k.failed[gk] = time.Now()
-		return
+	resource, ok := fromStart[gk]
+	if !ok {
+		mapping, err := k.mapper.RESTMapping(gk)
+		if err != nil {
+			// A kind no longer served (its CRD went away) comes back with the
+			// next App that lists it.
+			logger.Info("not watching installed objects of a kind the API server does not serve", "error", err.Error())
+			k.failed[gk] = time.Now()
+			return
+		}
+		resource = mapping.Resource
 	}
 	ctx, stop := context.WithCancel(k.ctx)
 	k.running[gk] = stop
-	inf := metadatainformer.NewFilteredMetadataInformer(k.client, mapping.Resource, metav1.NamespaceAll, 0, toolscache.Indexers{},
+	inf := metadatainformer.NewFilteredMetadataInformer(k.client, resource, metav1.NamespaceAll, 0, toolscache.Indexers{},
 		func(o *metav1.ListOptions) { o.LabelSelector = installedSelector }).Informer()
 	_ = inf.SetTransform(func(o any) (any, error) {
 		if m, ok := o.(*metav1.PartialObjectMetadata); ok {

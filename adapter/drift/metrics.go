@@ -12,3 +12,12 @@ var reapplies = prometheus.NewCounter(prometheus.CounterOpts{
 })
 
 func init() { metrics.Registry.MustRegister(reapplies) }
+
+// reruns counts the runs asked for because kapp-controller's run of an App
+// made no progress.
+var reruns = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "rukpak_kapp_stalled_reruns_total",
+	Help: "Runs of an App that rukpak-kapp asked kapp-controller for because kapp-controller's run of it stopped reporting progress (lost to a restart or a failed status write), or to tell a silent step still running from a lost run.",
+})
+
+func init() { metrics.Registry.MustRegister(reruns) }

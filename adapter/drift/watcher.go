@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -55,7 +56,11 @@ type appState struct {
 	pending time.Time
 	what    string
 	deleted bool
-	fight   fight
+	// underRun says the change was a delete of what the run under way had
+	// just applied: the run may fail of it, so the re-apply is asked for at
+	// once, to follow that run.
+	underRun bool
+	fight    fight
 	// deployed identifies the spec kapp-controller last deployed: while a
 	// different spec is being deployed, deletes are kapp's pruning.
 	deployed uint64
@@ -86,6 +91,11 @@ func (w *Watcher) Start(ctx context.Context) error {
 			DeleteFunc: func(obj any) { w.objectDeleted(ctx, gk, obj) },
 		}
 	})
+	// The kinds bundles commonly hold are watched from the start, before any
+	// App installs them: a kind's watch that started with the first App to
+	// report it would miss what happened to its objects between kapp's
+	// apply and that report.
+	w.kinds.use(nil, startKinds())
 	apps, err := w.cache.GetInformer(ctx, &kappctrlv1alpha1.App{})
 	if err != nil {
 		return fmt.Errorf("watch Apps for drift repair: %w", err)
@@ -189,32 +199,76 @@ func (w *Watcher) changed(ctx context.Context, gk schema.GroupKind, m *metav1.Pa
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	st := w.state(key)
+	underRun := false
 	if how == "deleted" && st.deployed != specHash(app) {
 		// A new spec is being deployed, and kapp prunes what it no longer
-		// holds; a delete by hand meanwhile waits for the sync period.
-		return
+		// holds: what it applied before the spec changed. What it applied
+		// since is the new spec's, which kapp never deletes.
+		if !byThisRun(app, m) {
+			return
+		}
+		underRun = true
 	}
 	if st.pending.IsZero() {
 		st.pending = w.now()
 		st.what = fmt.Sprintf("%s %s was %s", gk.Kind, objectName(m), how)
 		st.deleted = how == "deleted"
+		st.underRun = underRun
 	}
 	w.queue.AddAfter(key, coalesce)
 }
 
+// specChanged is when app's spec (or metadata) was last written, by the
+// API server's clock in whole seconds, as its managedFields record it.
+func specChanged(app *kappctrlv1alpha1.App) time.Time {
+	var at time.Time
+	for _, f := range app.ManagedFields {
+		if f.Subresource == "" && f.Time != nil && f.Time.After(at) {
+			at = f.Time.Time
+		}
+	}
+	return at
+}
+
+// byThisRun says m, deleted while app's current spec is deployed, was
+// applied by that deploy, so its delete is not kapp's prune: an App that
+// never deployed has nothing kapp could prune; otherwise kapp wrote m after
+// the spec changed (by the API server's clock, whole seconds: a write within
+// the second of the change is taken for a prune, a repair left to the sync
+// period rather than a false one).
+func byThisRun(app *kappctrlv1alpha1.App, m *metav1.PartialObjectMetadata) bool {
+	if d := app.Status.Deploy; d == nil || d.KappDeployStatus == nil {
+		return true
+	}
+	changed := specChanged(app)
+	for _, f := range m.ManagedFields {
+		if f.Manager == KappManager && f.Time != nil && f.Time.Time.After(changed) {
+			return true
+		}
+	}
+	return false
+}
+
 // next handles one queued App; false once the queue shuts down.
 func (w *Watcher) next(ctx context.Context) bool {
-	key, quit := w.queue.Get()
+	return work(ctx, w.queue, "re-apply after drift", w.repair)
+}
+
+// work handles one App of q with do; false once q shuts down. A failure
+// is logged and tried again with q's backoff.
+func work(ctx context.Context, q workqueue.TypedRateLimitingInterface[client.ObjectKey], what string,
+	do func(context.Context, client.ObjectKey) error) bool {
+	key, quit := q.Get()
 	if quit {
 		return false
 	}
-	defer w.queue.Done(key)
-	if err := w.repair(ctx, key); err != nil {
-		log.FromContext(ctx).Error(err, "re-apply after drift", "app", key.String())
-		w.queue.AddRateLimited(key)
+	defer q.Done(key)
+	if err := do(ctx, key); err != nil {
+		log.FromContext(ctx).Error(err, what, "app", key.String())
+		q.AddRateLimited(key)
 		return true
 	}
-	w.queue.Forget(key)
+	q.Forget(key)
 	return true
 }
 
@@ -236,6 +290,10 @@ func (w *Watcher) repair(ctx context.Context, key client.ObjectKey) error {
 		st.pending = time.Time{}
 		w.mu.Unlock()
 		return nil
+	case busy(app) && st.underRun && app.Status.ObservedGeneration == app.Generation:
+		// Asked for now, the re-apply follows the run under way at once:
+		// kapp-controller interrupts no run, and the status computation
+		// does not report that run's failure while the request waits.
 	case busy(app) || failed(app):
 		// The App's next status change brings this back: a run under way
 		// ends in one, and kapp-controller retries a failure itself.
@@ -254,11 +312,11 @@ func (w *Watcher) repair(ctx context.Context, key client.ObjectKey) error {
 	}
 	what, deleted := st.what, st.deleted
 	w.mu.Unlock()
-	err := kick(ctx, w.client, app)
+	err := kick(ctx, w.client, app, status.RerunDrift)
 	if apierrors.IsConflict(err) {
 		// kapp-controller wrote the App's status since the cache saw it.
 		if err = w.api.Get(ctx, key, app); err == nil && !app.Spec.Paused && app.DeletionTimestamp.IsZero() {
-			err = kick(ctx, w.client, app)
+			err = kick(ctx, w.client, app, status.RerunDrift)
 		}
 	}
 	if err != nil {
@@ -266,7 +324,7 @@ func (w *Watcher) repair(ctx context.Context, key client.ObjectKey) error {
 	}
 	w.mu.Lock()
 	st.fight.kicked(now)
-	st.pending = time.Time{}
+	st.pending, st.underRun = time.Time{}, false
 	w.mu.Unlock()
 	reapplies.Inc()
 	log.FromContext(ctx).Info("installed object drifted; kapp-controller re-applies the App", "app", key.String(), "drift", what)

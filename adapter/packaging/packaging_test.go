@@ -213,3 +213,24 @@ func TestAppTemplate_ChartCRDs(t *testing.T) {
 		t.Fatal("AppTemplate changed the App it was given")
 	}
 }
+
+func TestServedAppTemplate_KeepsTheChartCRDs(t *testing.T) {
+	t.Parallel()
+	app := &kappctrlv1alpha1.App{Spec: kappctrlv1alpha1.AppSpec{
+		Fetch: []kappctrlv1alpha1.AppFetch{{Inline: &kappctrlv1alpha1.AppFetchInline{}}},
+		Template: []kappctrlv1alpha1.AppTemplate{
+			{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{Name: "h", Path: bundle.ChartDir}},
+			{Ytt: &kappctrlv1alpha1.AppTemplateYtt{Paths: []string{"-", bundle.ChartCRDsDir},
+				Inline:    &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{translate.ChartCRDsFile: "overlay"}},
+				FileMarks: []string{translate.ChartCRDsFile + ":type=yaml-template"}}},
+		},
+	}}
+	served := ServedAppTemplate(app, app.Spec.Fetch[0], bundle.ChartDir)
+	exported := AppTemplate(app, app.Spec.Fetch[0], bundle.ChartDir)
+	if _, ok := served.Template[1].Ytt.Inline.Paths[translate.ChartCRDsFile]; !ok {
+		t.Error("the served Package's template lets kapp own the chart's crds/: deleting the BundleDeployment would delete them")
+	}
+	if _, ok := exported.Template[1].Ytt.Inline.Paths[translate.ChartCRDsFile]; ok {
+		t.Error("an exported Package, installed where no adapter creates the chart's crds/, tells kapp they exist")
+	}
+}

@@ -17,6 +17,16 @@ import (
 // PackageInstall's values Secrets, which kapp-controller adds to the first
 // helmTemplate step, instead of from a file of the content.
 func AppTemplate(app *kappctrlv1alpha1.App, fetch kappctrlv1alpha1.AppFetch, chartPath string) *kappctrlv1alpha1.AppSpec {
+	spec := ServedAppTemplate(app, fetch, chartPath)
+	withoutChartCRDs(spec, chartPath)
+	return spec
+}
+
+// ServedAppTemplate is AppTemplate for a Package the adapter serves itself
+// (the serve mode): kapp is told that a chart's crds/ exist, as in the App
+// mode, and the adapter creates the absent ones (adapter/chartcrds), so no
+// App owns them and deleting the BundleDeployment keeps them.
+func ServedAppTemplate(app *kappctrlv1alpha1.App, fetch kappctrlv1alpha1.AppFetch, chartPath string) *kappctrlv1alpha1.AppSpec {
 	spec := app.Spec.DeepCopy()
 	spec.Fetch = []kappctrlv1alpha1.AppFetch{fetch}
 	spec.ServiceAccountName, spec.SyncPeriod, spec.DefaultNamespace = "", nil, ""
@@ -34,7 +44,6 @@ func AppTemplate(app *kappctrlv1alpha1.App, fetch kappctrlv1alpha1.AppFetch, cha
 		}
 		h.ValuesFrom = kept
 	}
-	withoutChartCRDs(spec, chartPath)
 	return spec
 }
 

@@ -42,26 +42,13 @@ func failedStage(app *kappctrlv1alpha1.App) stage {
 	return best
 }
 
-// fetchDone says that the run under way has fetched: kapp-controller resets
-// StartedAt when a run begins and sets UpdatedAt when the fetch ends.
-func fetchDone(f *kappctrlv1alpha1.AppStatusFetch) bool {
-	return f != nil && f.ExitCode == 0 && f.Error == "" && !f.UpdatedAt.IsZero() && !f.UpdatedAt.Before(&f.StartedAt)
-}
-
-// templateSince says when the template step of the run under way began.
-// kapp-controller records the end of the fetch as the run goes, but the
-// template only once it ends, so a fetch newer than the last template
-// result marks a template step still running.
+// templateSince says when the template step of the run under way began:
+// when kapp-controller recorded the end of the fetch.
 func templateSince(app *kappctrlv1alpha1.App) (time.Time, bool) {
-	if app == nil || app.Status.ObservedGeneration != app.Generation || len(app.Status.Conditions) == 0 ||
-		app.Status.Conditions[0].Type != kappctrlv1alpha1.Reconciling || !fetchDone(app.Status.Fetch) {
+	if !ReportsSpec(app) || RunStep(app) != StepTemplate {
 		return time.Time{}, false
 	}
-	f := app.Status.Fetch
-	if t := app.Status.Template; t != nil && !t.UpdatedAt.Before(&f.UpdatedAt) {
-		return time.Time{}, false
-	}
-	return f.UpdatedAt.Time, true
+	return app.Status.Fetch.UpdatedAt.Time, true
 }
 
 // vendir prints its lock after a sync; an image entry pins the digest, a

@@ -38,7 +38,7 @@ func Compute(f Facts) Outcome {
 	}
 	out := Outcome{Status: s.merge(c), LookAgainAfter: lookAgain}
 	if f.BD.DeletionTimestamp.IsZero() && s.inProgress(c) {
-		out.Hold, out.WriteAfter = s.progressHold()
+		out.Hold, out.WriteAfter = s.progressHold(out.Status)
 	}
 	return out
 }
@@ -95,7 +95,8 @@ func (s state) mirror() (conditions, time.Duration) {
 		if s.current {
 			return s.kept(), 0
 		}
-		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackPending, s.waitingFor())), 0
+		msg, left := s.notPickedUp()
+		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackPending, msg)), left
 	}
 	switch app.Status.Conditions[0].Type {
 	case kappctrlv1alpha1.ReconcileSucceeded:
@@ -106,6 +107,12 @@ func (s state) mirror() (conditions, time.Duration) {
 		// news. A second failure in a row is reported.
 		if s.current && app.Status.ConsecutiveReconcileFailures < 2 {
 			return s.kept(), 0
+		}
+		if r, ok := PendingRerun(app); ok && r.Why == RerunDrift {
+			// Drift repair asked for another run while this one applied: an
+			// object kapp had applied was deleted or changed under it, which
+			// is what this run may have failed of. The next run tells.
+			return s.rerunning(), 0
 		}
 		return s.appFailed(), 0
 	case kappctrlv1alpha1.Deleting, kappctrlv1alpha1.DeleteFailed:
@@ -130,7 +137,7 @@ func (s state) appSpeaksFor() bool {
 		return appSpeaksForVersion(s.Package.Install, s.App, s.Package.Version)
 	}
 	app := s.App
-	if app == nil || app.Status.ObservedGeneration != app.Generation || len(app.Status.Conditions) == 0 {
+	if !ReportsSpec(app) {
 		return false
 	}
 	return app.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] == fmt.Sprint(s.gen)
@@ -163,20 +170,40 @@ func (s state) pending(unpacked metav1.Condition) conditions {
 	return conditions{unpacked: unpacked, installed: installed, healthy: s.healthyFor(installed), resolved: s.BD.Status.ResolvedSource}
 }
 
-// running: kapp-controller works on this generation's App.
+// running: kapp-controller works on this generation's App; the conditions
+// say which step it last reported.
 func (s state) running() conditions {
-	if !fetchDone(s.App.Status.Fetch) {
+	var doing string
+	switch RunStep(s.App) {
+	case StepTemplate:
+		doing = kappTemplating
+	case StepDeploy:
+		doing = deployPhase(s.App.Status.Deploy)
+	default:
 		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpacking,
 			fmt.Sprintf("Fetching %s", describeSource(s.BD))))
 	}
+	return s.installing(doing)
+}
+
+// installing: the bundle is unpacked and kapp-controller installs it.
+// Installed speaks for this generation only while nothing is installed.
+func (s state) installing(doing string) conditions {
 	c := s.pending(s.unpackedTrue())
 	if s.installed == nil {
-		c.installed = s.condNew(rukpakv1alpha2.TypeInstalled, metav1.ConditionUnknown, rukpakv1alpha2.ReasonInstalling,
-			"kapp is applying the bundle and waiting for its objects to become ready")
+		c.installed = s.condNew(rukpakv1alpha2.TypeInstalled, metav1.ConditionUnknown, rukpakv1alpha2.ReasonInstalling, doing)
 		c.healthy = s.healthyFor(c.installed)
 		c.resolved = s.tried()
 	}
 	return c
+}
+
+// rerunning: the run reported failed, and kapp-controller runs the App
+// again at drift repair's request.
+func (s state) rerunning() conditions {
+	app := s.App
+	return s.installing("kapp-controller runs the App again: an object kapp had applied was deleted or changed by someone other than kapp " +
+		"while kapp applied the bundle; the run before ended with: " + Message(app.Status.UsefulErrorMessage, app.Status.Conditions[0].Message))
 }
 
 func (s state) succeeded() conditions {
@@ -202,7 +229,10 @@ func (s state) appFailed() conditions {
 	default:
 		msg, missingAPI := explainDeploy(detail)
 		c := s.installFailed(s.unpackedTrue(), msg)
-		if missingAPI {
+		if missingAPI && !s.hasInstall {
+			// rukpak's reason for the cause. An upgrade's failure stays
+			// UpgradeFailed, which is how the stored status remembers that
+			// an earlier install's objects (and resolvedSource) stand.
 			c.installed.Reason = rukpakv1alpha2.ReasonErrorGettingReleaseState
 		}
 		return c
@@ -297,7 +327,15 @@ func (s state) deleting() conditions {
 }
 
 // templateDeadline turns a template step that has run longer than the
-// limit into a failure the user can see, or says how long is left.
+// limit into a failure the user can see, or says how long is left. Only a
+// step seen still running is reported: kapp-controller writes nothing while
+// the step runs, so a run it lost (killed, or its write of the step's end
+// refused while kube-apiserver was away) looks the same. The adapter asks
+// for a new run TemplateProbeAfter into the step (package drift): a lost
+// run is picked up at once and starts over, one under way keeps the request
+// waiting until it ends. Once the request has waited HeldAfter while
+// kapp-controller had no other App to run, the adapter marks it held: the
+// step is still running, and is reported.
 func (s state) templateDeadline() (conditions, time.Duration, bool) {
 	since, running := templateSince(s.App)
 	if !running || s.TemplateTimeout <= 0 {
@@ -306,7 +344,12 @@ func (s state) templateDeadline() (conditions, time.Duration, bool) {
 	if left := since.Add(s.TemplateTimeout).Sub(s.Now); left > 0 {
 		return conditions{}, left, false
 	}
-	return s.installFailed(s.unpackedTrue(), fmt.Sprintf("kapp-controller's template step has run for more than %s on this bundle without finishing. "+
+	if probe, asked := PendingRerun(s.App); !asked || probe.Why != RerunHeld || probe.At.Before(since) {
+		// The request's App events bring this back.
+		return conditions{}, 0, false
+	}
+	return s.installFailed(s.unpackedTrue(), fmt.Sprintf("kapp-controller's template step has run for more than %s on this bundle without finishing "+
+		"(kapp-controller, with no other App to run, has left the run the adapter asked for during the step waiting, as it does while a run of this App is under way). "+
 		"Either %s, or a chart template loops for long. This condition changes when the step ends", s.TemplateTimeout, aliasHint)), 0, true
 }
 
@@ -387,14 +430,16 @@ func (s state) inProgress(c conditions) bool {
 	return c.installed.ObservedGeneration != s.gen || c.installed.Status == metav1.ConditionUnknown
 }
 
-// progressHold decides when work under way is written: once per
-// generation, after ProgressDelay.
-func (s state) progressHold() (bool, time.Duration) {
-	for _, c := range s.BD.Status.Conditions {
-		if c.ObservedGeneration == s.gen && slices.Contains(progressReasons, c.Reason) {
-			// Already said; the next write is the outcome.
-			return true, 0
-		}
+// progressHold decides when work under way is written: what kapp-controller
+// last reported, once it differs from what is stored and the work has gone
+// on for ProgressDelay without a status write. So an install that finishes
+// within the delay writes only its outcome, and a long one a few steps
+// (fetching, templating, applying, waiting for readiness), never one write
+// per App status change.
+func (s state) progressHold(st rukpakv1alpha2.BundleDeploymentStatus) (bool, time.Duration) {
+	if apiequality.Semantic.DeepEqual(st, s.BD.Status) {
+		// Already said.
+		return true, 0
 	}
 	since := s.ProgressSince
 	if since.IsZero() {
@@ -407,10 +452,6 @@ func (s state) progressHold() (bool, time.Duration) {
 }
 
 var (
-	progressReasons = []string{
-		rukpakv1alpha2.ReasonUnpackPending, rukpakv1alpha2.ReasonUnpacking,
-		rukpakv1alpha2.ReasonInstallPending, rukpakv1alpha2.ReasonInstalling,
-	}
 	failureReasons = []string{
 		rukpakv1alpha2.ReasonUnpackFailed, rukpakv1alpha2.ReasonInstallFailed, rukpakv1alpha2.ReasonUpgradeFailed,
 		rukpakv1alpha2.ReasonDeleteFailed, rukpakv1alpha2.ReasonUnhealthy, rukpakv1alpha2.ReasonDependenciesUnmet, rukpakv1alpha2.ReasonErrorGettingReleaseState,

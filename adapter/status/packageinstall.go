@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
@@ -136,6 +137,38 @@ func (s state) installedMessage() string {
 	}
 	return fmt.Sprintf("Instantiated bundle %s", s.BD.Name)
 }
+
+// notPickedUp is the pending message of an App kapp-controller has not yet
+// picked up, and when to look again: past the template timeout after the
+// adapter last wrote the App, it names the likely causes instead.
+func (s state) notPickedUp() (string, time.Duration) {
+	app := s.App
+	if s.Package != nil || app == nil || app.Status.ObservedGeneration == app.Generation || s.TemplateTimeout == 0 {
+		return s.waitingFor(), 0
+	}
+	wrote := appWrittenAt(app)
+	if left := wrote.Add(s.TemplateTimeout).Sub(s.Now); left > 0 {
+		return s.waitingFor(), left
+	}
+	return fmt.Sprintf("kapp-controller has not picked up App %s/%s since it was written %s ago: check that kapp-controller runs "+
+		"(v0.53.1 or newer), that it watches namespace %s, and that it is not busy with many other Apps",
+		app.Namespace, app.Name, s.Now.Sub(wrote).Truncate(time.Second), app.Namespace), 0
+}
+
+// appWrittenAt is when the adapter last applied the App (its field
+// manager's entry), else when the App was made.
+func appWrittenAt(app *kappctrlv1alpha1.App) time.Time {
+	at := app.CreationTimestamp.Time
+	for _, m := range app.ManagedFields {
+		if m.Manager == fieldManager && m.Time != nil && m.Time.After(at) {
+			at = m.Time.Time
+		}
+	}
+	return at
+}
+
+// fieldManager is the adapter's field manager on what it applies.
+const fieldManager = "rukpak-kapp"
 
 // waitingFor names what kapp-controller is to pick up for this generation.
 func (s state) waitingFor() string {

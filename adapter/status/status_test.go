@@ -86,7 +86,7 @@ func templateFailed(end int, stderr string) appState {
 
 func deployFailed(end int, stderr string) appState {
 	return func(a *kappctrlv1alpha1.App) {
-		a.Status.Deploy = &kappctrlv1alpha1.AppStatusDeploy{UpdatedAt: at(end), ExitCode: 1, Error: "Deploying: Error (see .status.usefulErrorMessage for details)", Stderr: stderr}
+		a.Status.Deploy = &kappctrlv1alpha1.AppStatusDeploy{UpdatedAt: at(end), Finished: true, ExitCode: 1, Error: "Deploying: Error (see .status.usefulErrorMessage for details)", Stderr: stderr}
 		a.Status.UsefulErrorMessage = stderr
 	}
 }
@@ -108,7 +108,9 @@ var (
 	healthyFalse  = c("Healthy", "False", "InstallationStatusFalse", "Installed condition is false")
 	healthyWait   = c("Healthy", "Unknown", "InstallationStatusUnknown", "Waiting for the bundle to be installed")
 	installWait   = c("Installed", "Unknown", "InstallPending", "Waiting for the bundle to be unpacked")
-	installing    = c("Installed", "Unknown", "Installing", "kapp is applying the bundle and waiting for its objects to become ready")
+	templating    = c("Installed", "Unknown", "Installing", "kapp-controller is templating the bundle")
+	applying      = c("Installed", "Unknown", "Installing", "kapp is applying the bundle")
+	waitingReady  = c("Installed", "Unknown", "Installing", "kapp applied the bundle and is waiting for its objects to become ready")
 	unpackWait    = c("Unpacked", "False", "UnpackPending", "Waiting for kapp-controller to pick up the App for this generation")
 	unpacking     = c("Unpacked", "False", "Unpacking", "Fetching image 127.0.0.1:5000/bundles/plain:valid")
 	pinnedSource  = &rukpakv1alpha2.BundleSource{Type: "image", Image: &rukpakv1alpha2.ImageSource{Ref: "127.0.0.1:5000/bundles/plain@" + digest}}
@@ -153,10 +155,27 @@ func TestCompute(t *testing.T) {
 			want:  want{unpacked: g(2, unpackWait), installed: g(2, installWait), healthy: g(2, healthyWait)},
 		},
 		{
-			name:   "progress already shown for this generation: held until the outcome",
+			name:   "progress shown, kapp-controller moved on: held for the delay since the last write",
 			stored: stored{conds: []metav1.Condition{g(2, unpackWait), g(2, installWait), g(2, healthyWait)}},
 			app:    newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
-			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, installing), healthy: g(2, healthyWait), resolved: pinnedSource, hold: true},
+			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, templating), healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
+		},
+		{
+			name:   "progress shown, kapp-controller moved on, the delay passed: the step it reports is written",
+			stored: stored{conds: []metav1.Condition{g(2, unpackWait), g(2, installWait), g(2, healthyWait)}},
+			app:    newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
+			facts:  func(f *Facts) { f.ProgressSince = f.Now.Add(-ProgressDelay) },
+			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, templating), healthy: g(2, healthyWait), resolved: pinnedSource},
+		},
+		{
+			name:   "progress shown and unchanged: nothing to write, however long",
+			stored: stored{conds: []metav1.Condition{g(2, unpackedTrue), g(2, templating), g(2, healthyWait)}, resolved: pinnedSource},
+			app:    newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
+			facts: func(f *Facts) {
+				f.ProgressSince = f.Now.Add(-time.Hour)
+				f.BD.Status.ObservedGeneration = 2
+			},
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, templating), healthy: g(2, healthyWait), resolved: pinnedSource, hold: true},
 		},
 		{
 			name: "stale App generation hides an old success",
@@ -176,9 +195,73 @@ func TestCompute(t *testing.T) {
 			want: want{unpacked: g(2, unpacking), installed: g(2, installWait), healthy: g(2, healthyWait), hold: true, writeAfter: ProgressDelay},
 		},
 		{
-			name: "deploying after a fetch in this run",
+			name: "templating after a fetch in this run",
 			app:  newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
-			want: want{unpacked: g(2, unpackedTrue), installed: g(2, installing), healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, templating), healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
+		},
+		{
+			name: "fetching again after an earlier run: the sub-statuses are that run's",
+			app:  newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(1, 2), templateDone(3), deployDone(3, 5, "")),
+			want: want{unpacked: g(2, unpacking), installed: g(2, installWait), healthy: g(2, healthyWait), hold: true, writeAfter: ProgressDelay},
+		},
+		{
+			name: "template done, kapp not yet started",
+			app:  newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(10, 11), templateDone(12), deployDone(3, 5, "")),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, applying), healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
+		},
+		{
+			name:  "kapp applying",
+			app:   newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(10, 11), templateDone(12), deployRunning(12, 14, kappApplyingOut)),
+			facts: func(f *Facts) { f.ProgressSince = f.Now.Add(-ProgressDelay) },
+			want:  want{unpacked: g(2, unpackedTrue), installed: g(2, applying), healthy: g(2, healthyWait), resolved: pinnedSource},
+		},
+		{
+			name:  "kapp waiting for readiness",
+			app:   newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(10, 11), templateDone(12), deployRunning(12, 16, kappWaitingOut)),
+			facts: func(f *Facts) { f.ProgressSince = f.Now.Add(-ProgressDelay) },
+			want:  want{unpacked: g(2, unpackedTrue), installed: g(2, waitingReady), healthy: g(2, healthyWait), resolved: pinnedSource},
+		},
+		{
+			name:  "kapp applying the next group of changes after waiting on the first",
+			app:   newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(10, 11), templateDone(12), deployRunning(12, 18, kappWaitingOut+kappApplyingOut)),
+			facts: func(f *Facts) { f.ProgressSince = f.Now.Add(-ProgressDelay) },
+			want:  want{unpacked: g(2, unpackedTrue), installed: g(2, applying), healthy: g(2, healthyWait), resolved: pinnedSource},
+		},
+		{
+			name:  "a rerun kapp-controller has not picked up: the status still reports the run before it",
+			app:   newApp(2, 1, kappctrlv1alpha1.Reconciling, fetchOK(10, 11), templateDone(12), deployRunning(12, 16, kappWaitingOut), rerun(1, 20, RerunStalled)),
+			facts: func(f *Facts) { f.ProgressSince = f.Now.Add(-ProgressDelay) },
+			want:  want{unpacked: g(2, unpackedTrue), installed: g(2, waitingReady), healthy: g(2, healthyWait), resolved: pinnedSource},
+		},
+		{
+			name: "a rerun kapp-controller picked up and lost: its last report, not a pickup pending",
+			app:  newApp(2, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(10, 11), templateDone(12), deployDone(12, 16, kappWaitingOut), rerun(1, 20, RerunStalled)),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, installedTrue), healthy: g(2, healthyTrue), resolved: pinnedSource},
+		},
+		{
+			name: "a rerun followed by another spec change: the status speaks for neither",
+			app:  newApp(3, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(10, 11), rerun(1, 20, RerunStalled)),
+			want: want{unpacked: g(2, unpackWait), installed: g(2, installWait), healthy: g(2, healthyWait), hold: true, writeAfter: ProgressDelay},
+		},
+		{
+			name: "the old run's success while a rerun waits counts: the rerun changed only spec.paused",
+			app:  newApp(2, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(10, 11), templateDone(12), deployDone(12, 16, kappWaitingOut), rerun(1, 20, RerunStalled)),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, installedTrue), healthy: g(2, healthyTrue), resolved: pinnedSource},
+		},
+		{
+			name: "a run that failed while drift repair asked for another is not reported: the next run tells",
+			app: newApp(2, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(10, 11), templateDone(12),
+				deployFailed(60, "kapp: Error: create deployment/x (apps/v1) namespace: default: Getting resource deployment/x: not found"), failures(1), rerun(1, 20, RerunDrift)),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "Unknown", "Installing",
+				"kapp-controller runs the App again: an object kapp had applied was deleted or changed by someone other than kapp while kapp applied the bundle; "+
+					"the run before ended with: kapp: Error: create deployment/x (apps/v1) namespace: default: Getting resource deployment/x: not found")),
+				healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
+		},
+		{
+			name: "a run that failed while a stalled run's rerun waits is reported",
+			app:  newApp(2, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(10, 11), templateFailed(40, "ytt: Error: boom"), failures(1), rerun(1, 20, RerunStalled)),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "False", "InstallFailed", "invalid bundle: ytt: Error: boom")),
+				healthy: g(2, healthyFalse), resolved: pinnedSource},
 		},
 		{
 			name: "succeeded",
@@ -350,12 +433,12 @@ func TestCompute(t *testing.T) {
 			},
 		},
 		{
-			name:   "an upgrade to a bundle that names a missing API keeps the install, in rukpak's reason",
+			name:   "an upgrade to a bundle that names a missing API keeps the install: UpgradeFailed, in rukpak's words",
 			stored: installedAt(1, olderSource),
 			app:    newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(1, 2), deployFailed(4, "kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\"")),
 			want: want{
 				unpacked:  g(2, unpackedTrue),
-				installed: g(2, c("Installed", "False", "ErrorGettingReleaseState", "required resource not found, ensure CRDs are installed first: kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\"")),
+				installed: g(2, c("Installed", "False", "UpgradeFailed", "required resource not found, ensure CRDs are installed first: kapp: Error: no matches for kind \"OperatorGroup\" in version \"operators.coreos.com/v1\"")),
 				healthy:   g(2, healthyFalse), resolved: olderSource,
 			},
 		},
@@ -602,6 +685,34 @@ func TestCompute_UpgradeNeverClaimedEarly(t *testing.T) {
 	}
 }
 
+// deployDone is a deploy kapp finished; deployRunning one under way, as
+// kapp-controller writes it every 2 s.
+func deployDone(start, end int, stdout string) appState {
+	return func(a *kappctrlv1alpha1.App) {
+		a.Status.Deploy = &kappctrlv1alpha1.AppStatusDeploy{StartedAt: at(start), UpdatedAt: at(end), Finished: true, Stdout: stdout}
+	}
+}
+
+func deployRunning(start, end int, stdout string) appState {
+	return func(a *kappctrlv1alpha1.App) {
+		a.Status.Deploy = &kappctrlv1alpha1.AppStatusDeploy{StartedAt: at(start), UpdatedAt: at(end), Stdout: stdout}
+	}
+}
+
+// rerun is the adapter's request for another run, made at generation gen.
+func rerun(gen int64, when int, why string) appState {
+	return func(a *kappctrlv1alpha1.App) {
+		a.Annotations[rukpakv1alpha2.AnnotationRerun] = Rerun{Generation: gen, At: at(when).Time, Why: why}.String()
+	}
+}
+
+// kapp's output as kapp-controller records it while kapp runs.
+const (
+	kappApplyingOut = "Changes\n\nNamespace  Name  Kind\ndefault    x     Deployment\n\n" +
+		"12:00:00PM: ---- applying 1 changes [0/1 done] ----\n12:00:00PM: create deployment/x (apps/v1) namespace: default\n"
+	kappWaitingOut = kappApplyingOut + "12:00:01PM: ---- waiting on 1 changes [0/1 done] ----\n12:00:03PM: ongoing: reconcile deployment/x (apps/v1) namespace: default\n"
+)
+
 func templateDone(end int) appState {
 	return func(a *kappctrlv1alpha1.App) {
 		a.Status.Template = &kappctrlv1alpha1.AppStatusTemplate{UpdatedAt: at(end)}
@@ -610,8 +721,13 @@ func templateDone(end int) appState {
 
 func TestCompute_TemplateDeadline(t *testing.T) {
 	t.Parallel()
-	const limit = time.Minute
+	const limit = time.Minute // the request for another run goes 30 s into the step
 	reconciling := kappctrlv1alpha1.Reconciling
+	// probed is the template step under way since 12 s, and the request for
+	// another run made at second when, not picked up, for why.
+	probed := func(when int, why string, mods ...appState) *kappctrlv1alpha1.App {
+		return newApp(3, 2, reconciling, append([]appState{fetchOK(10, 12), templateDone(3), rerun(2, when, why)}, mods...)...)
+	}
 	tests := []struct {
 		name     string
 		app      *kappctrlv1alpha1.App
@@ -626,7 +742,16 @@ func TestCompute_TemplateDeadline(t *testing.T) {
 		}), 100, limit, false, 0},
 		{"template running, within the limit", newApp(2, 2, reconciling, fetchOK(10, 12), templateDone(3)), 42, limit, false, 30 * time.Second},
 		{"first run, template running, within the limit", newApp(2, 2, reconciling, fetchOK(10, 12)), 12, limit, false, time.Minute},
-		{"template running past the limit", newApp(2, 2, reconciling, fetchOK(10, 12), templateDone(3)), 72, limit, true, 0},
+		// Nothing says the step still runs: kapp-controller may have lost
+		// the run (killed, or its write of the step's end refused).
+		{"past the limit, no rerun asked: not reported", newApp(2, 2, reconciling, fetchOK(10, 12), templateDone(3)), 72, limit, false, 0},
+		{"past the limit, the rerun asked 30 s into the step waits: not yet held", probed(42, RerunStalled), 72, limit, false, 0},
+		{"past the limit, the rerun held: reported", probed(42, RerunHeld), 72, limit, true, 0},
+		{"held, but not yet past the limit", probed(42, RerunHeld), 70, limit, false, 2 * time.Second},
+		{"a rerun asked before this step began does not count", probed(11, RerunHeld), 500, limit, false, 0},
+		{"the rerun was picked up: the new run's own fetch is under way", newApp(3, 3, reconciling, fetchOK(10, 12), templateDone(3), rerun(2, 42, RerunHeld)),
+			500, limit, false, 0},
+		{"the step ended while the rerun waits", probed(42, RerunHeld, templateDone(80)), 500, limit, false, 0},
 		{"template done, deploy running", newApp(2, 2, reconciling, fetchOK(10, 12), templateDone(12)), 500, limit, false, 0},
 		{"run finished", newApp(2, 2, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(10, 12), templateDone(3)), 500, limit, false, 0},
 		{"older generation", newApp(3, 2, reconciling, fetchOK(10, 12)), 500, limit, false, 0},
@@ -645,13 +770,24 @@ func TestCompute_TemplateDeadline(t *testing.T) {
 				t.Fatalf("late = %v, want %v: %+v", late, tt.late, inst)
 			}
 			if tt.late {
-				for _, want := range []string{"more than 1m0s", "billion laughs"} {
+				for _, want := range []string{"more than 1m0s", "left the run the adapter asked for during the step waiting", "billion laughs"} {
 					if !strings.Contains(inst.Message, want) {
 						t.Errorf("message %q lacks %q", inst.Message, want)
 					}
 				}
 			}
 		})
+	}
+}
+
+func TestTemplateProbeAfter(t *testing.T) {
+	t.Parallel()
+	for limit, want := range map[time.Duration]time.Duration{
+		10 * time.Second: 5 * time.Second, 2 * time.Minute: StepQuiet, time.Minute: StepQuiet, 0: 0,
+	} {
+		if got := TemplateProbeAfter(limit); got != want {
+			t.Errorf("TemplateProbeAfter(%v) = %v, want %v", limit, got, want)
+		}
 	}
 }
 
@@ -788,3 +924,50 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+func TestCompute_NotPickedUp(t *testing.T) {
+	t.Parallel()
+	const limit = 2 * time.Minute
+	// written is an App of generation 3 the adapter applied at second s,
+	// which kapp-controller has not picked up (it observed generation 2).
+	written := func(s int) *kappctrlv1alpha1.App {
+		return newApp(3, 2, "", madeFor(2), func(a *kappctrlv1alpha1.App) {
+			a.Namespace = "rukpak-system"
+			a.CreationTimestamp = at(0)
+			when := at(s)
+			a.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kapp-controller", Time: ptrTime(at(s + 50))}, {Manager: "rukpak-kapp", Operation: metav1.ManagedFieldsOperationApply, Time: &when}}
+		})
+	}
+	for _, tt := range []struct {
+		name     string
+		app      *kappctrlv1alpha1.App
+		now      int
+		limit    time.Duration
+		escalate bool
+		left     time.Duration
+	}{
+		{"just written: waiting, looked at again at the bound", written(100), 110, limit, false, 110 * time.Second},
+		{"past the bound since the adapter's last write", written(100), 221, limit, true, 0},
+		{"kapp-controller's own writes do not count as the adapter's", written(100), 230, limit, true, 0},
+		{"picked up", newApp(3, 3, kappctrlv1alpha1.Reconciling, madeFor(2)), 500, limit, false, 0},
+		{"no bound", written(100), 500, 0, false, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out := Compute(Facts{BD: newBD(nil), App: tt.app, Now: at(tt.now).Time, TemplateTimeout: tt.limit})
+			u := apimeta.FindStatusCondition(out.Status.Conditions, rukpakv1alpha2.TypeUnpacked)
+			if u == nil || (tt.app.Status.ObservedGeneration != tt.app.Generation) != (u.Reason == rukpakv1alpha2.ReasonUnpackPending) {
+				t.Fatalf("Unpacked = %+v, want UnpackPending exactly while the App is not picked up", u)
+			}
+			escalated := strings.Contains(u.Message, "check that kapp-controller runs (v0.53.1 or newer), that it watches namespace rukpak-system")
+			if escalated != tt.escalate {
+				t.Errorf("message %q: escalated %v, want %v", u.Message, escalated, tt.escalate)
+			}
+			if tt.left != 0 && out.LookAgainAfter != tt.left {
+				t.Errorf("LookAgainAfter = %v, want %v", out.LookAgainAfter, tt.left)
+			}
+		})
+	}
+}
+
+func ptrTime(t metav1.Time) *metav1.Time { return &t }

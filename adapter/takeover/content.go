@@ -53,9 +53,17 @@ func ReleaseCRDs(rel *Release) ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
-// TakeOverObjects are the objects the take-over App applies.
+// TakeOverObjects are every object of rukpak's release, the chart's crds/
+// included: what the take-over reads and plans for.
 func TakeOverObjects(in Input) []*unstructured.Unstructured {
 	return append(append([]*unstructured.Unstructured{}, in.Installed...), in.ChartCRDs...)
+}
+
+// AppObjects are the objects the take-over App applies: rukpak's release
+// without the chart's crds/, which are left as Helm leaves them (no App
+// owns a chart's CRDs, so deleting a BundleDeployment never deletes them).
+func AppObjects(in Input) []*unstructured.Unstructured {
+	return append([]*unstructured.Unstructured{}, in.Installed...)
 }
 
 // Files lays rukpak's installed objects out as a plain bundle, one JSON

@@ -91,8 +91,9 @@ func (p Plan) Blocked() bool { return len(p.Blockers) > 0 }
 // never change: kapp applies what rukpak rendered.
 type ObjectChange struct {
 	Ref Ref `json:"ref"`
-	// Action is "adopt" (updated in place, UID kept) or "create" (the
-	// object rukpak installed is gone and is created again).
+	// Action is "adopt" (updated in place, UID kept), "create" (the
+	// object rukpak installed is gone and is created again) or "keep" (a
+	// CRD of the chart's crds/, left as it is: kapp never owns it).
 	Action          string    `json:"action"`
 	Labels          MapChange `json:"labels,omitempty"`
 	Annotations     MapChange `json:"annotations,omitempty"`
@@ -137,6 +138,8 @@ const (
 	BlockUnreadable     = "ReleaseUnreadable"
 	BlockNotInstalledBy = "NotInstalledByRukpak"
 	BlockSourceUnknown  = "SourceUnreadable"
+	// BlockChartCRDMissing: a CRD of the chart's crds/ is gone.
+	BlockChartCRDMissing = "ChartCRDMissing"
 )
 
 // Take computes the take-over of in.BD.
@@ -180,7 +183,18 @@ func Take(in Input) Plan {
 				live = obj
 			}
 		}
-		if !ok {
+		switch {
+		case chartCRD[ref] && !ok:
+			r := ref
+			p.block(&r, BlockChartCRDMissing, fmt.Sprintf("%s, a CRD of the chart's crds/, is gone: rukpak-kapp leaves a chart's CRDs as Helm does and does not create it for the release it takes over; "+
+				"apply it from the chart's crds/ again (its custom resources are gone with it) before the take-over", ref))
+			continue
+		case chartCRD[ref]:
+			// Helm installed it bare, shares it with every release of the
+			// chart and never deletes it: the take-over leaves it so.
+			p.Objects = append(p.Objects, ObjectChange{Ref: ref, Action: "keep"})
+			continue
+		case !ok:
 			p.Objects = append(p.Objects, ObjectChange{Ref: ref, Action: "create"})
 			continue
 		}
@@ -188,7 +202,7 @@ func Take(in Input) Plan {
 			r := ref
 			p.block(&r, BlockOtherOwner, fmt.Sprintf("%s is already managed by the kapp app with label %s=%s; kapp refuses to take an object from another app", ref, KappLabels[0], app))
 		}
-		if !chartCRD[ref] && !ownedBy(live.GetOwnerReferences(), bd) && live.GetAnnotations()[annotationHelmReleaseName] != bd.Name {
+		if !ownedBy(live.GetOwnerReferences(), bd) && live.GetAnnotations()[annotationHelmReleaseName] != bd.Name {
 			r := ref
 			p.block(&r, BlockNotInstalledBy, fmt.Sprintf("%s exists but is neither owned by BundleDeployment %s nor part of its Helm release; it is someone else's object", ref, bd.Name))
 		}
@@ -199,6 +213,10 @@ func Take(in Input) Plan {
 	p.Cleanup.Kept = append(p.Cleanup.Kept,
 		"every object of rukpak's release, as rukpak rendered it (RBAC that rukpak named differently included): kapp owns it from now on and replaces it with rukpak-kapp's own rendering at the BundleDeployment's next spec change, so nothing stays without an owner",
 		"custom resources of the installed CRDs: they are not part of the release and are not touched")
+	if len(in.ChartCRDs) > 0 {
+		p.Cleanup.Kept = append(p.Cleanup.Kept,
+			"the CRDs of the chart's crds/: as Helm keeps them, shared by every BundleDeployment of the chart and never deleted with one (README \"CRD upgrade safety\")")
+	}
 	sort.Slice(p.Blockers, func(i, j int) bool { return p.Blockers[i].Message < p.Blockers[j].Message })
 	return p
 }

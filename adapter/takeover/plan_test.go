@@ -131,20 +131,23 @@ func TestTake(t *testing.T) {
 			checkMessages: []string{"fetch the bundle: 401"},
 		},
 		{
-			name: "a chart's crds/ CRD that Helm installed bare is adopted, not blocked as someone else's",
+			name: "a chart's crds/ CRD that Helm installed bare is kept as it is, not adopted, not blocked as someone else's",
 			in: func(in *Input) {
 				crd := rendered(t, "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: greetings.hello.test}\n")
 				in.ChartCRDs = []*unstructured.Unstructured{crd}
 				in.Live[RefOf(crd)] = crd
 			},
 			wantObjects: []ObjectChange{wantAdopt(cmRef, nil), wantAdopt(depRef, nil), {
-				Ref: Ref{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "greetings.hello.test"}, Action: "adopt",
-				Labels: MapChange{Added: map[string]string{"core.rukpak.io/owner-kind": "BundleDeployment", "core.rukpak.io/owner-name": "bd", "kapp.k14s.io/app": KappValue, "kapp.k14s.io/association": KappValue}},
-				Annotations: MapChange{Added: map[string]string{
-					"kapp.k14s.io/disable-default-label-scoping-rules": "", "kapp.k14s.io/disable-default-ownership-label-rules": "",
-					"kapp.k14s.io/identity": KappValue,
-				}},
+				Ref: Ref{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "greetings.hello.test"}, Action: "keep",
 			}},
+		},
+		{
+			name: "a chart's crds/ CRD that is gone blocks: the release's custom resources need it",
+			in: func(in *Input) {
+				in.ChartCRDs = []*unstructured.Unstructured{rendered(t, "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: greetings.hello.test}\n")}
+			},
+			wantBlockers:  []string{BlockChartCRDMissing},
+			checkMessages: []string{"apply it from the chart's crds/ again"},
 		},
 		{
 			name: "an object rukpak installed that is gone is created again",

@@ -51,6 +51,14 @@ const (
 	// and dependencies (JSON): other BundleDeployments' olm.package and
 	// olm.label dependencies are met by the Apps that carry it.
 	AnnotationBundleMetadata = "core.rukpak.io/bundle-metadata"
+	// AnnotationRerun records the adapter's last request that
+	// kapp-controller run an App again (drift repair, or a run
+	// kapp-controller lost): "<generation> <time> <why>", the App's
+	// generation before the request (the one its status then reported),
+	// when it was made (RFC 3339) and why ("drift" or "stalled"). The
+	// request itself changes only spec.paused, so while kapp-controller has
+	// not picked it up the App's status still reports the same spec.
+	AnnotationRerun = "core.rukpak.io/rerun"
 )
 
 // AnnotationSkipDependencyCheck on a BundleDeployment, set to "true",

@@ -107,8 +107,8 @@ var _ = Describe("v1alpha1 and v1alpha2 BundleDeployments through the conversion
 		go func() { _ = srv.Serve(ln) }()
 		DeferCleanup(srv.Close)
 
-		// config/webhook's Service (the harness applied it) names its port
-		// "webhook"; the route is an EndpointSlice of that port.
+		// The Service is config/webhook's (installed with the API); only
+		// its endpoints lead here, on its port's name.
 		Expect(env.RouteToHost(ctx, harness.SystemNamespace, webhookService, "webhook", ip, int32(ln.Addr().(*net.TCPAddr).Port))).To(Succeed())
 		DeferCleanup(func(ctx context.Context) {
 			Expect(env.Client.Delete(ctx, &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: harness.SystemNamespace, Name: webhookService + "-host"}})).To(Succeed())

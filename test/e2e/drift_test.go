@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -13,8 +14,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 // restoredWithin polls every 100 ms until ok, and returns how long it took.
@@ -66,14 +71,13 @@ var _ = Describe("drift repair", func() {
 		Expect(err).NotTo(HaveOccurred())
 		const name = "drift"
 		plainBD(ctx, name, ref)
-		Eventually(getBD(ctx, name)).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-		Eventually(appSettled(ctx, name)).Should(BeTrue())
+		// The earliest a client can know the install is done: kapp-controller's
+		// report, which the adapter turns into Installed=True.
+		Eventually(appSettled(ctx, name)).WithPolling(10 * time.Millisecond).Should(BeTrue())
 		settings, workload := objKey("default", "drift-settings"), objKey("default", "drift-workload")
-		// The watches start once kapp-controller reports what the App installed.
-		time.Sleep(2 * time.Second)
 		gen := appGen(ctx, name)()
 
-		By("deleting the installed ConfigMap")
+		By("deleting the installed ConfigMap as soon as kapp-controller reports the install")
 		Expect(env.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "drift-settings"}})).To(Succeed())
 		took := restoredWithin(ctx, 5*time.Second, func() bool {
 			return env.Client.Get(ctx, settings, &corev1.ConfigMap{}) == nil
@@ -124,5 +128,110 @@ var _ = Describe("drift repair", func() {
 		// then kapp-controller's run.
 		Eventually(func() int32 { return replicasOf(ctx, workload) }, 30*time.Second).Should(Equal(int32(1)))
 		Expect(mustBD(ctx, name)).To(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+	})
+
+	It("restores a chart's ConfigMap and Deployment deleted the moment kapp creates them, once kapp's run ends, and never reports the bundle failed", func(ctx context.Context) {
+		dir := GinkgoT().TempDir()
+		Expect(os.MkdirAll(filepath.Join(dir, "templates"), 0o755)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte("apiVersion: v2\nname: applying\nversion: 0.1.0\n"), 0o644)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(dir, "templates", "objects.yaml"), []byte(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: applying-settings
+  namespace: default
+data:
+  mode: strict
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: applying-workload
+  namespace: default
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: applying-workload
+  template:
+    metadata:
+      labels:
+        app: applying-workload
+    spec:
+      containers:
+      - name: main
+        image: registry.invalid/applying:v1
+`), 0o644)).To(Succeed())
+		const name = "drift-applying"
+		objects := []client.Object{
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "applying-settings"}},
+			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "applying-workload"}},
+		}
+		versions := record(ctx, &rukpakv1alpha2.BundleDeploymentList{}, client.MatchingFields{"metadata.name": name})
+		appVersions := record(ctx, &kappctrlv1alpha1.AppList{}, client.InNamespace(harness.SystemNamespace), client.MatchingFields{"metadata.name": name})
+		helmHTTP(dir, "")(ctx, name)
+
+		By("deleting each object the moment it exists, for as long as kapp's first run goes on")
+		// kapp may stall on the first delete: it retries its write of what it
+		// created for a minute, and creates nothing more meanwhile.
+		var app *kappctrlv1alpha1.App
+		Eventually(func() (bool, error) {
+			var err error
+			app, err = getApp(ctx, name)
+			return err == nil && len(app.Status.Conditions) > 0 && app.Status.Conditions[0].Type == kappctrlv1alpha1.Reconciling &&
+				app.Status.ObservedGeneration == app.Generation, err
+		}).WithTimeout(time.Minute).WithPolling(10 * time.Millisecond).Should(BeTrue())
+		runGen := app.Status.ObservedGeneration
+		deletedUIDs := map[types.UID]bool{}
+		var deleted time.Time
+		for {
+			a, err := getApp(ctx, name)
+			Expect(err).NotTo(HaveOccurred())
+			if a.Status.ObservedGeneration != runGen || len(a.Status.Conditions) == 0 || a.Status.Conditions[0].Type != kappctrlv1alpha1.Reconciling {
+				break
+			}
+			for _, o := range objects {
+				if env.Client.Get(ctx, client.ObjectKeyFromObject(o), o) != nil || deletedUIDs[o.GetUID()] {
+					continue
+				}
+				uid := o.GetUID()
+				Expect(client.IgnoreNotFound(env.Client.Delete(ctx, o, client.Preconditions{UID: &uid}))).To(Succeed())
+				deletedUIDs[uid] = true
+				deleted = time.Now()
+				GinkgoWriter.Printf("deleted %s while kapp's run went on\n", o.GetName())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		Expect(deletedUIDs).NotTo(BeEmpty(), "something was deleted while kapp applied")
+
+		waitFrom := time.Now()
+		restored := waitFrom.Add(restoredWithin(ctx, 90*time.Second, func() bool {
+			for _, o := range objects {
+				if env.Client.Get(ctx, client.ObjectKeyFromObject(o), o) != nil || deletedUIDs[o.GetUID()] {
+					return false
+				}
+			}
+			return true
+		}))
+		// The run under way ends first: kapp-controller runs an App once at a
+		// time and interrupts no run for a re-apply.
+		var runEnded time.Time
+		for _, v := range appVersions() {
+			a := v.obj.(*kappctrlv1alpha1.App)
+			if a.Status.ObservedGeneration == runGen && len(a.Status.Conditions) > 0 && a.Status.Conditions[0].Type != kappctrlv1alpha1.Reconciling {
+				runEnded = v.at
+				break
+			}
+		}
+		Expect(runEnded).NotTo(BeZero(), "the run under way at the deletes ended")
+		after := restored.Sub(runEnded)
+		GinkgoWriter.Printf("every object there again %s after the last delete; the run under way ended %s after it; %s after the run ended\n",
+			restored.Sub(deleted).Round(10*time.Millisecond), runEnded.Sub(deleted).Round(10*time.Millisecond), after.Round(10*time.Millisecond))
+		Expect(after).To(BeNumerically("<=", 5*time.Second))
+		Eventually(getBD(ctx, name)).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+		for _, v := range versions() {
+			for _, c := range v.obj.(*rukpakv1alpha2.BundleDeployment).Status.Conditions {
+				Expect(c.Reason).NotTo(BeElementOf("InstallFailed", "UpgradeFailed", "UnpackFailed"), "a status said the bundle failed: %s", c.Message)
+			}
+		}
 	})
 })

@@ -174,7 +174,17 @@ func (cp *ControlPlane) WriteKubeconfig(path, ns string) error {
 
 // RestartAPIServer stops and starts kube-apiserver on the same port and data.
 func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
-	cp.apiserver.Stop(10 * time.Second)
+	cp.StopAPIServer()
+	return cp.StartAPIServer(ctx)
+}
+
+// StopAPIServer stops kube-apiserver; etcd keeps the data. Every client's
+// requests fail until StartAPIServer.
+func (cp *ControlPlane) StopAPIServer() { cp.apiserver.Stop(10 * time.Second) }
+
+// StartAPIServer starts kube-apiserver again on the same port and data and
+// waits until it is ready.
+func (cp *ControlPlane) StartAPIServer(ctx context.Context) error {
 	return cp.startAPIServer(ctx, cp.etcdURL)
 }
 

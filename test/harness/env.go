@@ -398,18 +398,23 @@ func withoutProxy(env []string) []string {
 	return out
 }
 
-// InstallKappController installs kapp-controller's API and starts it on a
-// harness started without it, as installing kapp-controller in a running
-// cluster does.
+// InstallKappControllerAPI installs kapp-controller's CRDs on a harness
+// started without them, and runs nothing.
+func (e *Env) InstallKappControllerAPI(ctx context.Context) error {
+	return installKappControllerAPI(ctx, e.tools, e.Client, true)
+}
+
+// InstallKappController installs kapp-controller's API (again: the apply
+// changes nothing that is there) and starts it on a harness started
+// without it, as installing kapp-controller in a running cluster does.
 func (e *Env) InstallKappController(ctx context.Context) error {
 	if e.KappController != nil {
 		return fmt.Errorf("kapp-controller is already started")
 	}
-	opts := Options{KappController: true}
-	if err := installKappControllerAPI(ctx, e.tools, e.Client, true); err != nil {
+	if err := e.InstallKappControllerAPI(ctx); err != nil {
 		return err
 	}
-	return e.startKappController(ctx, opts)
+	return e.startKappController(ctx, Options{KappController: true})
 }
 
 func (e *Env) startKappController(ctx context.Context, opts Options) error {

@@ -61,7 +61,14 @@ var _ = Describe("a cluster without kapp-controller", func() {
 		}
 		Consistently(readyz).WithTimeout(2*time.Second).Should(Equal(http.StatusInternalServerError), "not ready without the App API")
 
-		By("installing kapp-controller's CRDs and controller into the running cluster")
+		By("kapp-controller's CRDs alone: the Apps are written, and one not picked up within the template timeout names the likely causes")
+		Expect(env.InstallKappControllerAPI(ctx)).To(Succeed())
+		for _, name := range []string{"before-kapp-1", "before-kapp-2"} {
+			Eventually(bdtest.GetBD(ctx, name)).Should(bdtest.HaveCondition("Unpacked", "False", "UnpackPending",
+				"check that kapp-controller runs (v0.53.1 or newer), that it watches namespace "+harness.SystemNamespace))
+		}
+
+		By("kapp-controller itself, started in the running cluster")
 		Expect(env.InstallKappController(ctx)).To(Succeed())
 		for _, name := range []string{"before-kapp-1", "before-kapp-2"} {
 			Eventually(bdtest.GetBD(ctx, name)).Should(bdtest.HaveCondition("Installed", "True", "InstallationSucceeded", ""))

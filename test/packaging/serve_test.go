@@ -119,6 +119,16 @@ var _ = Describe("the serve mode", func() {
 		Expect(pi.Status.Version).To(Equal("0.1.0"))
 		Expect(packageVersions(ctx, name)).To(Equal([]string{"0.1.0"}))
 		expectGone(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: harness.SystemNamespace, Name: firstValues}})
+
+		By("deleting it: the chart's crds/ stay, as Helm keeps them, though kapp removed everything else")
+		crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "greetings.hello.rukpak-kapp.test"}}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(crd), crd)).To(Succeed())
+		Expect(crd.Labels).NotTo(HaveKey("kapp.k14s.io/app"), "no App owns a chart's CRD")
+		deleteBD(ctx, name)
+		expectGone(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-hello-world"}})
+		kept := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(crd), kept)).To(Succeed())
+		Expect(kept.UID).To(Equal(crd.UID))
 	})
 
 	It("installs a registry+v1 bundle for its own namespace through a PackageInstall at its CSV's version", func(ctx context.Context) {

@@ -67,9 +67,9 @@ func appGeneration(ctx context.Context, name string) func() (int64, error) {
 var configMapKind = metav1.GroupKind{Kind: "ConfigMap"}
 
 // installedWithConfigMap makes a BundleDeployment whose App kapp-controller
-// reports deployed, with one installed ConfigMap (name-settings), and waits
-// for the watch of ConfigMaps to start; it returns the ConfigMap and the
-// App's generation.
+// reports deployed, with one installed ConfigMap (name-settings); it returns
+// the ConfigMap and the App's generation. ConfigMaps are watched from the
+// adapter's start, so a change right after the report is seen.
 func installedWithConfigMap(ctx context.Context, name string) (*corev1.ConfigMap, int64) {
 	GinkgoHelper()
 	bdtest.PlainBD(ctx, name, images["plain-v0/valid"])
@@ -78,8 +78,6 @@ func installedWithConfigMap(ctx context.Context, name string) (*corev1.ConfigMap
 	appDeployed(ctx, name, time.Now(), configMapKind)
 	gen, err := appGeneration(ctx, name)()
 	Expect(err).NotTo(HaveOccurred())
-	// The watch of ConfigMaps starts once the App lists the kind.
-	time.Sleep(2 * time.Second)
 	return cm, gen
 }
 

@@ -63,11 +63,15 @@ func appCondition(t kappctrlv1alpha1.ConditionType) []kappctrlv1alpha1.Condition
 	return []kappctrlv1alpha1.Condition{{Type: t, Status: corev1.ConditionTrue}}
 }
 
-// appDeploying: the run fetched and kapp applies and waits.
+// appDeploying: the run fetched and templated, and kapp applies and waits,
+// as kapp-controller writes it every 2 s.
 func appDeploying(ctx context.Context, name, digestRef string) {
 	setAppStatus(ctx, name, func(st *kappctrlv1alpha1.AppStatus) {
 		st.Conditions = appCondition(kappctrlv1alpha1.Reconciling)
 		st.Fetch = fetchOK(digestRef)
+		st.Template = &kappctrlv1alpha1.AppStatusTemplate{UpdatedAt: st.Fetch.UpdatedAt}
+		st.Deploy = &kappctrlv1alpha1.AppStatusDeploy{StartedAt: st.Fetch.UpdatedAt, UpdatedAt: metav1.Now(),
+			Stdout: "12:00:00PM: ---- applying 1 changes [0/1 done] ----\n12:00:00PM: ---- waiting on 1 changes [0/1 done] ----\n"}
 	})
 }
 

@@ -78,14 +78,16 @@ func takeOverAll() {
 			var refs []takeover.Ref
 			for _, o := range r.Plan.Objects {
 				refs = append(refs, o.Ref)
-				Expect(o.Action).To(Equal("adopt"), "%s %s", t.name, o.Ref)
 				u, err := live(ctx, o.Ref)
 				Expect(err).NotTo(HaveOccurred())
 				if u.GetLabels()["app.kubernetes.io/managed-by"] != "Helm" {
-					// A chart's crds/ CRD: Helm installed it bare.
-					Expect(o.Labels.Added).To(HaveKey(rukpakv1alpha2.LabelOwnerName), "%s %s", t.name, o.Ref)
+					// A chart's crds/ CRD: Helm installed it bare, and it stays
+					// so, never owned by an App.
+					Expect(o.Ref.Kind).To(Equal("CustomResourceDefinition"), "%s %s", t.name, o.Ref)
+					Expect(o.Action).To(Equal("keep"), "%s %s", t.name, o.Ref)
 					continue
 				}
+				Expect(o.Action).To(Equal("adopt"), "%s %s", t.name, o.Ref)
 				Expect(o.Labels.Removed).To(HaveKey("app.kubernetes.io/managed-by"), "%s %s", t.name, o.Ref)
 				Expect(o.Annotations.Removed).To(HaveKey("meta.helm.sh/release-name"), "%s %s", t.name, o.Ref)
 				Expect(o.OwnerReferences.Removed).To(HaveLen(1), "%s %s", t.name, o.Ref)
@@ -136,7 +138,7 @@ func takeOverAll() {
 		}
 	})
 
-	It("removes everything a taken-over BundleDeployment installed when it is deleted", func(ctx context.Context) {
+	It("removes everything a taken-over BundleDeployment installed when it is deleted, but a chart's crds/", func(ctx context.Context) {
 		defer func() {
 			now := &unstructured.Unstructured{}
 			now.SetGroupVersionKind(widgetGVK)
@@ -145,7 +147,17 @@ func takeOverAll() {
 		}()
 		for _, t := range bds {
 			deleteAndWait(ctx, t.name)
+			kept := map[takeover.Ref]bool{}
+			for _, o := range t.plan.Objects {
+				kept[o.Ref] = o.Action == "keep"
+			}
 			for ref := range t.before {
+				if kept[ref] {
+					// A chart's crds/ outlive the BundleDeployment, as under Helm.
+					_, err := live(ctx, ref)
+					Expect(err).NotTo(HaveOccurred(), "%s: the chart's CRD %s went with the BundleDeployment", t.name, ref)
+					continue
+				}
 				Eventually(func() bool {
 					_, err := live(ctx, ref)
 					return apierrors.IsNotFound(err) || strings.Contains(errString(err), "no matches for kind")

@@ -54,7 +54,7 @@ func (m *Mode) takeOver(ctx context.Context, s *scope.Scope) (bool, error) {
 		facts.Failure = &status.Failure{Kind: status.TakeOverBlocked, Message: strings.Join(msgs, "; ")}
 		return true, nil
 	}
-	files, err := takeover.Files(takeover.TakeOverObjects(in))
+	files, err := takeover.Files(takeover.AppObjects(in))
 	if err != nil {
 		return true, err
 	}

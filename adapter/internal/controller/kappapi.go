@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -25,15 +27,14 @@ type KappAPI struct {
 	discovery discovery.DiscoveryInterface
 	cache     cache.Cache
 	// open starts what needs the API (the App and PackageInstall watches,
-	// drift repair); it runs once.
+	// drift repair); it runs once. wake reconciles every BundleDeployment
+	// once the API appeared while the adapter ran.
 	open  func(ctx context.Context) error
+	wake  func(ctx context.Context) error
 	ready atomic.Bool
 	mu    sync.Mutex
-	// looked is closed once the first look has ended: until then Ready
-	// waits, so no reconcile of a (re)started adapter runs before the
-	// answer and reports the API missing where it is served.
-	looked     chan struct{}
-	lookedOnce sync.Once
+	// looking says lookUntilServed runs.
+	looking atomic.Bool
 }
 
 // The kinds kapp-controller's release installs and the adapter uses.
@@ -48,21 +49,34 @@ func MissingKappAPI(namespaces []string) string {
 }
 
 // NewKappAPI watches for the API through discovery and the CRD metadata in
-// c; open runs once it is served.
-func NewKappAPI(d discovery.DiscoveryInterface, c cache.Cache, open func(ctx context.Context) error) *KappAPI {
-	return &KappAPI{discovery: d, cache: c, open: open, looked: make(chan struct{})}
+// c; open runs once it is served, and wake after open when the API
+// appeared while the adapter ran.
+func NewKappAPI(d discovery.DiscoveryInterface, c cache.Cache, open, wake func(ctx context.Context) error) *KappAPI {
+	return &KappAPI{discovery: d, cache: c, open: open, wake: wake}
 }
 
-// Ready says the API is served and what needs it started. It waits for the
-// first look (Start makes it at once).
-func (k *KappAPI) Ready() bool {
-	<-k.looked
-	return k.ready.Load()
+// OpenIfServed opens at once when the API is served, before the manager
+// starts (the usual case: the adapter then starts as it always did, its
+// App watches synced before any reconcile); false means the KappAPI must
+// run (Start) to wait for it.
+func (k *KappAPI) OpenIfServed(ctx context.Context) (bool, error) {
+	served, err := k.served()
+	if err != nil || !served {
+		return false, err
+	}
+	if err := k.open(ctx); err != nil {
+		return false, err
+	}
+	k.ready.Store(true)
+	return true, nil
 }
+
+// Ready says the API is served and what needs it started.
+func (k *KappAPI) Ready() bool { return k.ready.Load() }
 
 // Check is the readiness probe: not ready without the API.
 func (k *KappAPI) Check(*http.Request) error {
-	if !k.ready.Load() {
+	if !k.Ready() {
 		return errors.New("kapp-controller's API is not installed")
 	}
 	return nil
@@ -74,9 +88,7 @@ func (k *KappAPI) NeedLeaderElection() bool { return false }
 // Start looks once, and while the API is missing looks again whenever one of
 // its CRDs changes.
 func (k *KappAPI) Start(ctx context.Context) error {
-	err := k.look(ctx)
-	k.lookedOnce.Do(func() { close(k.looked) })
-	if err != nil || k.ready.Load() {
+	if err := k.look(ctx); err != nil || k.Ready() {
 		return err
 	}
 	log.FromContext(ctx).Info("waiting for kapp-controller's API; BundleDeployments say so in their status until it appears", "missing", kappKinds)
@@ -86,37 +98,43 @@ func (k *KappAPI) Start(ctx context.Context) error {
 	}
 	changed := func(obj any) {
 		if o, ok := obj.(metav1.Object); ok && (o.GetName() == "apps.kappctrl.k14s.io" || o.GetName() == "packageinstalls.packaging.carvel.dev") {
-			if err := k.look(ctx); err != nil {
-				log.FromContext(ctx).Error(err, "look for kapp-controller's API")
-			}
+			go k.lookUntilServed(ctx)
 		}
 	}
 	_, err = crds.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: changed, UpdateFunc: func(_, o any) { changed(o) }})
 	return err
 }
 
-// look opens once every kind is served. A CRD that exists but is not yet
-// established is looked at again at its next change (its status update).
+// lookUntilServed looks after a change of one of the API's CRDs, again with
+// backoff for a while: kube-apiserver serves a new CRD's kind in discovery a
+// moment after the CRD's last change (Established).
+func (k *KappAPI) lookUntilServed(ctx context.Context) {
+	if !k.looking.CompareAndSwap(false, true) {
+		return
+	}
+	defer k.looking.Store(false)
+	backoff := wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Steps: 10, Cap: 10 * time.Second}
+	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		if err := k.look(ctx); err != nil {
+			log.FromContext(ctx).Error(err, "look for kapp-controller's API")
+		}
+		return k.Ready(), nil
+	})
+	if err != nil && !k.Ready() {
+		log.FromContext(ctx).Info("kapp-controller's API is still not served; looking again at the next change of its CRDs")
+	}
+}
+
+// look opens once every kind is served, and wakes every BundleDeployment.
+// A CRD that exists but is not yet established is looked at again at its
+// next change (its status update).
 func (k *KappAPI) look(ctx context.Context) error {
-	for gv, resource := range kappKinds {
-		list, err := k.discovery.ServerResourcesForGroupVersion(gv)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("discover %s: %w", gv, err)
-		}
-		served := false
-		for _, r := range list.APIResources {
-			served = served || r.Name == resource
-		}
-		if !served {
-			return nil
-		}
+	if served, err := k.served(); err != nil || !served {
+		return err
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.ready.Load() {
+	if k.Ready() {
 		return nil
 	}
 	if err := k.open(ctx); err != nil {
@@ -124,5 +142,26 @@ func (k *KappAPI) look(ctx context.Context) error {
 	}
 	k.ready.Store(true)
 	log.FromContext(ctx).Info("kapp-controller's API is installed")
-	return nil
+	return k.wake(ctx)
+}
+
+// served says every kind is served.
+func (k *KappAPI) served() (bool, error) {
+	for gv, resource := range kappKinds {
+		list, err := k.discovery.ServerResourcesForGroupVersion(gv)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("discover %s: %w", gv, err)
+		}
+		found := false
+		for _, r := range list.APIResources {
+			found = found || r.Name == resource
+		}
+		if !found {
+			return false, nil
+		}
+	}
+	return true, nil
 }

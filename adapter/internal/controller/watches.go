@@ -85,8 +85,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // WatchKapp adds the watches of kapp-controller's kinds, whose API must be
-// served, and has every BundleDeployment reconciled again.
-func (r *Reconciler) WatchKapp(ctx context.Context, mgr ctrl.Manager) error {
+// served.
+func (r *Reconciler) WatchKapp(mgr ctrl.Manager) error {
 	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &rukpakv1alpha2.BundleDeployment{}, handler.OnlyControllerOwner())
 	for _, w := range []struct {
 		obj client.Object
@@ -110,8 +110,14 @@ func (r *Reconciler) WatchKapp(ctx context.Context, mgr ctrl.Manager) error {
 			return fmt.Errorf("watch %T: %w", w.obj, err)
 		}
 	}
+	return nil
+}
+
+// WakeAll has every BundleDeployment reconciled again: what waited for
+// kapp-controller's API goes on.
+func (r *Reconciler) WakeAll(ctx context.Context, c client.Reader) error {
 	list := &rukpakv1alpha2.BundleDeploymentList{}
-	if err := mgr.GetCache().List(ctx, list); err != nil {
+	if err := c.List(ctx, list); err != nil {
 		return fmt.Errorf("list bundle deployments: %w", err)
 	}
 	go func() {

@@ -67,7 +67,7 @@ func draftPackage(bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config, c *
 	if err != nil {
 		return d, err
 	}
-	d.app, d.template = app, packaging.AppTemplate(app, app.Spec.Fetch[0], bundle.ChartDir)
+	d.app, d.template = app, packaging.ServedAppTemplate(app, app.Spec.Fetch[0], bundle.ChartDir)
 	return d, nil
 }
 
