@@ -2,15 +2,18 @@ package drift
 
 import (
 	"context"
+	"errors"
+	"io"
 	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -39,11 +42,15 @@ type kinds struct {
 	users map[schema.GroupKind]int
 	// running are the watches, each with the function that stops it.
 	running map[schema.GroupKind]context.CancelFunc
-	// refused are kinds the adapter may not list and watch: their drift is
-	// repaired at the sync period only, as before.
-	refused map[schema.GroupKind]bool
-	// failed are kinds whose watch could not start or ended (not served),
-	// tried again at the next App event after retryAfter.
+	// failing are the running watches whose last list or watch failed
+	// (forbidden, not served, the API server away): each is retried with
+	// the informer's backoff, for as long as it runs, and leaves this set
+	// when a list or watch succeeds again. A watch never gives up on its
+	// own: a restarted API server forbids everything for a moment, before
+	// its authorizer caught up.
+	failing map[schema.GroupKind]bool
+	// failed are kinds the API server did not map (not served), tried
+	// again at the next App event after retryAfter.
 	failed map[schema.GroupKind]time.Time
 	ctx    context.Context
 }
@@ -97,7 +104,7 @@ const retryAfter = time.Minute
 func newKinds(ctx context.Context, c metadata.Interface, mapper meta.RESTMapper, h func(schema.GroupKind) toolscache.ResourceEventHandler) *kinds {
 	return &kinds{client: c, mapper: mapper, handler: h, ctx: ctx,
 		users: map[schema.GroupKind]int{}, running: map[schema.GroupKind]context.CancelFunc{},
-		refused: map[schema.GroupKind]bool{}, failed: map[schema.GroupKind]time.Time{}}
+		failing: map[schema.GroupKind]bool{}, failed: map[schema.GroupKind]time.Time{}}
 }
 
 // use moves one App's kinds from before to after, starting and stopping
@@ -115,6 +122,8 @@ func (k *kinds) use(before, after []schema.GroupKind) {
 			if stop, ok := k.running[gk]; ok {
 				stop()
 				delete(k.running, gk)
+				delete(k.failing, gk)
+				unwatched.DeleteLabelValues(gk.String())
 			}
 		}
 	}
@@ -122,7 +131,7 @@ func (k *kinds) use(before, after []schema.GroupKind) {
 
 // start runs the watch of gk; k.mu is held.
 func (k *kinds) start(gk schema.GroupKind) {
-	if k.refused[gk] || k.running[gk] != nil || time.Since(k.failed[gk]) < retryAfter {
+	if k.running[gk] != nil || time.Since(k.failed[gk]) < retryAfter {
 		return
 	}
 	logger := log.FromContext(k.ctx).WithValues("kind", gk.String())
@@ -140,8 +149,7 @@ func (k *kinds) start(gk schema.GroupKind) {
 	}
 	ctx, stop := context.WithCancel(k.ctx)
 	k.running[gk] = stop
-	inf := metadatainformer.NewFilteredMetadataInformer(k.client, resource, metav1.NamespaceAll, 0, toolscache.Indexers{},
-		func(o *metav1.ListOptions) { o.LabelSelector = installedSelector }).Informer()
+	inf := toolscache.NewSharedIndexInformer(k.listWatch(gk, resource), &metav1.PartialObjectMetadata{}, 0, toolscache.Indexers{})
 	_ = inf.SetTransform(func(o any) (any, error) {
 		if m, ok := o.(*metav1.PartialObjectMetadata); ok {
 			return Strip(m), nil
@@ -149,22 +157,12 @@ func (k *kinds) start(gk schema.GroupKind) {
 		return o, nil
 	})
 	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *toolscache.Reflector, err error) {
-		if !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) {
+		if k.watchFailed(gk, err) {
+			logger.Info(failingMessage(err), "error", err.Error())
+		}
+		if !apierrors.IsForbidden(err) {
+			// A forbidden kind (Secrets, by design) is logged once, above.
 			toolscache.DefaultWatchErrorHandler(ctx, r, err)
-			return
-		}
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		if apierrors.IsForbidden(err) {
-			k.refused[gk] = true
-			logger.Info("not allowed to watch installed objects of this kind: a deleted or changed one is repaired at the App's sync period; "+
-				"grant the adapter list and watch on it (config/rbac) and restart it to repair within seconds", "error", err.Error())
-		} else {
-			k.failed[gk] = time.Now()
-		}
-		if k.running[gk] != nil {
-			stop()
-			delete(k.running, gk)
 		}
 	})
 	if _, err := inf.AddEventHandler(k.handler(gk)); err != nil {
@@ -174,4 +172,66 @@ func (k *kinds) start(gk schema.GroupKind) {
 		return
 	}
 	go inf.RunWithContext(ctx)
+}
+
+// listWatch lists and watches the installed objects of resource, and
+// marks gk's watch working again at each list or watch that succeeds.
+func (k *kinds) listWatch(gk schema.GroupKind, resource schema.GroupVersionResource) toolscache.ListerWatcher {
+	objects := k.client.Resource(resource).Namespace(metav1.NamespaceAll)
+	return toolscache.ToListWatcherWithWatchListSemantics(&toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = installedSelector
+			list, err := objects.List(ctx, o)
+			if err == nil {
+				k.watchWorks(gk)
+			}
+			return list, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = installedSelector
+			w, err := objects.Watch(ctx, o)
+			if err == nil {
+				k.watchWorks(gk)
+			}
+			return w, err
+		},
+	}, k.client)
+}
+
+// watchFailed records that gk's watch failed; true when it worked until
+// now, so that each spell of failures is logged once. A watch that ends
+// as watches do (closed, too old a resourceVersion) has not failed.
+func (k *kinds) watchFailed(gk schema.GroupKind, err error) bool {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.running[gk] == nil || k.failing[gk] {
+		return false
+	}
+	k.failing[gk] = true
+	unwatched.WithLabelValues(gk.String()).Set(1)
+	return true
+}
+
+func (k *kinds) watchWorks(gk schema.GroupKind) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.failing[gk] {
+		return
+	}
+	delete(k.failing, gk)
+	unwatched.DeleteLabelValues(gk.String())
+	log.FromContext(k.ctx).Info("watching installed objects again", "kind", gk.String())
+}
+
+// failingMessage says what a failed watch means for drift repair, and
+// for a forbidden one what to grant.
+func failingMessage(err error) string {
+	const meanwhile = "watch of installed objects failing, retried with backoff; meanwhile a deleted or changed one is repaired at the App's sync period"
+	if apierrors.IsForbidden(err) {
+		return meanwhile + "; if this lasts, grant the adapter list and watch on this kind (config/rbac)"
+	}
+	return meanwhile
 }

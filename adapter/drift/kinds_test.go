@@ -1,6 +1,8 @@
 package drift
 
 import (
+	"errors"
+	"io"
 	"os"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -91,5 +94,48 @@ func TestByThisRun(t *testing.T) {
 		if got := byThisRun(app, m); got != tt.want {
 			t.Errorf("%s: byThisRun = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// A failing watch is counted once per spell, whatever the error, until a
+// list or watch works; a watch that ends as watches do has not failed.
+func TestWatchFailing(t *testing.T) {
+	t.Parallel()
+	gk := schema.GroupKind{Kind: "ConfigMap"}
+	k := newKinds(t.Context(), nil, nil, nil)
+	k.running[gk] = func() {}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "", errors.New("not yet authorized"))
+	refused := errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+	steps := []struct {
+		err     error // nil: a list or watch that worked
+		logged  bool
+		failing bool
+	}{
+		{err: io.EOF, logged: false, failing: false},
+		{err: refused, logged: true, failing: true},
+		{err: forbidden, logged: false, failing: true},
+		{err: nil, failing: false},
+		{err: apierrors.NewResourceExpired("too old"), logged: false, failing: false},
+		{err: forbidden, logged: true, failing: true},
+	}
+	for i, s := range steps {
+		logged := false
+		if s.err == nil {
+			k.watchWorks(gk)
+		} else {
+			logged = k.watchFailed(gk, s.err)
+		}
+		if logged != s.logged || k.failing[gk] != s.failing {
+			t.Errorf("step %d (%v): logged %v, failing %v; want %v, %v", i, s.err, logged, k.failing[gk], s.logged, s.failing)
+		}
+	}
+	if !strings.Contains(failingMessage(forbidden), "grant the adapter list and watch") || strings.Contains(failingMessage(refused), "grant") {
+		t.Errorf("only a forbidden watch names the grant: %q, %q", failingMessage(forbidden), failingMessage(refused))
+	}
+	// A stopped watch's last error counts for nothing.
+	delete(k.running, gk)
+	k.watchWorks(gk)
+	if k.watchFailed(gk, refused) || k.failing[gk] {
+		t.Error("a watch that no longer runs was marked failing")
 	}
 }

@@ -21,3 +21,13 @@ var reruns = prometheus.NewCounter(prometheus.CounterOpts{
 })
 
 func init() { metrics.Registry.MustRegister(reruns) }
+
+// unwatched is 1 for each kind whose watch of installed objects is
+// failing (see kinds.failing): drift of its objects waits for the App's
+// sync period meanwhile.
+var unwatched = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "rukpak_kapp_drift_watch_failing",
+	Help: "1 for each kind of installed objects whose watch is failing (forbidden, not served, the API server away) and retried with backoff; drift of its objects is repaired at the App's sync period until the watch works again.",
+}, []string{"kind"})
+
+func init() { metrics.Registry.MustRegister(unwatched) }

@@ -7,6 +7,8 @@ import (
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -63,6 +65,26 @@ var _ = Describe("faults", Serial, func() {
 		Expect(env.Client.Update(ctx, bd)).To(Succeed())
 		Eventually(ownedCRDs(ctx, "fault-apiserver")).WithTimeout(3 * time.Minute).Should(ConsistOf("operatorgroups.operators.coreos.com"))
 		Eventually(getBD(ctx, "fault-apiserver")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+
+		By("going back to the first bundle, then deleting its ConfigMap")
+		bd, err = getBD(ctx, "fault-apiserver")()
+		Expect(err).NotTo(HaveOccurred())
+		bd.Spec.Source.Image.Ref = images["hello"]
+		Expect(env.Client.Update(ctx, bd)).To(Succeed())
+		Eventually(getBD(ctx, "fault-apiserver")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
+		// Drift repair watches again: a deleted installed object is back within 5 s.
+		// A restarted API server forbids every request for a moment, until
+		// its authorizer caught up; each of the adapter's watches retries
+		// with backoff and says so in this gauge until it works again. The
+		// old watch ended with the stop, so it listed again since: 0 means
+		// the new list worked.
+		Eventually(func() float64 {
+			return scrape(ctx, "rukpak_kapp_drift_watch_failing", map[string]string{"kind": "ConfigMap"})
+		}).Should(BeZero())
+		settings := objKey("default", "hello-settings")
+		Expect(env.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello-settings"}})).To(Succeed())
+		took := restoredWithin(ctx, 5*time.Second, func() bool { return env.Client.Get(ctx, settings, &corev1.ConfigMap{}) == nil })
+		GinkgoWriter.Printf("deleted ConfigMap restored after %s\n", took)
 	})
 })
 

@@ -73,10 +73,10 @@ var (
 	unpackFailed = func(msg string) types.GomegaMatcher {
 		return hasCondition("HasValidBundle", "False", "UnpackFailed", msg)
 	}
-	notInstalled   = WithTransform(func(bd *rukpakv1alpha1.BundleDeployment) string { return condOf(bd, "Installed") }, Not(HavePrefix("True")))
-	installedAsIs  = And(unpacked, installed, hasCondition("Healthy", "True", "Healthy", "BundleDeployment is healthy"))
-	failedToUnpack = func(msg string) types.GomegaMatcher {
-		return And(unpackFailed("Failed to unpack the "), unpackFailed(msg), notInstalled)
+	notYetInstalled = WithTransform(func(bd *rukpakv1alpha1.BundleDeployment) string { return condOf(bd, "Installed") }, Not(HavePrefix("True")))
+	installedAsIs   = And(unpacked, installed, hasCondition("Healthy", "True", "Healthy", "BundleDeployment is healthy"))
+	failedToUnpack  = func(msg string) types.GomegaMatcher {
+		return And(unpackFailed("Failed to unpack the "), unpackFailed(msg), notYetInstalled)
 	}
 )
 
