@@ -7,6 +7,7 @@ import (
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,6 +34,49 @@ const KickManager = "rukpak-kapp-drift"
 // status still reports the same spec until kapp-controller picks it up.
 // kapp-controller interrupts no run for it: a run under way ends first.
 func kick(ctx context.Context, c client.Client, app *kappctrlv1alpha1.App, why string) error {
+	return kickWith(ctx, c, app, why, "")
+}
+
+// kickCanceling is kick for a run under way that cannot succeed: what it
+// applied was deleted under it, and kapp retries its write of that for a
+// minute before it fails. kapp-controller kills a deploy whose App becomes
+// canceled, so the kick also sets spec.canceled, and a second write clears
+// it at once: kapp-controller's watch of the App during the deploy sees
+// both, stops the run, and runs the App again at the new generation. A
+// step kapp-controller cannot cancel (fetch, template; its watch starts
+// with the deploy) ends first, as after a kick. The rerun annotation says
+// the request spans both writes; a canceled=true left by an adapter
+// stopped between them is cleared by the next repair (canceledByUs).
+func kickCanceling(ctx context.Context, c client.Client, api client.Reader, app *kappctrlv1alpha1.App) error {
+	if err := kickWith(ctx, c, app, status.RerunCanceled, `,"canceled":true`); err != nil {
+		return err
+	}
+	return uncancel(ctx, c, api, app)
+}
+
+// uncancel clears the spec.canceled drift repair set on app, reading it
+// again after a conflict (kapp-controller writes its status meanwhile).
+func uncancel(ctx context.Context, c client.Client, api client.Reader, app *kappctrlv1alpha1.App) error {
+	for range 5 {
+		if !canceledByUs(app) {
+			return nil
+		}
+		patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q},"spec":{"canceled":null}}`, app.ResourceVersion)
+		err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(KickManager))
+		if !apierrors.IsConflict(err) {
+			if err != nil {
+				return fmt.Errorf("let kapp-controller run App %s/%s again after canceling its run: %w", app.Namespace, app.Name, err)
+			}
+			return nil
+		}
+		if err := api.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			return fmt.Errorf("let kapp-controller run App %s/%s again after canceling its run: %w", app.Namespace, app.Name, err)
+		}
+	}
+	return fmt.Errorf("let kapp-controller run App %s/%s again after canceling its run: its status kept changing", app.Namespace, app.Name)
+}
+
+func kickWith(ctx context.Context, c client.Client, app *kappctrlv1alpha1.App, why, extra string) error {
 	present := pausedSetByUs(app)
 	asked := status.Rerun{Generation: app.Generation, At: time.Now(), Why: why}.String()
 	for range 2 {
@@ -41,8 +85,8 @@ func kick(ctx context.Context, c client.Client, app *kappctrlv1alpha1.App, why s
 		if present {
 			value = "null"
 		}
-		patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q,"annotations":{%q:%q}},"spec":{"paused":%s}}`,
-			app.ResourceVersion, rukpakv1alpha2.AnnotationRerun, asked, value)
+		patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q,"annotations":{%q:%q}},"spec":{"paused":%s%s}}`,
+			app.ResourceVersion, rukpakv1alpha2.AnnotationRerun, asked, value, extra)
 		if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(KickManager)); err != nil {
 			return fmt.Errorf("ask kapp-controller to re-apply App %s/%s: %w", app.Namespace, app.Name, err)
 		}
@@ -69,9 +113,17 @@ func markHeld(ctx context.Context, c client.Client, app *kappctrlv1alpha1.App, r
 
 // pausedSetByUs says whether the last kick left spec.paused=false in place,
 // from the field ownership the API server records.
-func pausedSetByUs(app *kappctrlv1alpha1.App) bool {
+func pausedSetByUs(app *kappctrlv1alpha1.App) bool { return ownsField(app, `"f:paused"`) }
+
+// canceledByUs says spec.canceled=true is drift repair's (kickCanceling),
+// not a user's.
+func canceledByUs(app *kappctrlv1alpha1.App) bool {
+	return app.Spec.Canceled && ownsField(app, `"f:canceled"`)
+}
+
+func ownsField(app *kappctrlv1alpha1.App, field string) bool {
 	for _, f := range app.ManagedFields {
-		if f.Manager == KickManager && f.FieldsV1 != nil && bytes.Contains(f.FieldsV1.Raw, []byte(`"f:paused"`)) {
+		if f.Manager == KickManager && f.FieldsV1 != nil && bytes.Contains(f.FieldsV1.Raw, []byte(field)) {
 			return true
 		}
 	}

@@ -132,7 +132,7 @@ func (w *Watcher) appChanged(obj any) {
 	if succeeded(app) {
 		st.deployed = specHash(app)
 	}
-	pending := !st.pending.IsZero()
+	pending := !st.pending.IsZero() || canceledByUs(app)
 	w.mu.Unlock()
 	w.kinds.use(before, after)
 	if pending {
@@ -278,6 +278,10 @@ func (w *Watcher) repair(ctx context.Context, key client.ObjectKey) error {
 	if err := w.cache.Get(ctx, key, app); err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	if canceledByUs(app) {
+		// An adapter stopped between kickCanceling's two writes.
+		return uncancel(ctx, w.client, w.api, app)
+	}
 	w.mu.Lock()
 	st := w.state(key)
 	now := w.now()
@@ -291,9 +295,10 @@ func (w *Watcher) repair(ctx context.Context, key client.ObjectKey) error {
 		w.mu.Unlock()
 		return nil
 	case busy(app) && st.underRun && app.Status.ObservedGeneration == app.Generation:
-		// Asked for now, the re-apply follows the run under way at once:
-		// kapp-controller interrupts no run, and the status computation
-		// does not report that run's failure while the request waits.
+		// Asked for now, with the run under way canceled: it cannot succeed
+		// (kapp retries its write of what was deleted for a minute, then
+		// fails), and the status computation does not report its failure
+		// while the request waits.
 	case busy(app) || failed(app):
 		// The App's next status change brings this back: a run under way
 		// ends in one, and kapp-controller retries a failure itself.
@@ -310,13 +315,19 @@ func (w *Watcher) repair(ctx context.Context, key client.ObjectKey) error {
 		w.queue.AddAfter(key, wait)
 		return nil
 	}
-	what, deleted := st.what, st.deleted
+	what, deleted, underRun := st.what, st.deleted, st.underRun
 	w.mu.Unlock()
-	err := kick(ctx, w.client, app, status.RerunDrift)
+	kickNow := func() error {
+		if underRun && busy(app) && app.Status.ObservedGeneration == app.Generation {
+			return kickCanceling(ctx, w.client, w.api, app)
+		}
+		return kick(ctx, w.client, app, status.RerunDrift)
+	}
+	err := kickNow()
 	if apierrors.IsConflict(err) {
 		// kapp-controller wrote the App's status since the cache saw it.
-		if err = w.api.Get(ctx, key, app); err == nil && !app.Spec.Paused && app.DeletionTimestamp.IsZero() {
-			err = kick(ctx, w.client, app, status.RerunDrift)
+		if err = w.api.Get(ctx, key, app); err == nil && !app.Spec.Paused && !app.Spec.Canceled && app.DeletionTimestamp.IsZero() {
+			err = kickNow()
 		}
 	}
 	if err != nil {
@@ -327,7 +338,7 @@ func (w *Watcher) repair(ctx context.Context, key client.ObjectKey) error {
 	st.pending, st.underRun = time.Time{}, false
 	w.mu.Unlock()
 	reapplies.Inc()
-	log.FromContext(ctx).Info("installed object drifted; kapp-controller re-applies the App", "app", key.String(), "drift", what)
+	log.FromContext(ctx).Info("installed object drifted; kapp-controller re-applies the App", "app", key.String(), "drift", what, "runCanceled", underRun)
 	w.record(ctx, app, what, deleted)
 	return nil
 }

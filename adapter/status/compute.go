@@ -108,7 +108,7 @@ func (s state) mirror() (conditions, time.Duration) {
 		if s.current && app.Status.ConsecutiveReconcileFailures < 2 {
 			return s.kept(), 0
 		}
-		if r, ok := PendingRerun(app); ok && r.Why == RerunDrift {
+		if r, ok := PendingRerun(app); ok && r.ForDrift() {
 			// Drift repair asked for another run while this one applied: an
 			// object kapp had applied was deleted or changed under it, which
 			// is what this run may have failed of. The next run tells.
@@ -202,8 +202,11 @@ func (s state) installing(doing string) conditions {
 // again at drift repair's request.
 func (s state) rerunning() conditions {
 	app := s.App
-	return s.installing("kapp-controller runs the App again: an object kapp had applied was deleted or changed by someone other than kapp " +
-		"while kapp applied the bundle; the run before ended with: " + Message(app.Status.UsefulErrorMessage, app.Status.Conditions[0].Message))
+	const why = "kapp-controller runs the App again: an object kapp had applied was deleted or changed by someone other than kapp while kapp applied the bundle"
+	if r, _ := PendingRerun(app); r.Why == RerunCanceled {
+		return s.installing(why + ", and the adapter canceled that run, which could not succeed")
+	}
+	return s.installing(why + "; the run before ended with: " + Message(app.Status.UsefulErrorMessage, app.Status.Conditions[0].Message))
 }
 
 func (s state) succeeded() conditions {

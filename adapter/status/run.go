@@ -74,8 +74,12 @@ type Rerun struct {
 
 // Reasons for a rerun.
 const (
-	RerunDrift   = "drift"
-	RerunStalled = "stalled"
+	RerunDrift = "drift"
+	// RerunCanceled: drift repair canceled the run under way along with the
+	// request (what it applied was deleted under it): two writes, so the
+	// request spans two generations.
+	RerunCanceled = "drift-canceled"
+	RerunStalled  = "stalled"
 	// RerunHeld: a request made during a template step that kapp-controller
 	// left waiting HeldAfter, while it had nothing else to do: the run it
 	// asked about is still under way, so the step still runs.
@@ -112,15 +116,27 @@ func RerunOf(app *kappctrlv1alpha1.App) (Rerun, bool) {
 // the spec the request was made for.
 func PendingRerun(app *kappctrlv1alpha1.App) (Rerun, bool) {
 	r, ok := RerunOf(app)
-	if !ok || app.Status.ObservedGeneration != r.Generation || app.Generation != r.Generation+1 {
+	if !ok || app.Status.ObservedGeneration != r.Generation || app.Generation <= r.Generation || app.Generation > r.Generation+r.writes() {
 		return Rerun{}, false
 	}
 	return r, true
 }
 
+// writes is how many generations the request's writes add.
+func (r Rerun) writes() int64 {
+	if r.Why == RerunCanceled {
+		return 2
+	}
+	return 1
+}
+
+// ForDrift says drift repair made the request.
+func (r Rerun) ForDrift() bool { return r.Why == RerunDrift || r.Why == RerunCanceled }
+
 // ReportsSpec says app's status reports a run of its current spec: it was
 // picked up at this generation, or the only change since is a rerun
-// request (which changes spec.paused alone), not yet picked up.
+// request (which changes spec.paused alone, and spec.canceled for a
+// canceled run), not yet picked up.
 func ReportsSpec(app *kappctrlv1alpha1.App) bool {
 	if app == nil || len(app.Status.Conditions) == 0 {
 		return false

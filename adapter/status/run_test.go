@@ -64,6 +64,14 @@ func TestRerun(t *testing.T) {
 	if _, ok := PendingRerun(app); ok || ReportsSpec(app) {
 		t.Errorf("a spec change after the request: pending %v, reports the spec %v", ok, ReportsSpec(app))
 	}
+	canceled := Rerun{Generation: 7, At: r.At, Why: RerunCanceled}
+	app.Annotations[rukpakv1alpha2.AnnotationRerun] = canceled.String()
+	for gen, want := range map[int64]bool{8: true, 9: true, 10: false} {
+		app.Generation = gen
+		if _, ok := PendingRerun(app); ok != want || !canceled.ForDrift() {
+			t.Errorf("a canceling request (two writes) at generation %d: pending %v, want %v", gen, ok, want)
+		}
+	}
 	for _, bad := range []string{"", "7", "x 2026-01-02T03:04:05Z drift", "7 yesterday drift", "7 2026-01-02T03:04:05Z"} {
 		app.Annotations[rukpakv1alpha2.AnnotationRerun] = bad
 		if _, ok := RerunOf(app); ok {

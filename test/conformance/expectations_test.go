@@ -44,8 +44,6 @@ const (
 	whyDeleteOrder = "the BundleDeployment is deleted after its objects (its finalizer holds it until kapp removed them, so a failed delete stays visible); " +
 		"rukpak's went at once and garbage collection removed the objects afterwards. It passes when the BundleDeployment is gone within the spec's one-second poll of its CRDs going"
 	whyNameWording = "the limit is rukpak's (52 characters) but Kubernetes 1.37's API server words it `may not be more than 52 bytes`; rukpak ran on 1.30, which said `may not be longer than 52`"
-	whyBlindWindow = "a Deployment deleted while kapp's first apply still waits for it is not restored until issue 27 (no blind window) lands: kapp's apply fails after a minute. " +
-		"It passes when the first apply ended before the delete"
 )
 
 var upstream = map[string]expected{
@@ -69,11 +67,9 @@ var upstream = map[string]expected{
 	"crdvalidator when a crd event is emitted when an incoming crd event removes a stored version should deny admission":                                                                                      {pending: true},
 
 	// helm_provisioner_test.go
-	"helm provisioner bundledeployment when a BundleDeployment targets a valid Bundle should rollout the bundle contents successfully":                                                                            {},
-	"helm provisioner bundledeployment when a BundleDeployment targets a valid Bundle when the underlying helm chart contains a deployment manifest should eventually result in an available deployment resource": {},
-	"helm provisioner bundledeployment when a BundleDeployment targets a valid Bundle when the underlying helm chart contains a deployment manifest should re-create a deployment resource when manually deleted": {
-		differs: &difference{why: whyBlindWindow, in: "It", message: `-hello-world" not found`, orPasses: true},
-	},
+	"helm provisioner bundledeployment when a BundleDeployment targets a valid Bundle should rollout the bundle contents successfully":                                                                                      {},
+	"helm provisioner bundledeployment when a BundleDeployment targets a valid Bundle when the underlying helm chart contains a deployment manifest should eventually result in an available deployment resource":           {},
+	"helm provisioner bundledeployment when a BundleDeployment targets a valid Bundle when the underlying helm chart contains a deployment manifest should re-create a deployment resource when manually deleted":           {},
 	"helm provisioner bundledeployment when a BundleDeployment targets a Bundle with an invalid url should fail rolling out the bundle contents":                                                                            {},
 	"helm provisioner bundledeployment when a BundleDeployment targets a Bundle with a none-tgz file url should fail rolling out the bundle contents":                                                                       {},
 	"helm provisioner bundledeployment when a BundleDeployment targets a Bundle with a none chart tgz url should fail rolling out the bundle contents":                                                                      {},

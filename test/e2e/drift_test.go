@@ -130,7 +130,7 @@ var _ = Describe("drift repair", func() {
 		Expect(mustBD(ctx, name)).To(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 	})
 
-	It("restores a chart's ConfigMap and Deployment deleted the moment kapp creates them, once kapp's run ends, and never reports the bundle failed", func(ctx context.Context) {
+	It("restores a chart's ConfigMap and Deployment deleted the moment kapp creates them within 5 s, canceling kapp's run, and never reports the bundle failed", func(ctx context.Context) {
 		dir := GinkgoT().TempDir()
 		Expect(os.MkdirAll(filepath.Join(dir, "templates"), 0o755)).To(Succeed())
 		Expect(os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte("apiVersion: v2\nname: applying\nversion: 0.1.0\n"), 0o644)).To(Succeed())
@@ -171,8 +171,9 @@ spec:
 		helmHTTP(dir, "")(ctx, name)
 
 		By("deleting each object the moment it exists, for as long as kapp's first run goes on")
-		// kapp may stall on the first delete: it retries its write of what it
-		// created for a minute, and creates nothing more meanwhile.
+		// Left alone, kapp would stall on the first delete: it retries its
+		// write of what it created for a minute, and creates nothing more
+		// meanwhile. Drift repair cancels that run instead.
 		var app *kappctrlv1alpha1.App
 		Eventually(func() (bool, error) {
 			var err error
@@ -212,8 +213,8 @@ spec:
 			}
 			return true
 		}))
-		// The run under way ends first: kapp-controller runs an App once at a
-		// time and interrupts no run for a re-apply.
+		// The run under way ends first (kapp-controller runs an App once at a
+		// time), canceled by drift repair.
 		var runEnded time.Time
 		for _, v := range appVersions() {
 			a := v.obj.(*kappctrlv1alpha1.App)
@@ -226,6 +227,7 @@ spec:
 		after := restored.Sub(runEnded)
 		GinkgoWriter.Printf("every object there again %s after the last delete; the run under way ended %s after it; %s after the run ended\n",
 			restored.Sub(deleted).Round(10*time.Millisecond), runEnded.Sub(deleted).Round(10*time.Millisecond), after.Round(10*time.Millisecond))
+		Expect(restored.Sub(deleted)).To(BeNumerically("<=", 5*time.Second), "the last delete repaired within 5 s")
 		Expect(after).To(BeNumerically("<=", 5*time.Second))
 		Eventually(getBD(ctx, name)).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 		for _, v := range versions() {

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -42,6 +43,18 @@ var _ = Describe("template steps that do not finish", func() {
 
 		Eventually(getBD(ctx, "slow-chart")).WithTimeout(4 * time.Minute).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 		Expect(env.Client.Get(ctx, objKey("default", "slow-chart"), &corev1.ConfigMap{})).To(Succeed())
+		run := time.Since(app.Status.Fetch.UpdatedAt.Time)
+
+		By("deleting it, which waits for the run the stall repair's probe asked for")
+		// The probe, half the deadline into the step, is a new generation
+		// that kapp-controller ran as soon as the slow run ended: the same
+		// template step again, which kapp-controller cannot cancel (only a
+		// deploy), so the App's delete comes after it. On a busy machine
+		// that step takes as long as the first did.
+		Expect(env.Client.Delete(ctx, mustBD(ctx, "slow-chart"))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, objKey("", "slow-chart"), &rukpakv1alpha2.BundleDeployment{}))
+		}).WithTimeout(run+time.Minute).Should(BeTrue(), "gone within the first run's %s and a minute more", run.Round(time.Second))
 	})
 
 	It("names a YAML bomb, first at the deadline or when ytt runs out of memory, then by ytt's own error", func(ctx context.Context) {
