@@ -79,20 +79,32 @@ const idleFor = 2 * time.Second
 // with a queue) or a stopped one (whose other Apps then stay busy) proves
 // nothing. It returns the probe's new idleSince, and when to look again
 // (zero: at the next App event).
+//
+// The idleness is watched from idleFor before heldAt, so that a
+// kapp-controller idle all along has the probe held at heldAt, not idleFor
+// after it (the template deadline is reported then).
 func (p probe) heldCheck(now time.Time, othersBusy bool) (held bool, idleSince, again time.Time) {
+	watchFrom := p.heldAt.Add(-idleFor)
 	switch {
 	case p.heldAt.IsZero():
 		return false, time.Time{}, time.Time{}
-	case now.Before(p.heldAt):
-		return false, p.idleSince, p.heldAt
+	case now.Before(watchFrom):
+		return false, p.idleSince, watchFrom
 	case othersBusy:
 		return false, time.Time{}, time.Time{}
 	case p.idleSince.IsZero():
-		return false, now, now.Add(idleFor)
-	case now.Sub(p.idleSince) < idleFor:
-		return false, p.idleSince, p.idleSince.Add(idleFor)
+		return false, now, later(now.Add(idleFor), p.heldAt)
+	case now.Before(p.heldAt) || now.Sub(p.idleSince) < idleFor:
+		return false, p.idleSince, later(p.idleSince.Add(idleFor), p.heldAt)
 	}
 	return true, p.idleSince, time.Time{}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // alive reads a status change of the App after the probe: the old run's

@@ -106,9 +106,12 @@ func TestProbeHeldCheck(t *testing.T) {
 		again      time.Time
 	}{
 		{"a fetch step's probe is never held", probe{}, at(60), false, false, time.Time{}, time.Time{}},
-		{"not yet waited long enough", probe{heldAt: heldAt}, at(3), false, false, time.Time{}, heldAt},
-		{"waited, kapp-controller busy with other Apps: proves nothing, look at the next App event", probe{heldAt: heldAt}, at(6), true, false, time.Time{}, time.Time{}},
-		{"waited, kapp-controller idle: confirm it stays idle", probe{heldAt: heldAt}, at(6), false, false, at(6), at(8)},
+		{"long before the wait ends: look again idleFor before it", probe{heldAt: heldAt}, at(1), false, false, time.Time{}, at(3)},
+		{"kapp-controller busy with other Apps: proves nothing, look at the next App event", probe{heldAt: heldAt}, at(3.5), true, false, time.Time{}, time.Time{}},
+		{"kapp-controller idle idleFor before the wait ends: held at its end if it stays so", probe{heldAt: heldAt}, at(3), false, false, at(3), heldAt},
+		{"idle since then, the wait not yet over", probe{heldAt: heldAt, idleSince: at(3)}, at(4), false, false, at(3), heldAt},
+		{"idle all along: held as the wait ends", probe{heldAt: heldAt, idleSince: at(3)}, at(5), false, true, at(3), time.Time{}},
+		{"waited, kapp-controller idle only since: confirm it stays idle", probe{heldAt: heldAt}, at(6), false, false, at(6), at(8)},
 		{"idle, not yet for long enough", probe{heldAt: heldAt, idleSince: at(6)}, at(7), false, false, at(6), at(8)},
 		{"busy again meanwhile: starts over", probe{heldAt: heldAt, idleSince: at(6)}, at(7), true, false, time.Time{}, time.Time{}},
 		{"idle for long enough: the run asked about is under way", probe{heldAt: heldAt, idleSince: at(6)}, at(8), false, true, at(6), time.Time{}},

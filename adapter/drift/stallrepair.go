@@ -126,7 +126,7 @@ func (s *StallRepair) appChanged(oldObj, obj any) {
 	at, _ := stallCheck(app, st.quiet, s.templateTimeout)
 	var recheck []client.ObjectKey
 	for k := range s.awaiting {
-		if st := s.apps[k]; st != nil && st.probe != nil && !now.Before(st.probe.heldAt) {
+		if st := s.apps[k]; st != nil && st.probe != nil && !now.Before(st.probe.heldAt.Add(-idleFor)) {
 			recheck = append(recheck, k)
 		}
 	}
@@ -217,7 +217,7 @@ func (s *StallRepair) check(ctx context.Context, key client.ObjectKey) error {
 		if step == status.StepTemplate && s.templateTimeout > 0 {
 			st.probe.heldAt = now.Add(status.HeldAfter(s.templateTimeout))
 			s.awaiting[key] = true
-			s.queue.AddAfter(key, status.HeldAfter(s.templateTimeout))
+			s.queue.AddAfter(key, max(status.HeldAfter(s.templateTimeout)-idleFor, 0))
 		}
 	}
 	s.mu.Unlock()
