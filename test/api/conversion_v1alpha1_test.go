@@ -51,6 +51,27 @@ func setStorage(ctx context.Context, version string) {
 	})
 }
 
+// useStorage makes version the CRD's storage version and returns once
+// kube-apiserver writes new objects in it. It swaps its storage when its
+// CRD informer sees the change, which nothing reports: a probe object,
+// written until it lands at that version, is the only sign.
+func useStorage(ctx context.Context, version string) {
+	GinkgoHelper()
+	setStorage(ctx, version)
+	const probe = "storage-probe"
+	Eventually(func(g Gomega) {
+		g.Expect(deleteBD(ctx, probe)).To(Succeed())
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: probe}, &rukpakv1alpha2.BundleDeployment{})).
+			To(MatchError(ContainSubstring("not found")))
+		g.Expect(env.Client.Create(ctx, validBD(probe))).To(Succeed())
+		g.Expect(storedAs(ctx, probe)).To(Equal("core.rukpak.io/" + version))
+	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+	removeBD(ctx, probe)
+	Eventually(func() error {
+		return env.Client.Get(ctx, client.ObjectKey{Name: probe}, &rukpakv1alpha2.BundleDeployment{})
+	}).WithContext(ctx).Should(MatchError(ContainSubstring("not found")))
+}
+
 // storedAs is the apiVersion etcd holds the BundleDeployment in.
 func storedAs(ctx context.Context, name string) (string, error) {
 	data, err := env.ControlPlane.EtcdGet(ctx, "/registry/core.rukpak.io/bundledeployments/"+name)
@@ -69,19 +90,23 @@ func storedAs(ctx context.Context, name string) (string, error) {
 // and no adapter here removes.
 func removeBD(ctx context.Context, name string) {
 	GinkgoHelper()
-	Eventually(func() error {
-		bd := &rukpakv1alpha2.BundleDeployment{}
-		if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
-			return client.IgnoreNotFound(err)
+	Eventually(func() error { return deleteBD(ctx, name) }).WithContext(ctx).Should(Succeed())
+}
+
+// deleteBD is one try of removeBD: nil once the delete is accepted with no
+// finalizer left to hold it.
+func deleteBD(ctx context.Context, name string) error {
+	bd := &rukpakv1alpha2.BundleDeployment{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if len(bd.Finalizers) > 0 {
+		bd.Finalizers = nil
+		if err := env.Client.Update(ctx, bd); err != nil {
+			return err
 		}
-		if len(bd.Finalizers) > 0 {
-			bd.Finalizers = nil
-			if err := env.Client.Update(ctx, bd); err != nil {
-				return err
-			}
-		}
-		return client.IgnoreNotFound(env.Client.Delete(ctx, bd))
-	}).WithContext(ctx).Should(Succeed())
+	}
+	return client.IgnoreNotFound(env.Client.Delete(ctx, bd))
 }
 
 // The conversion as kube-apiserver runs it: controller-runtime's conversion
@@ -191,21 +216,13 @@ var _ = Describe("v1alpha1 and v1alpha2 BundleDeployments through the conversion
 	// Last: it ends with the webhook gone.
 	It("reads objects stored as v1alpha1 (by rukpak v0.16) through it, until each is rewritten once and storedVersions is v1alpha2", func(ctx context.Context) {
 		By("storing a BundleDeployment as v1alpha1, as rukpak v0.16's CRD did")
-		setStorage(ctx, "v1alpha1")
-		DeferCleanup(func(ctx context.Context) { setStorage(ctx, "v1alpha2") })
+		useStorage(ctx, "v1alpha1")
+		DeferCleanup(func(ctx context.Context) { useStorage(ctx, "v1alpha2") })
 		legacy := validV1alpha1BD("stored-as-v1alpha1")
-		// The API server switches its storage shortly after the CRD changes.
-		Eventually(func(g Gomega) {
-			_ = env.Client.Delete(ctx, legacy.DeepCopy())
-			g.Eventually(func() error {
-				return env.Client.Get(ctx, client.ObjectKeyFromObject(legacy), &rukpakv1alpha1.BundleDeployment{})
-			}).
-				Should(MatchError(ContainSubstring("not found")))
-			g.Expect(env.Client.Create(ctx, validV1alpha1BD(legacy.Name))).To(Succeed())
-			g.Expect(storedAs(ctx, legacy.Name)).To(Equal("core.rukpak.io/v1alpha1"))
-		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		Expect(env.Client.Create(ctx, legacy)).To(Succeed())
+		Expect(storedAs(ctx, legacy.Name)).To(Equal("core.rukpak.io/v1alpha1"))
 		DeferCleanup(removeBD, legacy.Name)
-		setStorage(ctx, "v1alpha2")
+		useStorage(ctx, "v1alpha2")
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdCRD}, crd)).To(Succeed())
 		Expect(crd.Status.StoredVersions).To(ConsistOf("v1alpha1", "v1alpha2"))
