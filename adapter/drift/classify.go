@@ -9,6 +9,10 @@ package drift
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // KappManager is the field manager of kapp's writes: kapp sets no field
@@ -19,15 +23,23 @@ const KappManager = "kapp"
 // ChangedByOthers says whether old → new changed what kapp applied, and was
 // written by someone other than kapp: a spec change (a new generation) for
 // kinds that have one; for kinds without (ConfigMaps, ServiceAccounts, RBAC)
-// any write that is not to the status. Writes are told apart by the entries
-// of managedFields that the update added or touched; an update that touched
+// any write that is not to the status; and, for every kind, an owner
+// reference to a BundleDeployment put on the object. That last one is
+// metadata, which controllers write all the time without it being drift
+// (kube-controller-manager annotates every Deployment), but only rukpak
+// writes it: a rukpak still running during a hand-over may upgrade its
+// release once more and put its references back, and with them rukpak
+// keeps reconciling the BundleDeployment and the garbage collector deletes
+// the object with it. Writes are told apart by the entries of
+// managedFields that the update added or touched; an update that touched
 // none (the same writer again within the same second) is not counted, which
 // at worst leaves a repair to the next change or the sync period.
 func ChangedByOthers(old, cur *metav1.PartialObjectMetadata) bool {
 	if old.ResourceVersion == cur.ResourceVersion {
 		return false
 	}
-	if (old.Generation != 0 || cur.Generation != 0) && old.Generation == cur.Generation {
+	specUnchanged := (old.Generation != 0 || cur.Generation != 0) && old.Generation == cur.Generation
+	if specUnchanged && !gainedBundleDeploymentOwner(old, cur) {
 		return false
 	}
 	for _, w := range cur.ManagedFields {
@@ -37,6 +49,24 @@ func ChangedByOthers(old, cur *metav1.PartialObjectMetadata) bool {
 		return true
 	}
 	return false
+}
+
+func gainedBundleDeploymentOwner(old, cur *metav1.PartialObjectMetadata) bool {
+	had := map[types.UID]bool{}
+	for _, r := range old.OwnerReferences {
+		had[r.UID] = true
+	}
+	for _, r := range cur.OwnerReferences {
+		if isBundleDeploymentOwner(r) && !had[r.UID] {
+			return true
+		}
+	}
+	return false
+}
+
+func isBundleDeploymentOwner(r metav1.OwnerReference) bool {
+	gv, err := schema.ParseGroupVersion(r.APIVersion)
+	return err == nil && gv.Group == rukpakv1alpha2.GroupVersion.Group && r.Kind == rukpakv1alpha2.OwnerKind
 }
 
 // hasEntry says whether fields holds an entry for the same writer with the
@@ -65,6 +95,11 @@ func Strip(m *metav1.PartialObjectMetadata) *metav1.PartialObjectMetadata {
 	out.Name, out.Namespace, out.UID = m.Name, m.Namespace, m.UID
 	out.ResourceVersion, out.Generation = m.ResourceVersion, m.Generation
 	out.DeletionTimestamp = m.DeletionTimestamp
+	for _, r := range m.OwnerReferences {
+		if isBundleDeploymentOwner(r) {
+			out.OwnerReferences = append(out.OwnerReferences, metav1.OwnerReference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID})
+		}
+	}
 	if v, ok := m.Labels[ownerNameLabel]; ok {
 		out.Labels = map[string]string{ownerNameLabel: v}
 	}

@@ -211,6 +211,7 @@ func takeOverV016() {
 	})
 
 	It("makes every BundleDeployment Installed through its App within 60 s of switching, with the Bundle rukpak made", func(ctx context.Context) {
+		By("stopping rukpak v0.16.0 and applying rukpak-kapp's API")
 		old.Stop()
 		Expect(env.InstallAPI(ctx)).To(Succeed())
 		for _, t := range bds {
@@ -219,9 +220,11 @@ func takeOverV016() {
 		// rukpak v0.24.0's BundleDeployments of the contexts after this one
 		// must not get the adapter's finalizer.
 		Expect(env.PointFinalizerPolicyAt(ctx, aliasPlain, aliasHelm, aliasRegistry)).To(Succeed())
+		By("starting the adapter")
 		runAdapter(ctx, strings.Join([]string{rukpakv1alpha2.ClassPlain, rukpakv1alpha2.ClassHelm, rukpakv1alpha2.ClassRegistry}, ","))
 		deadline := time.Now().Add(60 * time.Second)
 		for _, t := range bds {
+			By("waiting for " + t.name)
 			Eventually(getV1alpha1(ctx, t.name)).WithContext(ctx).WithTimeout(time.Until(deadline)).Should(And(
 				v1alpha1Condition("Installed", "True", "InstallationSucceeded", "Instantiated bundle "+t.bundle.Name+" successfully", true),
 				v1alpha1Condition("HasValidBundle", "True", "UnpackSuccessful", "Successfully unpacked the "+t.bundle.Name+" Bundle", true),
