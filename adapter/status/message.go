@@ -179,11 +179,14 @@ const aliasHint = `a YAML file has aliases that expand exponentially (a "billion
 
 // outOfMemory explains a template step that the runtime or the kernel
 // stopped for memory, keeping only the line that says so (the rest is a
-// goroutine dump).
+// goroutine dump). Go's runtime says "out of memory" when its heap cannot
+// grow, "cannot allocate memory" when the kernel refuses it more address
+// space (a busy machine, or a limit on the sidecar); the kernel's OOM
+// killer leaves "signal: killed".
 func outOfMemory(detail string) (string, bool) {
 	for _, line := range strings.Split(detail, "\n") {
 		line = strings.TrimSpace(line)
-		if strings.Contains(line, "out of memory") || strings.Contains(line, "signal: killed") {
+		if strings.Contains(line, "out of memory") || strings.Contains(line, "runtime: cannot allocate memory") || strings.Contains(line, "signal: killed") {
 			return fmt.Sprintf("ytt ran out of memory rendering the bundle (%s); the usual cause: %s", line, aliasHint), true
 		}
 	}

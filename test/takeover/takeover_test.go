@@ -218,18 +218,7 @@ func oneAtATime() {
 		// its owner), so a reconcile of its that read the release before the
 		// adapter deleted it may upgrade over kapp's apply and put its owner
 		// references back. That is drift like any other: repaired within 5 s.
-		Eventually(func() error {
-			for _, ref := range refsOf(objects) {
-				u, err := live(ctx, ref)
-				if err != nil {
-					return err
-				}
-				if ownedByBundleDeployment(u) {
-					return fmt.Errorf("%s still has rukpak's owner reference, so rukpak keeps reconciling it", ref)
-				}
-			}
-			return nil
-		}).WithTimeout(5 * time.Second).Should(Succeed())
+		Eventually(withoutRukpakOwner(ctx, objects)).WithTimeout(5 * time.Second).Should(Succeed())
 		Expect(snapshot(ctx, objects)).To(Equal(before), "an object was recreated, or the Deployment got a new ReplicaSet")
 
 		// A write to a kind without a generation (a ConfigMap) is drift
@@ -248,18 +237,7 @@ func oneAtATime() {
 				Kind: rukpakv1alpha2.OwnerKind, Name: bd.Name, UID: bd.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}))
 			Expect(env.Client.Patch(ctx, u, patch, client.FieldOwner("rukpak-by-test"))).To(Succeed(), "%s", ref)
 		}
-		Eventually(func() error {
-			for _, ref := range refsOf(objects) {
-				u, err := live(ctx, ref)
-				if err != nil {
-					return err
-				}
-				if ownedByBundleDeployment(u) {
-					return fmt.Errorf("%s still has rukpak's owner reference", ref)
-				}
-			}
-			return nil
-		}).WithTimeout(5 * time.Second).Should(Succeed())
+		Eventually(withoutRukpakOwner(ctx, objects)).WithTimeout(5 * time.Second).Should(Succeed())
 		Expect(snapshot(ctx, objects)).To(Equal(before), "an object was recreated, or the Deployment got a new ReplicaSet")
 	}, NodeTimeout(2*time.Minute))
 
@@ -322,6 +300,23 @@ func refsOf(objs []*unstructured.Unstructured) []takeover.Ref {
 	}
 	slices.SortFunc(out, func(a, b takeover.Ref) int { return strings.Compare(a.String(), b.String()) })
 	return out
+}
+
+// withoutRukpakOwner fails while an object still has rukpak's owner
+// reference, with which rukpak keeps reconciling its BundleDeployment.
+func withoutRukpakOwner(ctx context.Context, objects []*unstructured.Unstructured) func() error {
+	return func() error {
+		for _, ref := range refsOf(objects) {
+			u, err := live(ctx, ref)
+			if err != nil {
+				return err
+			}
+			if ownedByBundleDeployment(u) {
+				return fmt.Errorf("%s still has rukpak's owner reference, so rukpak keeps reconciling it", ref)
+			}
+		}
+		return nil
+	}
 }
 
 func ownedByBundleDeployment(u *unstructured.Unstructured) bool {
