@@ -1,15 +1,32 @@
 #!/usr/bin/env bash
 # Builds the local control plane and the Carvel tools from the pinned wrapper
 # modules beside this script, once. Binaries are cached outside the checkout
-# (a fresh clone has an empty bin/) under a key made of the tool and a hash of
-# its go.mod/go.sum, so bumping a version rebuilds and nothing else does.
-# bin/ then only holds symlinks into the cache.
+# (a fresh clone has an empty bin/) under a key made of the tool, a hash of
+# its go.mod/go.sum and of the build recipe below, so bumping a version
+# rebuilds and nothing else does. bin/ then only holds symlinks into the cache.
+#
+# Usage: build.sh [TOOL...] (no TOOL: all of them). Only the named tools are
+# built, so `make run` never waits for a test-only tool.
+#
+# A fresh machine spends most of its first run here, so the build is shaped
+# for two cores (docs/benchmarks.md has the numbers):
+#   - the binaries of one module are built by one `go build` (the three
+#     Kubernetes components share most of their packages; rukpak's binaries
+#     and its e2e test binary share every dependency version), so no package
+#     is compiled twice;
+#   - modules with no package in common are built TOOLS_JOBS at a time
+#     (default 2), longest first, so a link or a module download on one leaves
+#     the other core compiling;
+#   - no debug information is generated or linked (-dwarf=false, -s -w): the
+#     tests read the tools' logs, never their symbols, and a panic's trace
+#     still names every function.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 bin="$root/bin"
 cache="${RUKPAK_KAPP_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rukpak-kapp/tools}"
+jobs="${TOOLS_JOBS:-2}"
 mkdir -p "$bin" "$cache"
 
 export GONOSUMDB="${GONOSUMDB:-carvel.dev}"
@@ -17,57 +34,119 @@ export GOFLAGS="-mod=mod"
 export CGO_ENABLED=0
 
 k8s_ldflags="-X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean"
+# Part of every cache key: changing how tools are built rebuilds them.
+recipe="gcflags=all=-dwarf=false ldflags=-s_-w cgo=0"
 
-# module-dir  binary  package  ldflags ("test": the package's test binary, go test -c)
-tools=(
-  "controller-gen controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen -"
-  "kustomize kustomize sigs.k8s.io/kustomize/kustomize/v5 -"
-  "etcd etcd go.etcd.io/etcd/server/v3 -"
-  "kapp-controller kapp-controller carvel.dev/kapp-controller/cmd/controller -X_main.Version=v0.53.1"
-  "vendir vendir carvel.dev/vendir/cmd/vendir -"
-  "ytt ytt carvel.dev/ytt/cmd/ytt -"
-  "kbld kbld carvel.dev/kbld/cmd/kbld -"
-  "helm helm helm.sh/helm/v3/cmd/helm -"
-  "kapp kapp carvel.dev/kapp/cmd/kapp -"
-  "kwok kwok sigs.k8s.io/kwok/cmd/kwok -"
-  "rukpak rukpak-core github.com/operator-framework/rukpak/cmd/core -"
-  "rukpak rukpak-helm github.com/operator-framework/rukpak/cmd/helm -"
-  "rukpak-v0.16 rukpak-v0.16-core github.com/operator-framework/rukpak/cmd/core -"
-  "rukpak-v0.16 rukpak-v0.16-helm github.com/operator-framework/rukpak/cmd/helm -"
-  "rukpak-e2e rukpak-e2e.test github.com/operator-framework/rukpak/test/e2e test"
-  "kubernetes kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver k8s"
-  "kubernetes kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager k8s"
-  "kubernetes kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler k8s"
+# One job per module, longest build first (measured on a fresh machine):
+#   module-dir  kind  binary=package ...
+# kind: ldflags ("-": none, "k8s": the Kubernetes version stamp, otherwise
+# the flags with _ for spaces), or "test" for a package's test binary
+# (go test -c). A job of two kinds is two go commands, one after the other.
+jobs_table=(
+  "kubernetes k8s kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler"
+  "kapp-controller -X_main.Version=v0.53.1 kapp-controller=carvel.dev/kapp-controller/cmd/controller"
+  "rukpak - rukpak-core=github.com/operator-framework/rukpak/cmd/core rukpak-helm=github.com/operator-framework/rukpak/cmd/helm"
+  "rukpak-e2e test rukpak-e2e.test=github.com/operator-framework/rukpak/test/e2e"
+  "rukpak-v0.16 - rukpak-v0.16-core=github.com/operator-framework/rukpak/cmd/core rukpak-v0.16-helm=github.com/operator-framework/rukpak/cmd/helm"
+  "kwok - kwok=sigs.k8s.io/kwok/cmd/kwok"
+  "helm - helm=helm.sh/helm/v3/cmd/helm"
+  "kapp - kapp=carvel.dev/kapp/cmd/kapp"
+  "kbld - kbld=carvel.dev/kbld/cmd/kbld"
+  "etcd - etcd=go.etcd.io/etcd/server/v3"
+  "vendir - vendir=carvel.dev/vendir/cmd/vendir"
+  "kustomize - kustomize=sigs.k8s.io/kustomize/kustomize/v5"
+  "ytt - ytt=carvel.dev/ytt/cmd/ytt"
+  "controller-gen - controller-gen=sigs.k8s.io/controller-tools/cmd/controller-gen"
 )
+# rukpak-e2e shares every dependency version with rukpak: built in the same
+# worker, right after it, it compiles only its own test package.
+declare -A after=([rukpak-e2e]=rukpak)
 
 only=" ${*:-} "
-start_all=$(date +%s)
-for entry in "${tools[@]}"; do
-  read -r mod name pkg flags <<<"$entry"
-  if [[ "$only" != "  " && "$only" != *" $name "* ]]; then continue; fi
-  key=$(cat "$here/$mod/go.mod" "$here/$mod/go.sum" | sha256sum | cut -c1-12)
-  dir="$cache/$name-$key"
-  if [[ ! -x "$dir/$name" ]]; then
-    build=(go build)
-    case "$flags" in
+wanted() { [[ "$only" == "  " || "$only" == *" $1 "* ]]; }
+
+keyof() { { cat "$here/$1/go.mod" "$here/$1/go.sum"; echo "$recipe"; } | sha256sum | cut -c1-12; }
+
+# build_job MODULE KIND NAME=PKG...: builds the named binaries that are
+# wanted and not cached yet, with one go command, and links them into bin/.
+build_job() {
+  local mod=$1 kind=$2
+  shift 2
+  local key names=() pkgs=() pair name pkg
+  key=$(keyof "$mod")
+  for pair in "$@"; do
+    name=${pair%%=*} pkg=${pair#*=}
+    wanted "$name" || continue
+    if [[ ! -x "$cache/$name-$key/$name" ]]; then
+      names+=("$name") pkgs+=("$pkg")
+    fi
+  done
+  if [[ ${#names[@]} -gt 0 ]]; then
+    local ldflags build=(go build) t0 tmp
+    case "$kind" in
       -) ldflags="" ;;
       k8s) ldflags="$k8s_ldflags" ;;
       test) ldflags="" build=(go test -c) ;;
-      *) ldflags="${flags//_/ }" ;;
+      *) ldflags="${kind//_/ }" ;;
     esac
-    echo ">> building $name (first run only; kube-apiserver takes 10-15 min on 2 cores)"
+    echo ">> building ${names[*]} (first run only; the Kubernetes components take 10-15 min on 2 cores)"
     t0=$(date +%s)
-    mkdir -p "$dir.tmp"
-    (cd "$here/$mod" && "${build[@]}" -ldflags "$ldflags" -o "$dir.tmp/$name" "$pkg")
-    rm -rf "$dir" && mv "$dir.tmp" "$dir"
-    echo ">> built $name in $(( $(date +%s) - t0 ))s"
+    tmp=$(mktemp -d "$cache/.build-$mod.XXXXXX")
+    local out="$tmp/"
+    # go test -c takes one package and a file name.
+    [[ "$kind" == test ]] && out="$tmp/${names[0]}"
+    (cd "$here/$mod" && "${build[@]}" -gcflags=all=-dwarf=false -ldflags "-s -w $ldflags" -o "$out" "${pkgs[@]}")
+    local i base
+    for i in "${!names[@]}"; do
+      name=${names[$i]}
+      base=$(basename "${pkgs[$i]}")
+      [[ "$kind" == test ]] && base=$name
+      # go build -o DIR/ names a binary after its package's last element
+      # (cmd/core, a module root's v3), which is not always the tool's name.
+      [[ "$base" =~ ^v[0-9]+$ ]] && base=$(basename "$(dirname "${pkgs[$i]}")")
+      mkdir -p "$cache/$name-$key.tmp"
+      mv "$tmp/$base" "$cache/$name-$key.tmp/$name"
+      rm -rf "$cache/$name-$key" && mv "$cache/$name-$key.tmp" "$cache/$name-$key"
+    done
+    rm -rf "$tmp"
+    echo ">> built ${names[*]} in $(($(date +%s) - t0))s"
   fi
-  ln -sfn "$dir/$name" "$bin/$name"
+  for pair in "$@"; do
+    name=${pair%%=*}
+    wanted "$name" && ln -sfn "$cache/$name-$(keyof "$mod")/$name" "$bin/$name"
+  done
+  return 0
+}
+
+start_all=$(date +%s)
+# Each worker line: jobs separated by ';', run in order. A job that must
+# follow another (after[]) is appended to that job's line.
+lines=()
+for entry in "${jobs_table[@]}"; do
+  read -r mod _ <<<"$entry"
+  if [[ -n "${after[$mod]:-}" ]]; then
+    for i in "${!lines[@]}"; do
+      [[ "${lines[$i]}" == "${after[$mod]} "* ]] && lines[$i]+=";$entry"
+    done
+  else
+    lines+=("$entry")
+  fi
 done
+export -f build_job wanted keyof
+export here bin cache recipe k8s_ldflags only
+printf '%s\n' "${lines[@]}" | xargs -d '\n' -P "$jobs" -I{} bash -c '
+  set -euo pipefail
+  IFS=";" read -ra js <<<"$1"
+  for j in "${js[@]}"; do read -ra w <<<"$j"; build_job "${w[@]}"; done
+' _ {}
+
+# moddir DIR MODULE: where the module cache holds MODULE as DIR's go.mod pins
+# it (downloaded if the cache was emptied since the tool was built).
+moddir() { (cd "$here/$1" && go mod download "$2" && go list -m -f '{{.Dir}}' "$2"); }
 
 # kwok refuses to start without stage definitions; its module ships them.
-if [[ "$only" == "  " || "$only" == *" kwok "* ]]; then
-  kwokdir=$(cd "$here/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+if wanted kwok; then
+  kwokdir=$(moddir kwok sigs.k8s.io/kwok)
   stages="$bin/kwok-stages.yaml"
   : >"$stages.tmp"
   for f in "$kwokdir"/kustomize/stage/node/fast/*.yaml "$kwokdir"/kustomize/stage/node/heartbeat/*.yaml "$kwokdir"/kustomize/stage/pod/fast/*.yaml "$here"/kwok/stages/*.yaml; do
@@ -79,10 +158,10 @@ if [[ "$only" == "  " || "$only" == *" kwok "* ]]; then
 fi
 
 # kapp-controller's CRDs ship in its module.
-if [[ "$only" == "  " || "$only" == *" kapp-controller "* ]]; then
-  kcdir=$(cd "$here/kapp-controller" && go list -m -f '{{.Dir}}' carvel.dev/kapp-controller)
+if wanted kapp-controller; then
+  kcdir=$(moddir kapp-controller carvel.dev/kapp-controller)
   cp "$kcdir/config/config/crds.yml" "$bin/kapp-controller-crds.yaml"
   chmod 0644 "$bin/kapp-controller-crds.yaml"
 fi
 
-echo ">> tools ready in $bin ($(( $(date +%s) - start_all ))s)"
+echo ">> tools ready in $bin ($(($(date +%s) - start_all))s)"
