@@ -1,27 +1,69 @@
 # rukpak-kapp. The two commands a newcomer needs are `make run` and `make test`.
 SHELL := /usr/bin/env bash
 export GONOSUMDB ?= carvel.dev
+# Every go command here builds as the release does (no cgo, no path of this
+# machine in a binary, no debug information: the release strips it, and not
+# generating it makes a cold compile a fifth faster). The compiler's output
+# depends on these settings, so with them the release suite's image build
+# links what vet, the unit tests and the suites already compiled instead of
+# compiling the graph again. (For a debugger, run go build yourself.)
+export CGO_ENABLED := 0
+export GOFLAGS := -trimpath -gcflags=all=-dwarf=false
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
+# make test compiles every suite's test binary here, in one go command,
+# before the lanes start (PREBUILT=1 in the lanes).
+SUITES := $(BIN)/suites
 
-.PHONY: run run-tools conformance conformance-test test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
+.PHONY: prebuilt cross-compile lane-e2e-b run run-tools conformance conformance-test test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 ## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
-run: run-tools build
+run:
+	@$(MAKE) --no-print-directory -j2 run-tools build
 	$(BIN)/rukpak-kapp-dev $(ARGS)
 
 ## test: everything. The suites that run a local control plane mostly wait on
 ## timers (sync periods, backoff windows) and keep under half of two cores
-## busy, so they run in four lanes: each half of the end-to-end suite (its own
-## local control plane), the suites that run rukpak (its own end-to-end suite
-## as the conformance suite, which mostly waits out its one-minute timeouts;
-## the take-over; the packaging suite) and the other suites one after the other.
-test: tools verify unit fuzz
-	$(MAKE) --no-print-directory -j4 --output-sync=target e2e-a e2e-b lane-rukpak lane-suites
+## busy, so they run in four lanes of about equal time (docs/benchmarks.md):
+## each half of the end-to-end suite (its own local control plane), the
+## second with the smoke benchmark; the suites that run rukpak (its own
+## end-to-end suite as the conformance suite, which mostly waits out its
+## one-minute timeouts; the take-over; the packaging suite); and the other
+## suites one after the other, the release suite last.
+##
+## Before the lanes, every binary they run is built once (prebuilt), so four
+## lanes on two cores never compile or link the same package side by side,
+## and the release suite's second platform is compiled (cross-compile, at the
+## lowest priority) while the lanes wait.
+test: tools verify unit fuzz prebuilt
+	$(MAKE) --no-print-directory -j5 --output-sync=target PREBUILT=1 e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile
+
+# The suites' test binaries, the adapter and the harness's helpers, each
+# compiled once in one go command per kind.
+SUITE_PKGS := api reconciler e2e conformance takeover nokapp packaging release
+prebuilt:
+	go build -o $(BIN)/ ./cmd/rukpak-kapp ./test/harness/cmd/...
+	go test -c -o $(SUITES)/ $(addprefix ./test/,$(SUITE_PKGS))
+
+# The image's arm64 binary, built as the release suite builds it and thrown
+# away: the suite's build then finds every package compiled.
+cross-compile:
+	nice -n 19 go run ./release binaries -platforms linux/arm64 -out $$(mktemp -d)
+
+# $(call suite,PKG,TIMEOUT,ARGS): the suite of test/PKG with go test or,
+# under make test (PREBUILT=1), its prebuilt test binary run in its package's
+# directory as go test runs it, with the adapter and helpers from bin/.
+# The last line it prints says how long it took.
+suite = t0=$$(date +%s); $(if $(PREBUILT),(cd test/$(1) && RUKPAK_KAPP_PREBUILT=$(BIN) $(SUITES)/$(1).test -test.v -test.timeout $(2) $(3)),go test -v -count=1 -timeout $(2) ./test/$(1)/... $(3)); \
+	rc=$$?; echo ">> suite $@ took $$(($$(date +%s) - t0))s (exit $$rc)"; exit $$rc
 
 # One target per line: a lane runs its suites one after the other. The
-# lanes take about as long as each half of the end-to-end suite.
+# release suite goes last, so that cross-compile has had the lanes' idle
+# time to compile its second platform.
+lane-e2e-b:
+	$(MAKE) --no-print-directory e2e-b
+	$(MAKE) --no-print-directory bench-smoke
 lane-rukpak:
 	$(MAKE) --no-print-directory conformance-test
 	$(MAKE) --no-print-directory takeover-test
@@ -31,7 +73,6 @@ lane-suites:
 	$(MAKE) --no-print-directory reconciler-test
 	$(MAKE) --no-print-directory nokapp-test
 	$(MAKE) --no-print-directory release-test
-	$(MAKE) --no-print-directory bench-smoke
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
 ## (make run needs RUN_TOOLS only; rukpak v0.24.0's binaries and its e2e suite, and rukpak v0.16.0's
@@ -44,8 +85,7 @@ run-tools:
 	bash test/tools/build.sh $(RUN_TOOLS)
 
 build:
-	go build -o $(BIN)/rukpak-kapp ./cmd/rukpak-kapp
-	go build -o $(BIN)/rukpak-kapp-dev ./test/harness/cmd/rukpak-kapp-dev
+	go build -o $(BIN)/ ./cmd/rukpak-kapp ./test/harness/cmd/rukpak-kapp-dev
 
 unit:
 	go test -count=1 $$(go list ./... | grep -v /test/) ./test/harness
@@ -55,16 +95,16 @@ FUZZTIME ?= 10s
 fuzz:
 	go test ./adapter/translate -run '^$$' -fuzz '^FuzzApp$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	go test ./adapter/status -run '^$$' -fuzz '^FuzzCompute$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
-	go test ./adapter/fetch -run '^$$' -fuzz '^FuzzExtractTar$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+	go test ./adapter/fetch/unpack -run '^$$' -fuzz '^FuzzExtractTar$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	go test ./convert -run '^$$' -fuzz '^FuzzObjects$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	go test ./api/v1alpha1 -run '^$$' -fuzz '^FuzzConversion$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 
 api-test:
-	go test -count=1 -timeout 20m ./test/api/... -ginkgo.v
+	$(call suite,api,20m,-ginkgo.v)
 
 ## reconciler-test: the adapter on a real API server, without kapp-controller (the specs write App status)
 reconciler-test:
-	go test -v -count=1 -timeout 15m ./test/reconciler/... -ginkgo.v
+	$(call suite,reconciler,15m,-ginkgo.v)
 
 e2e-test: takeover-test
 	$(MAKE) --no-print-directory -j2 --output-sync=target e2e-a e2e-b
@@ -72,20 +112,20 @@ e2e-test: takeover-test
 ## spec file, each on a local control plane of its own; together, every spec once
 E2E_A_FILES := (v1alpha1|gitmore|tls|corpus|faults|drift|reapplyfail|lostnode|webhook|generation|dependencies|sharding|metrics|crdsafety)_test\.go
 e2e-a:
-	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.focus-file '$(E2E_A_FILES)' -ginkgo.label-filter '!fault-load'
+	$(call suite,e2e,45m,-ginkgo.v -ginkgo.focus-file '$(E2E_A_FILES)' -ginkgo.label-filter '!fault-load')
 e2e-b:
-	go test -v -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.skip-file '$(E2E_A_FILES)' -ginkgo.label-filter '!fault-load'
+	$(call suite,e2e,45m,-ginkgo.v -ginkgo.skip-file '$(E2E_A_FILES)' -ginkgo.label-filter '!fault-load')
 ## fault-test: 60 BundleDeployments installing and upgrading while kapp-controller is killed and
 ## kube-apiserver stopped (a few minutes; not in make test; docs/reliability.md)
 fault-test: tools
 	go test -v -count=1 -timeout 30m ./test/e2e/... -ginkgo.v -ginkgo.label-filter 'fault-load'
 ## takeover-test: rukpak v0.24.0 installs, then rukpak-kapp takes over in place (and hands back)
 takeover-test:
-	go test -v -count=1 -timeout 20m ./test/takeover/... -ginkgo.v
+	$(call suite,takeover,20m,-ginkgo.v)
 
 ## nokapp-test: the adapter started on a cluster without kapp-controller, which is installed afterwards
 nokapp-test:
-	go test -v -count=1 -timeout 10m ./test/nokapp/... -ginkgo.v
+	$(call suite,nokapp,10m,-ginkgo.v)
 
 ## conformance: rukpak v0.24.0's own end-to-end suite, unchanged, against rukpak-kapp (as root);
 ## writes docs/conformance.md
@@ -94,15 +134,15 @@ conformance:
 	$(MAKE) --no-print-directory conformance-test
 # The suite alone, for make test (whose tools target built everything).
 conformance-test:
-	CONFORMANCE_REPORT=$(CURDIR)/docs/conformance.md go test -v -count=1 -timeout 30m ./test/conformance/... -ginkgo.v
+	export CONFORMANCE_REPORT=$(CURDIR)/docs/conformance.md; $(call suite,conformance,30m,-ginkgo.v)
 
 ## packaging-test: kapp-controller's own packaging API (as root), render --as-package installed through PackageInstalls
 packaging-test:
-	go test -v -count=1 -timeout 20m ./test/packaging/... -ginkgo.v
+	$(call suite,packaging,20m,-ginkgo.v)
 
 ## release-test: make image and make release against the local control plane (image, manifest, package, upgrade)
 release-test:
-	go test -v -count=1 -timeout 20m ./test/release/... -ginkgo.v
+	$(call suite,release,20m,-ginkgo.v)
 
 generate:
 	bash test/tools/build.sh controller-gen

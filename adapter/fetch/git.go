@@ -144,7 +144,7 @@ func treeFiles(tree *object.Tree, objects storer.EncodedObjectStorer, dir string
 		if err != nil {
 			return nil, fmt.Errorf("read %q: %w", name, err)
 		}
-		if err := limits.admit(name, size, &total, len(files)); err != nil {
+		if err := limits.Admit(name, size, &total, len(files)); err != nil {
 			return nil, err
 		}
 		blob, err := tree.TreeEntryFile(&entry)

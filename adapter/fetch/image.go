@@ -21,6 +21,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch/unpack"
 )
 
 // ImageOptions say how to reach a registry.
@@ -169,7 +171,7 @@ func checkedLayers(img v1.Image, limits Limits) (v1.Image, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read layer %d: %w", i, err)
 		}
-		err = checkTar(un, limits)
+		err = unpack.CheckTar(un, limits)
 		un.Close()
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i, err)

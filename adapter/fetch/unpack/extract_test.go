@@ -1,4 +1,4 @@
-package fetch
+package unpack
 
 import (
 	"archive/tar"
