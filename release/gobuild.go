@@ -25,11 +25,14 @@ func parsePlatform(s string) (platform, error) {
 // could make two builds of one commit differ is fixed here rather than
 // taken from the caller's environment: no cgo, no paths of this machine
 // (-trimpath), no build ID, the baseline instruction set, and no GOFLAGS.
+// No debug information is generated (-dwarf=false) since -w would strip it:
+// the Makefile builds everything with the same settings, so make test's
+// suites and this build share one build cache.
 func buildBinary(ctx context.Context, root, dir string, p platform, info buildInfo) (string, error) {
 	out := filepath.Join(dir, "rukpak-kapp-"+p.OS+"-"+p.Arch)
 	// The revision is passed explicitly: go build's own VCS stamp depends on
 	// the caller's settings (-buildvcs) and would add vcs.modified.
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-mod=readonly", "-buildvcs=false",
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-gcflags=all=-dwarf=false", "-mod=readonly", "-buildvcs=false",
 		"-ldflags", "-s -w -buildid= -X main.version="+info.Version+" -X main.revision="+info.Revision,
 		"-o", out, "./cmd/rukpak-kapp")
 	cmd.Dir = root

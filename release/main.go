@@ -3,12 +3,14 @@
 //
 //	go run ./release image   -registry R [-version V] [-platforms linux/amd64,linux/arm64]
 //	go run ./release release -registry R [-version V] [-platforms ...] [-out bin/release]
+//	go run ./release binaries [-version V] [-platforms ...] [-out bin/release]
 //
 // image pushes R/rukpak-kapp:V, an OCI image index. release also writes the
 // manifest of config/default with that image pinned by digest, pushes the
 // Carvel package's imgpkg bundle (R/rukpak-kapp-package:V) and a package
 // repository bundle holding it (R/rukpak-kapp-repo:V), and writes the
 // Package, PackageMetadata and PackageRepository beside the manifest.
+// binaries only builds the image's binaries, as image would, into -out.
 // Registry credentials come from the Docker config (~/.docker/config.json).
 package main
 
@@ -37,6 +39,8 @@ func main() {
 		err = imageCmd(ctx, os.Args[2:])
 	case "release":
 		err = releaseCmd(ctx, os.Args[2:])
+	case "binaries":
+		err = binariesCmd(ctx, os.Args[2:])
 	default:
 		usage()
 		os.Exit(2)
@@ -49,8 +53,10 @@ func main() {
 
 func usage() {
 	fmt.Fprint(os.Stderr, `usage: go run ./release image|release -registry REGISTRY [flags]
+       go run ./release binaries [flags]
   image    build the rukpak-kapp image and push it to REGISTRY/rukpak-kapp:VERSION
   release  the image, plus the release manifest and the Carvel package (-out DIR)
+  binaries only the image's binaries, built as image builds them (-out DIR)
 `)
 }
 

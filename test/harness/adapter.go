@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -30,11 +29,9 @@ type Adapter struct {
 
 // startAdapter builds cmd/rukpak-kapp once per harness and runs it.
 func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error) {
-	bin := filepath.Join(e.Dir, "rukpak-kapp")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/rukpak-kapp")
-	build.Dir = e.Root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build rukpak-kapp: %w\n%s", err, out)
+	bin, err := GoBinary(ctx, e.Root, "./cmd/rukpak-kapp", filepath.Join(e.Dir, "rukpak-kapp"))
+	if err != nil {
+		return nil, err
 	}
 	port, err := freePort()
 	if err != nil {

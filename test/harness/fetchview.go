@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -85,12 +84,7 @@ func (e *Env) privateMounts(ctx context.Context) (string, error) {
 	if _, err := os.Stat(sandbox); err == nil {
 		return sandbox, nil
 	}
-	build := exec.CommandContext(ctx, "go", "build", "-o", sandbox, "./test/harness/cmd/privatemounts")
-	build.Dir = e.Root
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build privatemounts: %w\n%s", err, out)
-	}
-	return sandbox, nil
+	return GoBinary(ctx, e.Root, "./test/harness/cmd/privatemounts", sandbox)
 }
 
 // startFetcher starts a process that fetches bundle content: in the fetch

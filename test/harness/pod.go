@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -150,12 +149,10 @@ func (e *Env) StartPod(ctx context.Context, opts PodOptions) (*Pod, error) {
 		p.closeSockets()
 		return nil, err
 	}
-	sandbox := filepath.Join(e.Dir, "podsandbox")
-	build := exec.CommandContext(ctx, "go", "build", "-o", sandbox, "./test/harness/cmd/podsandbox")
-	build.Dir = e.Root
-	if out, err := build.CombinedOutput(); err != nil {
+	sandbox, err := GoBinary(ctx, e.Root, "./test/harness/cmd/podsandbox", filepath.Join(e.Dir, "podsandbox"))
+	if err != nil {
 		p.closeSockets()
-		return nil, fmt.Errorf("build podsandbox: %w\n%s", err, out)
+		return nil, err
 	}
 	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET | syscall.CLONE_NEWUTS}
 	if p.proc, err = startProcessWith("pod-"+opts.Name, dir, nil, e.tools.logDir, attr, sandbox, specPath); err != nil {

@@ -137,17 +137,26 @@ func (e *Env) startRukpakE2E(ctx context.Context) error {
 	return r.pushBundles()
 }
 
-// rukpakModuleDir is where Go keeps rukpak v0.24.0's module (downloading
-// it if need be), as pinned by the wrapper module.
+// rukpakModuleDir is where Go keeps rukpak v0.24.0's module, as pinned by
+// the wrapper module, downloading it if need be: the suite's binary may come
+// from the tool cache while the module cache is empty (go clean -modcache),
+// and go list -m alone then names no directory.
 func (e *Env) rukpakModuleDir(ctx context.Context) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/operator-framework/rukpak")
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", "github.com/operator-framework/rukpak")
 	cmd.Dir = filepath.Join(e.Root, rukpakE2EModule)
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("find rukpak v0.24.0's module from %s: %w", rukpakE2EModule, err)
+		return "", fmt.Errorf("download rukpak v0.24.0's module from %s: %w", rukpakE2EModule, err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	var mod struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		return "", fmt.Errorf("read go mod download's answer for rukpak v0.24.0: %w", err)
+	}
+	if mod.Dir == "" {
+		return "", fmt.Errorf("rukpak v0.24.0's module was not downloaded: %s", mod.Error)
+	}
+	return mod.Dir, nil
 }
 
 // listenRukpakE2E opens the servers' sockets on four addresses of a

@@ -10,7 +10,6 @@ package packaging_test
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -41,11 +40,8 @@ var _ = BeforeSuite(func(ctx context.Context) {
 		Adapter: true, AdapterArgs: []string{"--install-with=packageinstall"}})
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("harness logs: %s\n", env.LogDir())
-	rukpakKapp = filepath.Join(env.Dir, "rukpak-kapp")
-	build := exec.CommandContext(ctx, "go", "build", "-o", rukpakKapp, "./cmd/rukpak-kapp")
-	build.Dir = env.Root
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "build rukpak-kapp: %s", out)
+	rukpakKapp, err = harness.GoBinary(ctx, env.Root, "./cmd/rukpak-kapp", filepath.Join(env.Dir, "rukpak-kapp"))
+	Expect(err).NotTo(HaveOccurred())
 }, NodeTimeout(6*time.Minute))
 
 var _ = AfterSuite(func() {

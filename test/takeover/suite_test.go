@@ -6,7 +6,6 @@ package takeover_test
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -59,11 +58,8 @@ var _ = BeforeSuite(func(ctx context.Context) {
 		Expect(err).NotTo(HaveOccurred())
 	}
 
-	cli = filepath.Join(env.Dir, "rukpak-kapp-cli")
-	build := exec.CommandContext(ctx, "go", "build", "-o", cli, "./cmd/rukpak-kapp")
-	build.Dir = env.Root
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(out))
+	cli, err = harness.GoBinary(ctx, env.Root, "./cmd/rukpak-kapp", filepath.Join(env.Dir, "rukpak-kapp-cli"))
+	Expect(err).NotTo(HaveOccurred())
 
 	rukpak, err = env.StartRukpak(ctx, true)
 	Expect(err).NotTo(HaveOccurred())
