@@ -29,8 +29,9 @@ run:
 ## each half of the end-to-end suite (its own local control plane), the
 ## second with the smoke benchmark; the suites that run rukpak (its own
 ## end-to-end suite as the conformance suite, which mostly waits out its
-## one-minute timeouts; the take-over; the packaging suite); and the other
-## suites one after the other, the release suite last.
+## one-minute timeouts; the take-over; the packaging suite) with the
+## no-kapp-controller suite; and the other suites one after the other, the
+## release suite last.
 ##
 ## Before the lanes, every binary they run is built once (prebuilt), so four
 ## lanes on two cores never compile or link the same package side by side,
@@ -68,10 +69,10 @@ lane-rukpak:
 	$(MAKE) --no-print-directory conformance-test
 	$(MAKE) --no-print-directory takeover-test
 	$(MAKE) --no-print-directory packaging-test
+	$(MAKE) --no-print-directory nokapp-test
 lane-suites:
 	$(MAKE) --no-print-directory api-test
 	$(MAKE) --no-print-directory reconciler-test
-	$(MAKE) --no-print-directory nokapp-test
 	$(MAKE) --no-print-directory release-test
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
