@@ -19,8 +19,9 @@ SUITES := $(BIN)/suites
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 ## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
-run:
-	@$(MAKE) --no-print-directory -j2 run-tools build
+## (the adapter is built after the tools: the Kubernetes components leave it
+## the standard library and the Kubernetes packages compiled)
+run: run-tools build
 	$(BIN)/rukpak-kapp-dev $(ARGS)
 
 ## test: everything. The suites that run a local control plane mostly wait on
@@ -78,8 +79,9 @@ lane-suites:
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
 ## (make run needs RUN_TOOLS only; rukpak v0.24.0's binaries and its e2e suite, and rukpak v0.16.0's
 ## binaries (the take-over suite), are for the tests)
-RUN_TOOLS := kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt kbld helm kapp
-TOOLS := controller-gen $(RUN_TOOLS) rukpak-core rukpak-helm rukpak-e2e.test rukpak-v0.16-core rukpak-v0.16-helm
+## (kbld only templates Carvel Packages: the packaging and release suites use it, make run does not)
+RUN_TOOLS := kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt helm kapp
+TOOLS := controller-gen $(RUN_TOOLS) kbld rukpak-core rukpak-helm rukpak-e2e.test rukpak-v0.16-core rukpak-v0.16-helm
 tools:
 	bash test/tools/build.sh $(TOOLS)
 run-tools:

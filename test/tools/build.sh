@@ -19,7 +19,11 @@
 #     the other core compiling;
 #   - no debug information is generated or linked (-dwarf=false, -s -w): the
 #     tests read the tools' logs, never their symbols, and a panic's trace
-#     still names every function.
+#     still names every function;
+#   - the compiler's settings are the Makefile's (CGO_ENABLED=0, -trimpath,
+#     -dwarf=false), so the standard library, and the Kubernetes packages
+#     the kubernetes module shares with rukpak-kapp at the same versions,
+#     are compiled once for the tools and the product.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,7 +39,7 @@ export CGO_ENABLED=0
 
 k8s_ldflags="-X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean"
 # Part of every cache key: changing how tools are built rebuilds them.
-recipe="gcflags=all=-dwarf=false ldflags=-s_-w cgo=0"
+recipe="trimpath gcflags=all=-dwarf=false ldflags=-s_-w cgo=0"
 
 # One job per module, longest build first (measured on a fresh machine):
 #   module-dir  kind  binary=package ...
@@ -95,7 +99,7 @@ build_job() {
     local out="$tmp/"
     # go test -c takes one package and a file name.
     [[ "$kind" == test ]] && out="$tmp/${names[0]}"
-    (cd "$here/$mod" && "${build[@]}" -gcflags=all=-dwarf=false -ldflags "-s -w $ldflags" -o "$out" "${pkgs[@]}")
+    (cd "$here/$mod" && "${build[@]}" -trimpath -gcflags=all=-dwarf=false -ldflags "-s -w $ldflags" -o "$out" "${pkgs[@]}")
     local i base
     for i in "${!names[@]}"; do
       name=${names[$i]}
