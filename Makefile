@@ -51,7 +51,7 @@ prebuilt:
 # The image's arm64 binary, built as the release suite builds it and thrown
 # away: the suite's build then finds every package compiled.
 cross-compile:
-	nice -n 19 go run ./release binaries -platforms linux/arm64 -out $$(mktemp -d)
+	d=$$(mktemp -d); nice -n 19 go run ./release binaries -platforms linux/arm64 -out $$d; rc=$$?; rm -rf $$d; exit $$rc
 
 # $(call suite,PKG,TIMEOUT,ARGS): the suite of test/PKG with go test or,
 # under make test (PREBUILT=1), its prebuilt test binary run in its package's
