@@ -93,7 +93,7 @@ build_job() {
       test) ldflags="" build=(go test -c) ;;
       *) ldflags="${kind//_/ }" ;;
     esac
-    echo ">> building ${names[*]} (first run only; the Kubernetes components take 10-15 min on 2 cores)"
+    echo ">> building ${names[*]} (first run only; the Kubernetes components take 9-13 minutes on 2 cores)"
     t0=$(date +%s)
     tmp=$(mktemp -d "$cache/.build-$mod.XXXXXX")
     local out="$tmp/"
