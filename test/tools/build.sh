@@ -117,7 +117,7 @@ build_job() {
   fi
   for pair in "$@"; do
     name=${pair%%=*}
-    wanted "$name" && ln -sfn "$cache/$name-$(keyof "$mod")/$name" "$bin/$name"
+    wanted "$name" && ln -sfn "$cache/$name-$key/$name" "$bin/$name"
   done
   return 0
 }
