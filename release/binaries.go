@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -27,18 +25,11 @@ func binariesCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	o := &options{version: strings.TrimPrefix(*version, "v"), root: root}
-	for _, p := range strings.Split(*platforms, ",") {
-		pl, err := parsePlatform(strings.TrimSpace(p))
-		if err != nil {
-			return err
-		}
-		o.platforms = append(o.platforms, pl)
+	if o.platforms, err = parsePlatforms(*platforms); err != nil {
+		return err
 	}
-	dir := *out
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(root, dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := outDir(root, *out)
+	if err != nil {
 		return err
 	}
 	info, err := readBuildInfo(ctx, o)

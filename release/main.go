@@ -85,14 +85,31 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 		return nil, err
 	}
 	o := &options{registry: strings.TrimSuffix(*registry, "/"), version: strings.TrimPrefix(*version, "v"), source: *source, root: root}
-	for _, p := range strings.Split(*platforms, ",") {
+	if o.platforms, err = parsePlatforms(*platforms); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// parsePlatforms reads -platforms: a comma-separated OS/ARCH list.
+func parsePlatforms(list string) ([]platform, error) {
+	var out []platform
+	for _, p := range strings.Split(list, ",") {
 		pl, err := parsePlatform(strings.TrimSpace(p))
 		if err != nil {
 			return nil, err
 		}
-		o.platforms = append(o.platforms, pl)
+		out = append(out, pl)
 	}
-	return o, nil
+	return out, nil
+}
+
+// outDir is -out made absolute against the checkout and created.
+func outDir(root, out string) (string, error) {
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(root, out)
+	}
+	return out, os.MkdirAll(out, 0o755)
 }
 
 func imageCmd(ctx context.Context, args []string) error {
@@ -119,11 +136,8 @@ func releaseCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir := *out
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(o.root, dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := outDir(o.root, *out)
+	if err != nil {
 		return err
 	}
 	info, err := readBuildInfo(ctx, o)
