@@ -1,11 +1,11 @@
 package controller
 
 import (
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/memo"
 )
 
 // bundleDeployments counts BundleDeployments by the state of their
@@ -24,40 +24,25 @@ type installState struct{ status, reason string }
 
 // stateTracker remembers each BundleDeployment's last reported state so the
 // gauge can move it from one bucket to another.
-type stateTracker struct {
-	mu    sync.Mutex
-	state map[string]installState
-}
+type stateTracker struct{ memo.Keyed[installState] }
 
 func (t *stateTracker) set(name, status, reason string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	next := installState{status, reason}
-	if prev, ok := t.state[name]; ok {
-		if prev == next {
-			return
+	t.Update(name, func(prev installState, ok bool) installState {
+		if ok && prev == next {
+			return next
 		}
-		bundleDeployments.WithLabelValues(prev.status, prev.reason).Dec()
-	}
-	if t.state == nil {
-		t.state = map[string]installState{}
-	}
-	t.state[name] = next
-	bundleDeployments.WithLabelValues(status, reason).Inc()
+		if ok {
+			bundleDeployments.WithLabelValues(prev.status, prev.reason).Dec()
+		}
+		bundleDeployments.WithLabelValues(status, reason).Inc()
+		return next
+	})
 }
 
+// Forget takes name out of its bucket.
 func (t *stateTracker) Forget(name string, _ types.UID) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if prev, ok := t.state[name]; ok {
+	if prev, ok := t.Delete(name); ok {
 		bundleDeployments.WithLabelValues(prev.status, prev.reason).Dec()
-		delete(t.state, name)
 	}
-}
-
-func (t *stateTracker) remembers(name string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, ok := t.state[name]
-	return ok
 }

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/memo"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -49,15 +49,15 @@ type Memory interface {
 // when Apps are spread over --app-namespaces. The answer never changes for
 // a running adapter: an App that exists stays where it is, and a new one
 // goes where translate.Placement puts it.
-type placement struct{ byName sync.Map }
+type placement struct{ memo.Keyed[string] }
 
 // place finds where name's App lives, or is to be created, and remembers it.
 func (p *placement) place(ctx context.Context, c client.Reader, cfg translate.Config, name string) (string, error) {
 	if len(cfg.AppNamespaces) == 0 {
 		return cfg.SystemNamespace, nil
 	}
-	if ns, ok := p.byName.Load(name); ok {
-		return ns.(string), nil
+	if ns, ok := p.Load(name); ok {
+		return ns, nil
 	}
 	// Apps made before the namespaces were configured (or with other ones)
 	// stay where they are.
@@ -65,31 +65,21 @@ func (p *placement) place(ctx context.Context, c client.Reader, cfg translate.Co
 		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &kappctrlv1alpha1.App{})
 		switch {
 		case err == nil:
-			p.byName.Store(name, ns)
+			p.Store(name, ns)
 			return ns, nil
 		case !apierrors.IsNotFound(err):
 			return "", fmt.Errorf("find the App of %s in namespace %s: %w", name, ns, err)
 		}
 	}
 	ns := translate.Placement(cfg, name)
-	p.byName.Store(name, ns)
+	p.Store(name, ns)
 	return ns, nil
-}
-
-func (p *placement) Forget(name string, _ types.UID) { p.byName.Delete(name) }
-
-func (p *placement) remembers(name string) bool {
-	_, ok := p.byName.Load(name)
-	return ok
 }
 
 // progressClock remembers, per BundleDeployment generation, since when it
 // has been in progress without a status write: the fact the status
 // computation's progress hold needs and the stored status cannot hold.
-type progressClock struct {
-	mu    sync.Mutex
-	since map[string]generationSince
-}
+type progressClock struct{ memo.Keyed[generationSince] }
 
 type generationSince struct {
 	generation int64
@@ -99,28 +89,10 @@ type generationSince struct {
 // seen is when bd's current generation was first seen in progress,
 // starting the clock now if it was not.
 func (p *progressClock) seen(bd *rukpakv1alpha2.BundleDeployment, now time.Time) time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.since == nil {
-		p.since = map[string]generationSince{}
-	}
-	s, ok := p.since[bd.Name]
-	if !ok || s.generation != bd.Generation {
-		s = generationSince{bd.Generation, now}
-		p.since[bd.Name] = s
-	}
-	return s.at
-}
-
-func (p *progressClock) Forget(name string, _ types.UID) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.since, name)
-}
-
-func (p *progressClock) remembers(name string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.since[name]
-	return ok
+	return p.Update(bd.Name, func(s generationSince, ok bool) generationSince {
+		if !ok || s.generation != bd.Generation {
+			return generationSince{bd.Generation, now}
+		}
+		return s
+	}).at
 }

@@ -54,7 +54,7 @@ func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
 		return scope.Outcome{Timer: timer, Err: err}
 	}
 	if status.PackageInstallFailed(facts.Package.Install) {
-		m.published.forget(bd.Name)
+		m.published.Delete(bd.Name)
 	}
 	facts.App = live
 	var retry error

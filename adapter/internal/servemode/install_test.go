@@ -92,8 +92,8 @@ func TestForgetDropsWhatIsRemembered(t *testing.T) {
 	if o := m.Install(ctx, scopeOf(t, k, bd)); o.Err != nil || o.Retry != nil {
 		t.Fatalf("Install: %+v", o)
 	}
-	if !m.published.remembers(bd.Name) || !m.pruned.remembers(bd.Name) {
-		t.Fatalf("after a deployed install: published %v, pruned %v", m.published.remembers(bd.Name), m.pruned.remembers(bd.Name))
+	if !m.published.Remembers(bd.Name) || !m.pruned.Remembers(bd.Name) {
+		t.Fatalf("after a deployed install: published %v, pruned %v", m.published.Remembers(bd.Name), m.pruned.Remembers(bd.Name))
 	}
 	k.Reset()
 	if o := m.Install(ctx, scopeOf(t, k, bd)); o.Err != nil || packagingCalls(k) != 0 {
@@ -101,7 +101,7 @@ func TestForgetDropsWhatIsRemembered(t *testing.T) {
 	}
 
 	m.Forget(bd.Name, bd.UID)
-	if m.published.remembers(bd.Name) || m.pruned.remembers(bd.Name) {
+	if m.published.Remembers(bd.Name) || m.pruned.Remembers(bd.Name) {
 		t.Fatal("Forget kept a memory")
 	}
 	k.Reset()

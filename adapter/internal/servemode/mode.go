@@ -1,11 +1,10 @@
 package servemode
 
 import (
-	"sync"
-
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/memo"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 )
 
@@ -19,13 +18,13 @@ type Mode struct {
 	// beside which everything superseded was last removed, so an idle
 	// install lists no Packages (an aggregated API call) on every
 	// reconcile.
-	pruned memo
+	pruned keyedValue
 	// published remembers, per BundleDeployment, the version its current
 	// template was published under (keyed by the bundle's own version and
 	// the template's content version), so an idle install reads no
 	// Package or PackageMetadata either. It is forgotten when the
 	// PackageInstall fails, which is how a Package removed by hand shows.
-	published memo
+	published keyedValue
 }
 
 // New is the serve mode writing through c, reading the packaging API
@@ -36,44 +35,18 @@ func New(c client.Client, direct client.Reader, s *store.Store) *Mode {
 
 // Forget drops what is remembered of name's packaging.
 func (m *Mode) Forget(name string, _ types.UID) {
-	m.pruned.forget(name)
-	m.published.forget(name)
+	m.pruned.Delete(name)
+	m.published.Delete(name)
 }
 
-// memo keeps one value per BundleDeployment, valid for one key.
-type memo struct {
-	mu sync.Mutex
-	m  map[string][2]string
-}
+// keyedValue keeps one value per BundleDeployment, valid for one key.
+type keyedValue struct{ memo.Keyed[[2]string] }
 
 // get is name's value if it was set for key.
-func (m *memo) get(name, key string) (string, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.m[name]
+func (m *keyedValue) get(name, key string) (string, bool) {
+	e, ok := m.Load(name)
 	return e[1], ok && e[0] == key
 }
 
 // set records value for name under key.
-func (m *memo) set(name, key, value string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.m == nil {
-		m.m = map[string][2]string{}
-	}
-	m.m[name] = [2]string{key, value}
-}
-
-func (m *memo) forget(name string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.m, name)
-}
-
-// remembers says whether anything is remembered of name (tests).
-func (m *memo) remembers(name string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, ok := m.m[name]
-	return ok
-}
+func (m *keyedValue) set(name, key, value string) { m.Store(name, [2]string{key, value}) }

@@ -68,7 +68,7 @@ func TestLeaveKeepsWhatWasInstalled(t *testing.T) {
 	if now := readPI(t, k, bd); now == nil || !now.Spec.NoopDelete || now.DeletionTimestamp.IsZero() {
 		t.Fatalf("PackageInstall after Leave: %+v", now)
 	}
-	if m.published.remembers(bd.Name) || m.pruned.remembers(bd.Name) {
+	if m.published.Remembers(bd.Name) || m.pruned.Remembers(bd.Name) {
 		t.Error("Leave kept what it remembered of the serve mode")
 	}
 	leave("kapp-controller not done", false)
