@@ -1,8 +1,10 @@
 package adapter_test
 
 import (
+	"fmt"
 	"go/build"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,12 +12,26 @@ import (
 
 const module = "github.com/rukpak-kapp/rukpak-kapp/"
 
-// layers ranks every package of the controller: a package may import only
+// layers ranks every package of the module (the adapter, the pure packages,
+// the binaries and the test side; test/tools/* are modules of their own and
+// are not walked): a package may import only
 // packages of a lower rank, so no call climbs from a lower package into a
 // higher one, and packages of one rank (the two install modes) never import
 // each other. A package missing here fails the test: a new package is given
 // its place on purpose.
 var layers = map[string]int{
+	// The test side: nothing of the product imports it.
+	"test/harness/cmd/podsandbox":      14,
+	"test/harness/cmd/privatemounts":   14,
+	"test/harness/cmd/rukpak-kapp-dev": 14,
+	"test/bdtest":                      13,
+	"test/bench/scale":                 13,
+	"test/harness":                     12,
+	"test/harness/podspec":             11,
+	"test/fakekube":                    11,
+	// The binaries: the CLI and controller, and the release builder.
+	"cmd/rukpak-kapp":             10,
+	"release":                     10,
 	"adapter":                     9, // the facade: manager and forwarded names
 	"adapter/internal/controller": 8, // the dispatcher
 	"adapter/internal/appmode":    7, // the App mode
@@ -24,6 +40,7 @@ var layers = map[string]int{
 	"adapter/internal/kube":       5, // the adapter's own reads and writes
 	"adapter/internal/bundleset":  5, // v1alpha1's generated Bundles
 	"adapter/internal/scope":      4, // one reconcile's facts; error classes
+	"adapter/internal/memo":       0, // the keyed memory every memory uses
 	// Parts that run beside the reconciler, wired in the facade's manager.
 	"adapter/crdsafety": 3,
 	"adapter/chartcrds": 3,
@@ -41,13 +58,14 @@ var layers = map[string]int{
 	"adapter/drift":        2,
 	"adapter/bundles":      1,
 	"convert":              0,
+	"ocibundle":            0,
 	"convert/certs":        -1,
 	"api/v1alpha1":         -2,
 	"api/v1alpha2":         -3,
 }
 
 func TestLayering(t *testing.T) {
-	for dir, rank := range packagesUnder(t, "adapter", "convert", "api") {
+	for dir, rank := range packagesUnder(t, ".") {
 		pkg, err := build.ImportDir(filepath.Join("..", dir), 0)
 		if err != nil {
 			t.Fatalf("read %s: %v", dir, err)
@@ -74,18 +92,26 @@ func TestLayering(t *testing.T) {
 	}
 }
 
-// packagesUnder are the directories below the repository root holding
-// non-test Go files, with their rank (0 when unknown).
+// packagesUnder are the directories below roots (relative to the repository
+// root) holding non-test Go files, with their rank (0 when unknown), leaving
+// out testdata, bin, hidden directories and other modules.
 func packagesUnder(t *testing.T, roots ...string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for _, root := range roots {
-		err := filepath.WalkDir(filepath.Join("..", root), func(p string, d fs.DirEntry, err error) error {
+		top := filepath.Join("..", root)
+		err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
+			if d.IsDir() && p != top {
+				if d.Name() == "testdata" || d.Name() == "bin" || strings.HasPrefix(d.Name(), ".") {
+					return filepath.SkipDir
+				}
+				// Another module (test/tools/*): not this module's packages.
+				if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+					return filepath.SkipDir
+				}
 			}
 			if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 				return nil
@@ -95,6 +121,9 @@ func packagesUnder(t *testing.T, roots ...string) map[string]int {
 				return err
 			}
 			rel = filepath.ToSlash(rel)
+			if rel == "." {
+				return fmt.Errorf("a Go file at the repository root: %s", p)
+			}
 			out[rel] = layers[rel]
 			return nil
 		})

@@ -1,6 +1,3 @@
-// Package convert turns an OLM registry+v1 bundle into the plain objects
-// that install it. It is pure: no cluster, no clock, and the same input
-// always gives the same bytes.
 package convert
 
 import (

@@ -1,7 +1,3 @@
-// Package bundle decides which bundles the adapter fetches itself and lays
-// their files out for the App: a plain bundle's manifests, a helm chart with
-// its values, a registry+v1 bundle converted to plain objects. It is pure:
-// fetched files in, the files the content Secrets hold out.
 package bundle
 
 import (

@@ -1,5 +1,3 @@
-// Package content packs bundle files into immutable Secrets that an App's
-// inline fetch reads. It is pure: the adapter applies what it returns.
 package content
 
 import (

@@ -1,6 +1,3 @@
-// Package fetch fetches bundle content that kapp-controller cannot fetch by
-// itself, such as images behind a per-BundleDeployment CA. It knows about
-// registries and archives, not about conditions.
 package fetch
 
 import (

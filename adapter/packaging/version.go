@@ -1,7 +1,3 @@
-// Package packaging makes the Carvel packaging objects that install a
-// BundleDeployment's content through kapp-controller's PackageInstall
-// reconciler: a Package per content version, its PackageMetadata, a values
-// Secret and the PackageInstall. It is pure: no client, no clock.
 package packaging
 
 import (

@@ -1,5 +1,3 @@
-// Package translate turns a BundleDeployment into the kapp-controller App
-// that installs it. It is pure: no client, no clock.
 package translate
 
 import (

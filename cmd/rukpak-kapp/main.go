@@ -1,5 +1,3 @@
-// Command rukpak-kapp serves rukpak's BundleDeployment API by handing each
-// BundleDeployment to kapp-controller as an App.
 package main
 
 import (

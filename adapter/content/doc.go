@@ -1,0 +1,5 @@
+// Package content packs bundle files into immutable Secrets that an App's
+// inline fetch reads. It is pure: the adapter applies what it returns.
+//
+// It owns nothing between calls and imports only the standard library.
+package content

@@ -1,0 +1,6 @@
+// Package fetch fetches bundle content that kapp-controller cannot fetch by
+// itself, such as images behind a per-BundleDeployment CA. It knows about
+// registries and archives, not about conditions.
+//
+// It owns the digest cache of images (DigestCache) and may import adapter/fetch/unpack only.
+package fetch

@@ -1,0 +1,7 @@
+// Package packaging makes the Carvel packaging objects that install a
+// BundleDeployment's content through kapp-controller's PackageInstall
+// reconciler: a Package per content version, its PackageMetadata, a values
+// Secret and the PackageInstall. It is pure: no client, no clock.
+//
+// It owns nothing between calls and may import adapter/bundle, adapter/translate and api/.
+package packaging

@@ -1,0 +1,7 @@
+// Package ocibundle builds OCI images out of files, reproducibly (the same
+// files always give the same digest), and pushes them: the release's image
+// layers, and imgpkg bundles for Carvel packages (the release's own, and
+// those `rukpak-kapp render --as-package --push` publishes).
+//
+// It imports nothing of the module; cmd/rukpak-kapp and release import it.
+package ocibundle
