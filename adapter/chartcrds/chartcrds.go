@@ -3,6 +3,7 @@ package chartcrds
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -164,7 +165,7 @@ func (r *reconciler) chartCRDs(ctx context.Context, app *kappctrlv1alpha1.App) (
 			// The reconciler writes the Secrets before the App.
 			return nil, fmt.Errorf("read content secret %s/%s: %w", app.Namespace, name, err)
 		}
-		for _, key := range sortedKeys(secret.Data) {
+		for _, key := range slices.Sorted(maps.Keys(secret.Data)) {
 			objs, err := bundle.Objects(secret.Data[key])
 			if err != nil {
 				return nil, fmt.Errorf("content secret %s/%s, file %s: %w", app.Namespace, name, key, err)
@@ -206,13 +207,4 @@ func (r *reconciler) writer(app *kappctrlv1alpha1.App, have client.Client) (clie
 	}
 	r.writers[user] = c
 	return c, nil
-}
-
-func sortedKeys(m map[string][]byte) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

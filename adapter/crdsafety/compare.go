@@ -2,9 +2,9 @@ package crdsafety
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
-	"sort"
 
 	"carvel.dev/kapp/pkg/kapp/crdupgradesafety"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -115,7 +115,7 @@ func flatten(v *apiextensionsv1.CustomResourceValidation) crdupgradesafety.FlatS
 func removedFields(old, new *apiextensionsv1.CustomResourceDefinition) []Problem {
 	var out []Problem
 	versionPairs(old, new, func(version string, o, n crdupgradesafety.FlatSchema) {
-		for _, f := range sortedKeys(o) {
+		for _, f := range slices.Sorted(maps.Keys(o)) {
 			if _, ok := n[f]; !ok {
 				out = append(out, Problem{Version: version, Field: f, Rule: RuleFieldRemoved, Detail: "field removed"})
 			}
@@ -131,7 +131,7 @@ func removedFields(old, new *apiextensionsv1.CustomResourceDefinition) []Problem
 func changedFields(old, new *apiextensionsv1.CustomResourceDefinition) []Problem {
 	var out []Problem
 	versionPairs(old, new, func(version string, o, n crdupgradesafety.FlatSchema) {
-		for _, f := range sortedKeys(o) {
+		for _, f := range slices.Sorted(maps.Keys(o)) {
 			ns, ok := n[f]
 			if !ok {
 				continue
@@ -216,13 +216,4 @@ func versionOf(crd *apiextensionsv1.CustomResourceDefinition, name string) *apie
 		}
 	}
 	return nil
-}
-
-func sortedKeys(m crdupgradesafety.FlatSchema) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

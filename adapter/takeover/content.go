@@ -3,6 +3,8 @@ package takeover
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,7 +42,7 @@ func KeepsRukpakRendering(bd *rukpakv1alpha2.BundleDeployment, appAnnotations ma
 // records in its manifest. (Subcharts' crds/ are not in the release.)
 func ReleaseCRDs(rel *Release) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	for _, name := range sortedKeys(rel.Chart.Files) {
+	for _, name := range slices.Sorted(maps.Keys(rel.Chart.Files)) {
 		if !strings.HasPrefix(name, "crds/") || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") || strings.HasSuffix(name, ".json")) {
 			continue
 		}

@@ -3,8 +3,10 @@ package takeover
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -112,7 +114,7 @@ var nondeterministicFuncs = regexp.MustCompile(`\b(lookup|randAlphaNum|randAlpha
 // reproduce, and what in them.
 func nondeterminism(c Chart) []string {
 	var out []string
-	for _, name := range sortedKeys(c.Templates) {
+	for _, name := range slices.Sorted(maps.Keys(c.Templates)) {
 		found := map[string]bool{}
 		for _, m := range nondeterministicFuncs.FindAll(c.Templates[name], -1) {
 			found[strings.TrimSuffix(string(m), ".")] = true
@@ -120,7 +122,7 @@ func nondeterminism(c Chart) []string {
 		if len(found) == 0 {
 			continue
 		}
-		out = append(out, fmt.Sprintf("chart template %s uses %s: helm template without a cluster renders it differently from rukpak's install, so the objects it makes may change at the next change of the BundleDeployment", name, strings.Join(sortedKeys(found), ", ")))
+		out = append(out, fmt.Sprintf("chart template %s uses %s: helm template without a cluster renders it differently from rukpak's install, so the objects it makes may change at the next change of the BundleDeployment", name, strings.Join(slices.Sorted(maps.Keys(found)), ", ")))
 	}
 	return out
 }
@@ -139,7 +141,7 @@ func ChartDifferences(rel *Release, chart map[string][]byte, values map[string]a
 	if meta.Name != rel.Chart.Name || meta.Version != rel.Chart.Version {
 		out = append(out, fmt.Sprintf("chart %s %s is not the released %s %s", meta.Name, meta.Version, rel.Chart.Name, rel.Chart.Version))
 	}
-	for _, name := range sortedKeys(rel.Chart.Templates) {
+	for _, name := range slices.Sorted(maps.Keys(rel.Chart.Templates)) {
 		if strings.HasPrefix(name, "charts/") {
 			continue
 		}
@@ -169,13 +171,4 @@ func sameValues(a, b map[string]any) bool {
 	ja, _ := yaml.Marshal(a)
 	jb, _ := yaml.Marshal(b)
 	return bytes.Equal(ja, jb)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -232,13 +234,13 @@ func writeReport(w io.Writer, r report) {
 }
 
 func writeChange(w io.Writer, what string, c takeover.MapChange) {
-	for _, k := range sortedKeys(c.Removed) {
+	for _, k := range slices.Sorted(maps.Keys(c.Removed)) {
 		fmt.Fprintf(w, "      - %s %s=%s\n", what, k, c.Removed[k])
 	}
-	for _, k := range sortedKeys(c.Added) {
+	for _, k := range slices.Sorted(maps.Keys(c.Added)) {
 		fmt.Fprintf(w, "      + %s %s=%s\n", what, k, clip(c.Added[k]))
 	}
-	for _, k := range sortedKeys(c.Changed) {
+	for _, k := range slices.Sorted(maps.Keys(c.Changed)) {
 		fmt.Fprintf(w, "      ~ %s %s=%s\n", what, k, clip(c.Changed[k]))
 	}
 }
@@ -248,13 +250,4 @@ func clip(s string) string {
 		return s[:77] + "..."
 	}
 	return strings.ReplaceAll(s, "\n", " ")
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
