@@ -51,8 +51,6 @@ func ParseInstallWith(s string) (InstallWith, error) { return scope.ParseInstall
 const (
 	// Finalizer holds a BundleDeployment until everything it installed is gone.
 	Finalizer = kube.Finalizer
-	// FieldOwner is the server-side apply field manager and event source.
-	FieldOwner = kube.FieldOwner
 	// LabelContent marks the content Secrets the adapter fetched.
 	LabelContent = store.LabelContent
 	// LabelMirror marks copies of referenced Secrets and ConfigMaps.

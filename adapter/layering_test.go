@@ -55,6 +55,7 @@ var layers = map[string]int{
 	"adapter/content":      1,
 	"adapter/fetch":        1,
 	"adapter/fetch/unpack": 0,
+	"adapter/fieldowner":   0,
 	"adapter/drift":        2,
 	"adapter/bundles":      1,
 	"convert":              0,

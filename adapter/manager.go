@@ -23,6 +23,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/chartcrds"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/crdsafety"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/drift"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/controller"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/versions"
@@ -119,7 +120,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	var r *Reconciler
 	kapp := controller.NewKappAPI(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o) },
 		func(ctx context.Context) error { return r.WakeAll(ctx, mgr.GetCache()) })
-	r = assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(FieldOwner), apis, o.InstallWith, kapp)
+	r = assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up controller: %w", err)
 	}
@@ -169,7 +170,7 @@ func withKapp(mgr ctrl.Manager, r *Reconciler, o Options) error {
 		return err
 	}
 	// A run kapp-controller lost is run again.
-	if err := mgr.Add(drift.NewStallRepair(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), mgr.GetEventRecorder(FieldOwner), o.Config.TemplateTimeout)); err != nil {
+	if err := mgr.Add(drift.NewStallRepair(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), mgr.GetEventRecorder(fieldowner.Name), o.Config.TemplateTimeout)); err != nil {
 		return fmt.Errorf("stall repair: %w", err)
 	}
 	return nil
@@ -183,7 +184,7 @@ func addDriftRepair(mgr ctrl.Manager, appOf func(context.Context, string) (clien
 	if err != nil {
 		return fmt.Errorf("drift repair: %w", err)
 	}
-	if err := mgr.Add(drift.New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), meta, mgr.GetEventRecorder(FieldOwner), appOf)); err != nil {
+	if err := mgr.Add(drift.New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), meta, mgr.GetEventRecorder(fieldowner.Name), appOf)); err != nil {
 		return fmt.Errorf("drift repair: %w", err)
 	}
 	return nil

@@ -24,12 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
-
-// FieldOwner creates the CRDs and lets go of them.
-const FieldOwner = "rukpak-kapp"
 
 // kapp's labels on what it owns.
 var kappLabels = []string{"kapp.k14s.io/app", "kapp.k14s.io/association"}
@@ -127,7 +125,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			if writer, err = r.writer(app, writer); err != nil {
 				return reconcile.Result{}, err
 			}
-			if err := writer.Create(ctx, crd, client.FieldOwner(FieldOwner)); client.IgnoreAlreadyExists(err) != nil {
+			if err := writer.Create(ctx, crd, client.FieldOwner(fieldowner.Name)); client.IgnoreAlreadyExists(err) != nil {
 				return reconcile.Result{}, fmt.Errorf("create chart CRD %s as %s: %w", crd.GetName(), account(app), err)
 			}
 			log.FromContext(ctx).Info("created a chart CRD", "crd", crd.GetName(), "app", req.String())
@@ -138,7 +136,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 				return reconcile.Result{}, err
 			}
 			patch := `{"metadata":{"labels":{"` + strings.Join(append(slices.Clone(kappLabels), rukpakv1alpha2.LabelOwnerKind, rukpakv1alpha2.LabelOwnerName), `":null,"`) + `":null}}}`
-			if err := writer.Patch(ctx, live, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
+			if err := writer.Patch(ctx, live, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(fieldowner.Name)); client.IgnoreNotFound(err) != nil {
 				return reconcile.Result{}, fmt.Errorf("let go of chart CRD %s as %s: %w", crd.GetName(), account(app), err)
 			}
 			log.FromContext(ctx).Info("let go of a chart CRD an App owned", "crd", crd.GetName(), "app", req.String())

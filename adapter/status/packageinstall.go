@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -160,15 +161,12 @@ func (s state) notPickedUp() (string, time.Duration) {
 func appWrittenAt(app *kappctrlv1alpha1.App) time.Time {
 	at := app.CreationTimestamp.Time
 	for _, m := range app.ManagedFields {
-		if m.Manager == fieldManager && m.Time != nil && m.Time.After(at) {
+		if m.Manager == fieldowner.Name && m.Time != nil && m.Time.After(at) {
 			at = m.Time.Time
 		}
 	}
 	return at
 }
-
-// fieldManager is the adapter's field manager on what it applies.
-const fieldManager = "rukpak-kapp"
 
 // waitingFor names what kapp-controller is to pick up for this generation.
 func (s state) waitingFor() string {

@@ -26,6 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 )
 
 // Defaults of config/webhook.
@@ -33,8 +35,6 @@ const (
 	DefaultService = "rukpak-kapp-webhook"
 	DefaultSecret  = "rukpak-kapp-webhook-certs"
 	DefaultAddress = ":9443"
-	// FieldOwner writes the Secret and the caBundles.
-	FieldOwner = "rukpak-kapp"
 )
 
 // Options configure the server.
@@ -261,9 +261,9 @@ func (s *Server) sync(ctx context.Context, c cache.Cache, writer client.Client, 
 	if plan.Changed {
 		secret.Data = plan.Data
 		if secret.ResourceVersion == "" {
-			err = writer.Create(ctx, secret, client.FieldOwner(FieldOwner))
+			err = writer.Create(ctx, secret, client.FieldOwner(fieldowner.Name))
 		} else {
-			err = writer.Update(ctx, secret, client.FieldOwner(FieldOwner))
+			err = writer.Update(ctx, secret, client.FieldOwner(fieldowner.Name))
 		}
 		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
 			// Another replica wrote first: its Secret arrives through the

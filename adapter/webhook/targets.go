@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 )
 
 // Target is an object whose caBundle must trust the server's CA.
@@ -75,7 +77,7 @@ func inject(ctx context.Context, c client.Reader, writer client.Client, t Target
 	}
 	// An update, not a patch: it carries the resourceVersion read, so a
 	// concurrent change is retried from the watch instead of overwritten.
-	if err := writer.Update(ctx, obj, client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsConflict(err) {
+	if err := writer.Update(ctx, obj, client.FieldOwner(fieldowner.Name)); err != nil && !apierrors.IsConflict(err) {
 		return fmt.Errorf("write the caBundle of %T %s: %w", t.Object, t.Object.GetName(), err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 )
@@ -31,7 +32,7 @@ func (m *Mode) Finalize(ctx context.Context, s *scope.Scope) (bool, error) {
 	if kube.Orphaning(s.BD, app) && !app.Spec.NoopDelete {
 		before := app.DeepCopy()
 		app.Spec.NoopDelete = true
-		if err := m.client.Patch(ctx, app, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(kube.FieldOwner)); err != nil {
+		if err := m.client.Patch(ctx, app, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(fieldowner.Name)); err != nil {
 			return false, fmt.Errorf("keep what App %s/%s installed, as the orphaning delete asks: %w", app.Namespace, app.Name, err)
 		}
 	}

@@ -10,14 +10,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundles"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 )
-
-// FieldOwner writes Bundles and their status.
-const FieldOwner = "rukpak-kapp"
 
 // Set reads Bundles from c (the informer cache) and direct (the API
 // server, where the cache may lag behind a Bundle just made).
@@ -69,7 +67,7 @@ func (s *Set) Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment,
 // create makes b, or finds it made by an earlier reconcile the cache has
 // not caught up with.
 func (s *Set) create(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, b *rukpakv1alpha1.Bundle) (*rukpakv1alpha1.Bundle, error) {
-	err := s.client.Create(ctx, b, client.FieldOwner(FieldOwner))
+	err := s.client.Create(ctx, b, client.FieldOwner(fieldowner.Name))
 	switch {
 	case err == nil:
 		return b, nil
@@ -104,7 +102,7 @@ func (s *Set) releaseFromRukpak(ctx context.Context, owned []rukpakv1alpha1.Bund
 			continue
 		}
 		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-		if err := s.client.Patch(ctx, b, patch, client.FieldOwner(FieldOwner)); client.IgnoreNotFound(err) != nil {
+		if err := s.client.Patch(ctx, b, patch, client.FieldOwner(fieldowner.Name)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("remove rukpak's finalizer from the Bundle %s: %w", b.Name, err)
 		}
 	}
@@ -119,7 +117,7 @@ func (s *Set) Report(ctx context.Context, b *rukpakv1alpha1.Bundle, st rukpakv1a
 	before := b.DeepCopy()
 	after := b.DeepCopy()
 	after.Status = st
-	if err := s.client.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+	if err := s.client.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(fieldowner.Name)); err != nil {
 		return fmt.Errorf("update the status of the Bundle %s: %w", b.Name, err)
 	}
 	return nil

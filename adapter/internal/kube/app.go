@@ -11,11 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 )
-
-// FieldOwner is the server-side apply field manager and event source.
-const FieldOwner = "rukpak-kapp"
 
 // LiveApp is the App at key, nil when there is none. The informer cache may
 // not have seen an App this adapter created a moment ago, and "no App"
@@ -96,7 +94,7 @@ func ApplyAs(ctx context.Context, c client.Client, obj, applied client.Object) e
 	u := &unstructured.Unstructured{Object: raw}
 	delete(u.Object, "status")
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldowner.Name), client.ForceOwnership); err != nil {
 		return err
 	}
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, applied)

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -23,7 +24,7 @@ func PatchFinalizers(ctx context.Context, c client.Client, bd *rukpakv1alpha2.Bu
 	if !change(bd, Finalizer) {
 		return nil
 	}
-	return c.Patch(ctx, bd, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner))
+	return c.Patch(ctx, bd, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(fieldowner.Name))
 }
 
 // Orphaning says the BundleDeployment's delete orphans its dependents:

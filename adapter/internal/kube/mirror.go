@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -95,7 +96,7 @@ func mirrorOne(ctx context.Context, c client.Client, systemNamespace string, bd 
 	want := copyOf(orig, ns, bd, cp)
 	switch {
 	case apierrors.IsNotFound(cpErr):
-		return client.IgnoreAlreadyExists(c.Create(ctx, want, client.FieldOwner(FieldOwner)))
+		return client.IgnoreAlreadyExists(c.Create(ctx, want, client.FieldOwner(fieldowner.Name)))
 	case sameCopy(cp, want):
 		return nil
 	case ref.Secret && cp.(*corev1.Secret).Type != want.(*corev1.Secret).Type:
@@ -103,10 +104,10 @@ func mirrorOne(ctx context.Context, c client.Client, systemNamespace string, bd 
 		if err := c.Delete(ctx, cp); client.IgnoreNotFound(err) != nil {
 			return err
 		}
-		return c.Create(ctx, want, client.FieldOwner(FieldOwner))
+		return c.Create(ctx, want, client.FieldOwner(fieldowner.Name))
 	}
 	want.SetResourceVersion(cp.GetResourceVersion())
-	return c.Update(ctx, want, client.FieldOwner(FieldOwner))
+	return c.Update(ctx, want, client.FieldOwner(fieldowner.Name))
 }
 
 func newObject(ref Reference) client.Object {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -27,7 +28,7 @@ func WriteStatus(ctx context.Context, c client.Client, recorder events.EventReco
 	}
 	before := bd.DeepCopy()
 	bd.Status = st
-	if err := c.Status().Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(FieldOwner)); err != nil {
+	if err := c.Status().Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(fieldowner.Name)); err != nil {
 		return fmt.Errorf("update status: %w", err)
 	}
 	recordTransitions(ctx, recorder, bd, before.Status.Conditions, bd.Status.Conditions, reportedTypes)

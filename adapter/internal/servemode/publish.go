@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/packaging"
@@ -163,7 +163,7 @@ func (m *Mode) publish(ctx context.Context, bdName string, set *packageSet) erro
 	}
 	err := m.client.Get(ctx, client.ObjectKeyFromObject(set.values), &corev1.Secret{})
 	if apierrors.IsNotFound(err) {
-		err = client.IgnoreAlreadyExists(m.client.Create(ctx, set.values, client.FieldOwner(kube.FieldOwner)))
+		err = client.IgnoreAlreadyExists(m.client.Create(ctx, set.values, client.FieldOwner(fieldowner.Name)))
 	}
 	if err != nil {
 		return scope.InStep(scope.StepStore, "write values secret %s: %w", set.values.Name, err)
@@ -178,17 +178,17 @@ func (m *Mode) publishPackage(ctx context.Context, set *packageSet) error {
 	err := m.direct.Get(ctx, client.ObjectKeyFromObject(set.metadata), meta)
 	switch {
 	case apierrors.IsNotFound(err):
-		err = m.client.Create(ctx, set.metadata, client.FieldOwner(kube.FieldOwner))
+		err = m.client.Create(ctx, set.metadata, client.FieldOwner(fieldowner.Name))
 	case err == nil && !(apiequality.Semantic.DeepEqual(meta.Spec, set.metadata.Spec) && labelsHold(meta, set.metadata)):
 		meta.Spec, meta.Labels = set.metadata.Spec, set.metadata.Labels
-		err = m.client.Update(ctx, meta, client.FieldOwner(kube.FieldOwner))
+		err = m.client.Update(ctx, meta, client.FieldOwner(fieldowner.Name))
 	}
 	if err != nil {
 		return packagingAPIError("publish PackageMetadata "+set.metadata.Name, err)
 	}
 	err = m.direct.Get(ctx, client.ObjectKeyFromObject(set.pkg), &datav1alpha1.Package{})
 	if apierrors.IsNotFound(err) {
-		err = client.IgnoreAlreadyExists(m.client.Create(ctx, set.pkg, client.FieldOwner(kube.FieldOwner)))
+		err = client.IgnoreAlreadyExists(m.client.Create(ctx, set.pkg, client.FieldOwner(fieldowner.Name)))
 	}
 	if err != nil {
 		return packagingAPIError("publish Package "+set.pkg.Name, err)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -38,7 +39,7 @@ func (m *Mode) takeApp(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment,
 	for _, k := range []string{rukpakv1alpha2.AnnotationBundleGeneration, rukpakv1alpha2.AnnotationResolvedSource, rukpakv1alpha2.AnnotationBundleMetadata} {
 		delete(live.Annotations, k)
 	}
-	if err := m.client.Patch(ctx, live, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(kube.FieldOwner)); err != nil {
+	if err := m.client.Patch(ctx, live, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(fieldowner.Name)); err != nil {
 		return nil, scope.InStep(scope.StepStore, "hand App %s/%s over to its PackageInstall: %w", live.Namespace, live.Name, err)
 	}
 	return live, nil
@@ -61,7 +62,7 @@ func (m *Mode) Leave(ctx context.Context, s *scope.Scope) (bool, error) {
 		if !pi.Spec.NoopDelete {
 			before := pi.DeepCopy()
 			pi.Spec.NoopDelete = true
-			if err := m.client.Patch(ctx, pi, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(kube.FieldOwner)); err != nil {
+			if err := m.client.Patch(ctx, pi, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(fieldowner.Name)); err != nil {
 				return false, scope.InStep(scope.StepStore, "keep what PackageInstall %s/%s installed: %w", pi.Namespace, pi.Name, err)
 			}
 		}
@@ -98,7 +99,7 @@ func (m *Mode) Finalize(ctx context.Context, s *scope.Scope) (bool, error) {
 		// removes what was installed, an orphaning delete keeps it.
 		before := pi.DeepCopy()
 		pi.Spec.NoopDelete = keep
-		if err := m.client.Patch(ctx, pi, client.MergeFrom(before), client.FieldOwner(kube.FieldOwner)); client.IgnoreNotFound(err) != nil {
+		if err := m.client.Patch(ctx, pi, client.MergeFrom(before), client.FieldOwner(fieldowner.Name)); client.IgnoreNotFound(err) != nil {
 			return true, fmt.Errorf("set noopDelete=%t on PackageInstall %s/%s: %w", keep, pi.Namespace, pi.Name, err)
 		}
 	}

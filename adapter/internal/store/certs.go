@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
@@ -96,12 +96,12 @@ func (s *certStore) save(ctx context.Context, c client.Client) error {
 		return nil
 	}
 	if s.secret.ResourceVersion == "" {
-		if err := c.Create(ctx, s.secret, client.FieldOwner(kube.FieldOwner)); err != nil {
+		if err := c.Create(ctx, s.secret, client.FieldOwner(fieldowner.Name)); err != nil {
 			return fmt.Errorf("create webhook certificate secret: %w", err)
 		}
 		return nil
 	}
-	if err := c.Update(ctx, s.secret, client.FieldOwner(kube.FieldOwner)); err != nil {
+	if err := c.Update(ctx, s.secret, client.FieldOwner(fieldowner.Name)); err != nil {
 		return fmt.Errorf("update webhook certificate secret: %w", err)
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/content"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -28,7 +28,7 @@ func (s *Store) PutChunk(ctx context.Context, bd *rukpakv1alpha2.BundleDeploymen
 	}
 	// The name is the content's hash: one that exists already holds the
 	// same files, so AlreadyExists (a racing reconcile) is fine.
-	err = s.client.Create(ctx, ContentSecret(bd, ns, c), client.FieldOwner(kube.FieldOwner))
+	err = s.client.Create(ctx, ContentSecret(bd, ns, c), client.FieldOwner(fieldowner.Name))
 	if client.IgnoreAlreadyExists(err) != nil {
 		return fmt.Errorf("create content secret %s: %w", c.Name, err)
 	}
