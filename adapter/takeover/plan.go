@@ -2,6 +2,7 @@ package takeover
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,6 +19,19 @@ import (
 // own cache; left on a BundleDeployment rukpak no longer handles, they
 // would hold its deletion forever.
 var RukpakFinalizers = []string{"core.rukpak.io/delete-cached-bundle", "core.rukpak.io/cleanup-unpack-cache"}
+
+// StripRukpakFinalizers removes rukpak's finalizers from o (a
+// BundleDeployment, or a Bundle rukpak v0.16 made, which carries the same
+// two) and says whether there were any.
+func StripRukpakFinalizers(o metav1.Object) bool {
+	before := o.GetFinalizers()
+	kept := slices.DeleteFunc(slices.Clone(before), func(f string) bool { return slices.Contains(RukpakFinalizers, f) })
+	if len(kept) == len(before) {
+		return false
+	}
+	o.SetFinalizers(kept)
+	return true
+}
 
 // Metadata kapp writes on every object it manages; the values are kapp's.
 var (
@@ -147,10 +161,8 @@ func Take(in Input) Plan {
 	bd := in.BD
 	p := Plan{BundleDeployment: bd.Name, Class: bd.Spec.ProvisionerClassName}
 	for _, f := range RukpakFinalizers {
-		for _, have := range bd.Finalizers {
-			if have == f {
-				p.Cleanup.Finalizers = append(p.Cleanup.Finalizers, f)
-			}
+		if slices.Contains(bd.Finalizers, f) {
+			p.Cleanup.Finalizers = append(p.Cleanup.Finalizers, f)
 		}
 	}
 	for _, s := range in.Releases {

@@ -2,11 +2,7 @@ package appmode
 
 import (
 	"context"
-	"fmt"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 )
@@ -29,15 +25,8 @@ func (m *Mode) Finalize(ctx context.Context, s *scope.Scope) (bool, error) {
 	if !app.DeletionTimestamp.IsZero() {
 		return false, nil
 	}
-	if kube.Orphaning(s.BD, app) && !app.Spec.NoopDelete {
-		before := app.DeepCopy()
-		app.Spec.NoopDelete = true
-		if err := m.client.Patch(ctx, app, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(fieldowner.Name)); err != nil {
-			return false, fmt.Errorf("keep what App %s/%s installed, as the orphaning delete asks: %w", app.Namespace, app.Name, err)
-		}
-	}
-	if err := m.client.Delete(ctx, app); client.IgnoreNotFound(err) != nil {
-		return false, fmt.Errorf("delete App %s/%s: %w", app.Namespace, app.Name, err)
-	}
-	return false, nil
+	// An orphaning delete keeps what the App installed; a noopDelete set
+	// before (a hand-back begun) is never taken back here.
+	keep := app.Spec.NoopDelete || kube.Orphaning(s.BD, app)
+	return false, kube.DeleteLeaving(ctx, m.client, "App", app, &app.Spec.NoopDelete, keep)
 }

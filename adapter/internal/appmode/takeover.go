@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/content"
@@ -97,13 +96,7 @@ func (m *Mode) clearRukpak(ctx context.Context, s *scope.Scope) error {
 	if err := m.deleteReleaseSecrets(ctx, takeover.ReleaseSecrets(bd, secrets.Items)); err != nil {
 		return err
 	}
-	err := kube.PatchFinalizers(ctx, m.client, bd, func(o client.Object, _ string) bool {
-		changed := false
-		for _, f := range takeover.RukpakFinalizers {
-			changed = controllerutil.RemoveFinalizer(o, f) || changed
-		}
-		return changed
-	})
+	err := kube.PatchFinalizers(ctx, m.client, bd, func(o client.Object, _ string) bool { return takeover.StripRukpakFinalizers(o) })
 	if err != nil {
 		return scope.InStep(scope.StepStore, "remove rukpak's finalizers: %w", err)
 	}

@@ -7,7 +7,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
@@ -94,11 +93,7 @@ func (s *Set) releaseFromRukpak(ctx context.Context, owned []rukpakv1alpha1.Bund
 	for i := range owned {
 		b := &owned[i]
 		before := b.DeepCopy()
-		changed := false
-		for _, f := range takeover.RukpakFinalizers {
-			changed = controllerutil.RemoveFinalizer(b, f) || changed
-		}
-		if !changed {
+		if !takeover.StripRukpakFinalizers(b) {
 			continue
 		}
 		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})

@@ -2,7 +2,6 @@ package servemode
 
 import (
 	"context"
-	"fmt"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,15 +58,8 @@ func (m *Mode) Leave(ctx context.Context, s *scope.Scope) (bool, error) {
 	}
 	m.Forget(bd.Name, bd.UID)
 	if pi.DeletionTimestamp.IsZero() {
-		if !pi.Spec.NoopDelete {
-			before := pi.DeepCopy()
-			pi.Spec.NoopDelete = true
-			if err := m.client.Patch(ctx, pi, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(fieldowner.Name)); err != nil {
-				return false, scope.InStep(scope.StepStore, "keep what PackageInstall %s/%s installed: %w", pi.Namespace, pi.Name, err)
-			}
-		}
-		if err := m.client.Delete(ctx, pi); client.IgnoreNotFound(err) != nil {
-			return false, scope.InStep(scope.StepStore, "delete PackageInstall %s/%s: %w", pi.Namespace, pi.Name, err)
+		if err := kube.DeleteLeaving(ctx, m.client, "PackageInstall", pi, &pi.Spec.NoopDelete, true); err != nil {
+			return false, scope.InStep(scope.StepStore, "%w", err)
 		}
 	}
 	return false, m.removePackaging(ctx, s.AppNS, bd.Name, "", "")
@@ -93,20 +85,8 @@ func (m *Mode) Finalize(ctx context.Context, s *scope.Scope) (bool, error) {
 		m.Forget(bd.Name, bd.UID)
 		return false, m.removePackaging(ctx, s.AppNS, bd.Name, "", "")
 	}
-	if keep := kube.Orphaning(bd, pi); pi.Spec.NoopDelete != keep {
-		// kapp-controller copies the field to the App while it deletes
-		// the PackageInstall: a switch to an App that was under way still
-		// removes what was installed, an orphaning delete keeps it.
-		before := pi.DeepCopy()
-		pi.Spec.NoopDelete = keep
-		if err := m.client.Patch(ctx, pi, client.MergeFrom(before), client.FieldOwner(fieldowner.Name)); client.IgnoreNotFound(err) != nil {
-			return true, fmt.Errorf("set noopDelete=%t on PackageInstall %s/%s: %w", keep, pi.Namespace, pi.Name, err)
-		}
-	}
-	if pi.DeletionTimestamp.IsZero() {
-		if err := m.client.Delete(ctx, pi); client.IgnoreNotFound(err) != nil {
-			return true, fmt.Errorf("delete PackageInstall %s/%s: %w", pi.Namespace, pi.Name, err)
-		}
-	}
-	return true, nil
+	// kapp-controller copies the field to the App while it deletes the
+	// PackageInstall: a switch to an App that was under way still removes
+	// what was installed, an orphaning delete keeps it.
+	return true, kube.DeleteLeaving(ctx, m.client, "PackageInstall", pi, &pi.Spec.NoopDelete, kube.Orphaning(bd, pi))
 }
