@@ -38,7 +38,7 @@ var layers = map[string]int{
 	"adapter/internal/servemode":  7, // the serve mode
 	"adapter/internal/store":      6, // what the adapter fetches itself
 	"adapter/internal/kube":       5, // the adapter's own reads and writes
-	"adapter/internal/bundleset":  5, // v1alpha1's generated Bundles
+	"adapter/internal/bundleset":  6, // v1alpha1's generated Bundles
 	"adapter/internal/scope":      4, // one reconcile's facts; error classes
 	"adapter/internal/memo":       0, // the keyed memory every memory uses
 	// Parts that run beside the reconciler, wired in the facade's manager.

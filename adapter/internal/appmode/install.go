@@ -14,12 +14,12 @@ import (
 // content goes only once the App deployed the current content.
 func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
 	bd, facts, live := s.View, s.Facts, s.Live
-	if handled, err := m.takeOver(ctx, s); handled {
-		return scope.Outcome{Err: err}
+	if handled, o := m.takeOver(ctx, s); handled {
+		return o
 	}
-	f, timer, stop, err := m.store.Gather(ctx, s)
+	f, gathered, stop := m.store.Gather(ctx, s)
 	if stop {
-		return scope.Outcome{Timer: timer, Err: err}
+		return gathered
 	}
 	// Apps made before as-bundled Apps existed keep label scoping: changing
 	// an installed workload's selector fails, and its pod template rolls.
@@ -34,7 +34,7 @@ func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
 		return scope.Outcome{Err: err}
 	}
 	var retry error
-	if kube.DeployedCurrent(facts.App) && facts.Failure == nil {
+	if kube.DeployedCurrent(facts.App) && gathered.Failure == nil {
 		if err := m.store.Prune(ctx, s.AppNS, bd.Name, f.Content()); err != nil {
 			facts.PruneFailure, retry = err.Error(), err
 		}
@@ -42,5 +42,5 @@ func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
 	if err := kube.ObserveWorkloads(ctx, m.client, bd, facts, kube.DeployedCurrent(facts.App)); err != nil {
 		retry = err
 	}
-	return scope.Outcome{Timer: timer, Retry: retry}
+	return scope.Outcome{Timer: gathered.Timer, Retry: retry, Failure: gathered.Failure}
 }

@@ -25,24 +25,24 @@ import (
 // so a rukpak still running cannot apply its release over kapp's.
 // rukpak-kapp's own rendering takes over at the next generation. It reports
 // false when there is nothing of rukpak's to take over.
-func (m *Mode) takeOver(ctx context.Context, s *scope.Scope) (bool, error) {
+func (m *Mode) takeOver(ctx context.Context, s *scope.Scope) (bool, scope.Outcome) {
 	bd, facts, live := s.View, s.Facts, s.Live
 	if live != nil {
 		if !takeover.KeepsRukpakRendering(bd, live.Annotations) {
-			return false, nil
+			return false, scope.Outcome{}
 		}
 		facts.App = live
 		if kube.DeployedCurrent(live) {
-			return true, m.clearRukpak(ctx, s)
+			return true, scope.Outcome{Err: m.clearRukpak(ctx, s)}
 		}
-		return true, nil
+		return true, scope.Outcome{}
 	}
 	in, err := TakeOverInput(ctx, m.client, m.client.RESTMapper(), s.Cfg.SystemNamespace, bd, false)
 	if err != nil {
-		return true, scope.InStep(scope.StepStore, "read what rukpak installed: %w", err)
+		return true, scope.Outcome{Err: scope.InStep(scope.StepStore, "read what rukpak installed: %w", err)}
 	}
 	if len(in.Releases) == 0 && in.ReleaseErr == nil {
-		return false, nil
+		return false, scope.Outcome{}
 	}
 	plan := takeover.Take(in)
 	if plan.Blocked() {
@@ -50,37 +50,36 @@ func (m *Mode) takeOver(ctx context.Context, s *scope.Scope) (bool, error) {
 		for _, b := range plan.Blockers {
 			msgs = append(msgs, b.Message)
 		}
-		facts.Failure = &status.Failure{Kind: status.TakeOverBlocked, Message: strings.Join(msgs, "; ")}
-		return true, nil
+		return true, scope.Outcome{Failure: &status.Failure{Kind: status.TakeOverBlocked, Message: strings.Join(msgs, "; ")}}
 	}
 	files, err := takeover.Files(takeover.AppObjects(in))
 	if err != nil {
-		return true, err
+		return true, scope.Outcome{Err: err}
 	}
 	chunks, err := content.Pack(bd.Name, files)
 	if err != nil {
-		return true, err
+		return true, scope.Outcome{Err: err}
 	}
 	refs := &translate.Content{}
 	for _, c := range chunks {
 		if err := m.store.PutChunk(ctx, bd, s.AppNS, c); err != nil {
-			return true, scope.InStep(scope.StepStore, "%w", err)
+			return true, scope.Outcome{Err: scope.InStep(scope.StepStore, "%w", err)}
 		}
 		refs.Secrets = append(refs.Secrets, translate.ContentSecret{Name: c.Name, Dir: c.Dir})
 	}
 	if err := m.deleteReleaseSecrets(ctx, in.Releases); err != nil {
-		return true, err
+		return true, scope.Outcome{Err: err}
 	}
 	asPlain := bd.DeepCopy()
 	asPlain.Spec.ProvisionerClassName = rukpakv1alpha2.ClassPlain
 	desired, err := translate.AppInStyle(asPlain, s.Cfg, refs, translate.StyleAsBundled)
 	if err != nil {
-		return true, err
+		return true, scope.Outcome{Err: err}
 	}
 	desired.Annotations[takeover.AnnotationTakenOver] = strconv.FormatInt(bd.Generation, 10)
 	log.FromContext(ctx).Info("taking over what rukpak installed", "release", plan.Release, "objects", len(plan.Objects))
 	facts.App, err = kube.ApplyApp(ctx, m.client, desired, nil)
-	return true, err
+	return true, scope.Outcome{Err: err}
 }
 
 // clearRukpak removes what rukpak keeps for the BundleDeployment once the

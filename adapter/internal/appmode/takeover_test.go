@@ -38,7 +38,7 @@ func TestTakeOverBlocked(t *testing.T) {
 			if o.Err != nil || o.Retry != nil {
 				t.Fatalf("Install: %+v", o)
 			}
-			f := sc.Facts.Failure
+			f := o.Failure
 			if f == nil || f.Kind != status.TakeOverBlocked || f.Retrying || !strings.Contains(f.Message, tt.message) {
 				t.Fatalf("failure %+v, want TakeOverBlocked saying %q", f, tt.message)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -112,7 +113,7 @@ func (s *Set) Report(ctx context.Context, b *rukpakv1alpha1.Bundle, st rukpakv1a
 	before := b.DeepCopy()
 	after := b.DeepCopy()
 	after.Status = st
-	if err := s.client.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(fieldowner.Name)); err != nil {
+	if err := kube.PatchStatus(ctx, s.client, after, before); err != nil {
 		return fmt.Errorf("update the status of the Bundle %s: %w", b.Name, err)
 	}
 	return nil

@@ -38,29 +38,31 @@ func (r *Reconciler) viewOf(bd *rukpakv1alpha2.BundleDeployment) *rukpakv1alpha2
 	return bundles.View(view, r.set.Config.SystemNamespace)
 }
 
-// generate finds the scope's Bundles and the current template's, making it
-// when create is set (an install). stop says nothing is installed now: the
-// Bundle could not be made (o says why, or the Bundle limit does) or its
-// source is an upload.
-func (r *Reconciler) generate(ctx context.Context, s *scope.Scope, create bool) (o scope.Outcome, stop bool) {
-	if !r.generations(s.BD) {
-		return scope.Outcome{}, false
-	}
-	g, err := r.bundles.Generate(ctx, rukpakv1alpha1.FromV1alpha2(s.BD), create)
-	s.Generated = g
-	if s.Facts != nil {
-		s.Facts.BD = bundles.Reported(s.BD, g.Listed)
-	}
+// generate finds bd's Bundles and the current template's, making it when
+// create is set (an install). stop, when set, says nothing is installed
+// now: the Bundle could not be made (its Err says why, or the Bundle limit
+// does) or its source is an upload.
+func (r *Reconciler) generate(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, create bool) (*scope.Generated, *scope.Outcome) {
+	g, err := r.bundles.Generate(ctx, rukpakv1alpha1.FromV1alpha2(bd), create)
 	switch {
 	case err != nil:
-		return scope.Outcome{Err: err}, true
+		return g, &scope.Outcome{Err: err}
 	case g.Bundle == nil:
 		// The Bundle limit: the watch on Bundles brings it back when one goes.
-		return scope.Outcome{}, true
+		return g, &scope.Outcome{}
 	case create && g.BD.Spec.Template.Spec.Source.Type == rukpakv1alpha1.SourceTypeUpload:
-		return scope.Outcome{Err: errUpload}, true
+		return g, &scope.Outcome{Err: errUpload}
 	}
-	return scope.Outcome{}, false
+	return g, nil
+}
+
+// bundlesReported is bd as the status computation reads what is installed:
+// its active Bundle's resolved source (bundles.Reported).
+func bundlesReported(bd *rukpakv1alpha2.BundleDeployment, g *scope.Generated) *rukpakv1alpha2.BundleDeployment {
+	if g == nil {
+		return bd
+	}
+	return bundles.Reported(bd, g.Listed)
 }
 
 // errUpload refuses rukpak v0.16's upload source: its content lived in

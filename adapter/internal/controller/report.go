@@ -67,18 +67,22 @@ func decide(p policy, out status.Outcome, o scope.Outcome, failure *status.Failu
 // report computes the status from the scope's facts and writes it: the
 // only status write of the adapter.
 func (r *Reconciler) report(ctx context.Context, s *scope.Scope, o scope.Outcome, p policy) (ctrl.Result, error) {
-	facts := s.Facts
+	// A copy: what load and the steps gathered stays as they left it.
+	facts := *s.Facts
 	if p == installing {
-		if o.Err != nil {
+		switch {
+		case o.Err != nil:
 			facts.Failure = scope.FailureOf(o.Err)
+		case o.Failure != nil:
+			facts.Failure = o.Failure
 		}
 		facts.ProgressSince = r.progress.seen(s.BD, facts.Now)
 	}
-	out := status.Compute(*facts)
+	out := status.Compute(facts)
 	d := decide(p, out, o, facts.Failure)
 	if r.generations(s.BD) {
 		// rukpak's first API: its own statuses, mapped from this one.
-		return r.reportV1alpha1(ctx, s, out, d, p)
+		return r.reportV1alpha1(ctx, s, facts, out, d, p)
 	}
 	if d.write {
 		if p == installing {

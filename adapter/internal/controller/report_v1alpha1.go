@@ -16,11 +16,12 @@ import (
 )
 
 // reportV1alpha1 is report's write for a BundleDeployment of rukpak's first
-// API: the v1alpha2 status out, computed as for any BundleDeployment, is
+// API: the v1alpha2 status out, computed from facts as for any
+// BundleDeployment, is
 // mapped to the BundleDeployment's and its current Bundle's v1alpha1
 // statuses (bundles.Status), written under the same decision d; the Bundles
 // the current one supersedes go once it is installed.
-func (r *Reconciler) reportV1alpha1(ctx context.Context, s *scope.Scope, out status.Outcome, d decision, p policy) (ctrl.Result, error) {
+func (r *Reconciler) reportV1alpha1(ctx context.Context, s *scope.Scope, facts status.Facts, out status.Outcome, d decision, p policy) (ctrl.Result, error) {
 	g := s.Generated
 	if g == nil {
 		// A step before the Bundles were read failed: its error is the news,
@@ -28,8 +29,8 @@ func (r *Reconciler) reportV1alpha1(ctx context.Context, s *scope.Scope, out sta
 		return d.result, d.err
 	}
 	res := bundles.Status(bundles.Facts{
-		BD: g.BD, Bundle: g.Bundle, BundleFailure: g.Failure, Status: out.Status, Resolved: s.Facts.Fetched,
-		Invalid: status.InvalidContent(*s.Facts, s.View.Spec.ProvisionerClassName), Now: s.Facts.Now,
+		BD: g.BD, Bundle: g.Bundle, BundleFailure: g.Failure, Status: out.Status, Resolved: facts.Fetched,
+		Invalid: status.InvalidContent(facts, s.View.Spec.ProvisionerClassName), Now: facts.Now,
 	})
 	write := d.write || newsOfBundle(g.BD.Status.Conditions, res.BD.Conditions)
 	var errs []error

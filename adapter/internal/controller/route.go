@@ -33,6 +33,12 @@ func (r Route) String() string {
 	return [...]string{"skip", "hand back", "remove", "install as an App", "install as a PackageInstall", "refuse the install-with annotation"}[r]
 }
 
+// Installs says the route installs: the finalizer is added, the template's
+// Bundle made, and the status reported with the installing policy.
+func (r Route) Installs() bool {
+	return r == InstallApp || r == InstallServe || r == InstallInvalid
+}
+
 // Facts are what the route is decided from.
 type Facts struct {
 	Claimed, Deleting, HasFinalizer bool

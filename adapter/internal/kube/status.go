@@ -28,11 +28,18 @@ func WriteStatus(ctx context.Context, c client.Client, recorder events.EventReco
 	}
 	before := bd.DeepCopy()
 	bd.Status = st
-	if err := c.Status().Patch(ctx, bd, client.MergeFrom(before), client.FieldOwner(fieldowner.Name)); err != nil {
+	if err := PatchStatus(ctx, c, bd, before); err != nil {
 		return fmt.Errorf("update status: %w", err)
 	}
 	recordTransitions(ctx, recorder, bd, before.Status.Conditions, bd.Status.Conditions, reportedTypes)
 	return nil
+}
+
+// PatchStatus writes obj's status subresource as changed from before (a
+// merge patch under the adapter's field owner): the one status write of
+// the adapter, whichever object and API generation it is for.
+func PatchStatus(ctx context.Context, c client.Client, obj, before client.Object) error {
+	return c.Status().Patch(ctx, obj, client.MergeFrom(before), client.FieldOwner(fieldowner.Name))
 }
 
 // reportedTypes are the conditions a v1alpha2 BundleDeployment's Events

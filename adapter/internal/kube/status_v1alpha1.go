@@ -8,7 +8,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -27,7 +26,7 @@ func WriteV1alpha1Status(ctx context.Context, c client.Client, recorder events.E
 	}
 	after := before.DeepCopy()
 	after.Status = st
-	if err := c.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(fieldowner.Name)); err != nil {
+	if err := PatchStatus(ctx, c, after, before); err != nil {
 		return fmt.Errorf("update status at %s: %w", rukpakv1alpha1.GroupVersion, err)
 	}
 	recordTransitions(ctx, recorder, bd, before.Status.Conditions, st.Conditions, v1alpha1Types)

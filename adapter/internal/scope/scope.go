@@ -10,8 +10,10 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// Scope is one reconcile of one BundleDeployment, built once by the
-// dispatcher and handed down, so no step looks a per-reconcile fact up again.
+// Scope is one reconcile of one BundleDeployment, filled once by the
+// dispatcher's load step before any route runs and handed down, so no step
+// looks a per-reconcile fact up again. No field is assigned after load;
+// the steps add what they learn to Facts.
 type Scope struct {
 	// BD is the BundleDeployment as read; its status is written back to it.
 	BD *rukpakv1alpha2.BundleDeployment
@@ -38,13 +40,17 @@ type Scope struct {
 	Now time.Time
 }
 
-// Outcome is what an install hands back to the dispatcher's report: Err
+// Outcome is what a route's run hands back to the dispatcher's report: Err
 // stops progress; Retry is a failure beside a working install (prune,
 // workloads) that is reported and retried; Timer is when the
 // BundleDeployment needs looking at without any event (0: never).
 type Outcome struct {
 	Timer      time.Duration
 	Err, Retry error
+	// Failure is a stop that is no error: the install waits for something
+	// outside the adapter (kapp-controller's API), reported and not
+	// retried; its arrival wakes the BundleDeployment. Err wins over it.
+	Failure *status.Failure
 }
 
 // Earliest is the sooner of two RequeueAfter values, where 0 means never.

@@ -28,10 +28,11 @@ import (
 // PackageInstall.
 func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
 	bd, facts, live := s.View, s.Facts, s.Live
-	f, timer, stop, err := m.store.Gather(ctx, s)
+	f, gathered, stop := m.store.Gather(ctx, s)
 	if stop {
-		return scope.Outcome{Timer: timer, Err: err}
+		return gathered
 	}
+	timer := gathered.Timer
 	set, err := m.desiredPackage(ctx, s, f)
 	if err != nil {
 		return scope.Outcome{Timer: timer, Err: err}
@@ -59,7 +60,7 @@ func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
 	facts.App = live
 	var retry error
 	deployed := status.PackageDeployed(facts.Package.Install, live, set.version)
-	if _, pruned := m.pruned.get(bd.Name, set.key()); deployed && facts.Failure == nil && !pruned {
+	if _, pruned := m.pruned.get(bd.Name, set.key()); deployed && gathered.Failure == nil && !pruned {
 		if err := m.pruneSuperseded(ctx, s, set, f); err != nil {
 			facts.PruneFailure, retry = err.Error(), err
 		} else {
@@ -69,7 +70,7 @@ func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
 	if err := kube.ObserveWorkloads(ctx, m.client, bd, facts, deployed); err != nil {
 		retry = err
 	}
-	return scope.Outcome{Timer: timer, Retry: retry}
+	return scope.Outcome{Timer: timer, Retry: retry, Failure: gathered.Failure}
 }
 
 // livePackageInstall is the PackageInstall ns/name from the informer

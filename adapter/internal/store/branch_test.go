@@ -45,7 +45,8 @@ func TestGatherFollowsATrackedBranch(t *testing.T) {
 	step := func(name string, w want) Fetched {
 		t.Helper()
 		sc := scopeOf(bd)
-		f, timer, stop, err := s.Gather(context.Background(), sc)
+		f, o, stop := s.Gather(context.Background(), sc)
+		timer, err := o.Timer, o.Err
 		if err != nil || stop {
 			t.Fatalf("%s: stop %v, err %v", name, stop, err)
 		}
@@ -56,8 +57,8 @@ func TestGatherFollowsATrackedBranch(t *testing.T) {
 		if got := sc.Facts.Fetched.Git.Ref.Commit; got != w.commit {
 			t.Errorf("%s: installs commit %q, want %q", name, got, w.commit)
 		}
-		if refused := sc.Facts.Failure != nil; refused != w.refused || (refused && sc.Facts.Failure.Kind != status.BundleInvalid) {
-			t.Errorf("%s: failure %+v, want refused=%v", name, sc.Facts.Failure, w.refused)
+		if refused := o.Failure != nil; refused != w.refused || (refused && o.Failure.Kind != status.BundleInvalid) {
+			t.Errorf("%s: failure %+v, want refused=%v", name, o.Failure, w.refused)
 		}
 		if timer != period {
 			t.Errorf("%s: look again after %v, want the branch sync period %v", name, timer, period)

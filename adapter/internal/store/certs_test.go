@@ -50,9 +50,10 @@ func TestGatherKeepsWebhookCertificates(t *testing.T) {
 	bd := registryBD("hooks")
 
 	sc := scopeOf(bd)
-	first, timer, stop, err := s.Gather(ctx, sc)
+	first, o, stop := s.Gather(ctx, sc)
+	timer, err := o.Timer, o.Err
 	if err != nil || stop {
-		t.Fatalf("Gather: stop %v, err %v, failure %+v", stop, err, sc.Facts.Failure)
+		t.Fatalf("Gather: stop %v, err %v, failure %+v", stop, err, o.Failure)
 	}
 	saved := k.Index(fakekube.Create, "Secret", certSecretName(bd.Name))
 	if saved < 0 {

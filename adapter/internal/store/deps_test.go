@@ -35,11 +35,12 @@ func TestGatherWaitsForDependencies(t *testing.T) {
 
 	for _, bd := range []*rukpakv1alpha2.BundleDeployment{a, b} {
 		sc := scopeOf(bd)
-		_, _, stop, err := s.Gather(ctx, sc)
+		_, o, stop := s.Gather(ctx, sc)
+		err := o.Err
 		if err != nil || !stop {
 			t.Fatalf("%s: stop %v, err %v: an unmet dependency must stop the install", bd.Name, stop, err)
 		}
-		if f := sc.Facts.Failure; f == nil || f.Kind != status.DependenciesUnmet || !strings.Contains(f.Message, "Application") {
+		if f := o.Failure; f == nil || f.Kind != status.DependenciesUnmet || !strings.Contains(f.Message, "Application") {
 			t.Fatalf("%s: failure %+v, want DependenciesUnmet naming Application", bd.Name, f)
 		}
 		if !s.deps.Waiting(bd.Name) {
@@ -60,8 +61,8 @@ func TestGatherWaitsForDependencies(t *testing.T) {
 
 	apis.serve(argoApplication)
 	sc := scopeOf(b)
-	if _, _, stop, err := s.Gather(ctx, sc); err != nil || stop || sc.Facts.Failure != nil {
-		t.Fatalf("served: stop %v, err %v, failure %+v", stop, err, sc.Facts.Failure)
+	if _, o, stop := s.Gather(ctx, sc); o.Err != nil || stop || o.Failure != nil {
+		t.Fatalf("served: stop %v, err %v, failure %+v", stop, o.Err, o.Failure)
 	}
 	if got := woken(s); len(got) != 0 {
 		t.Errorf("Wake = %v once the dependency is served", got)
@@ -74,7 +75,7 @@ func TestGatherSkipsTheDependencyCheckWhenAsked(t *testing.T) {
 	s := New(fakekube.New(nil).Client, testCfg, &fakeFetcher{files: webhookBundle(t)}, &fakeAPIs{})
 	bd := registryBD("skip")
 	bd.Annotations = map[string]string{rukpakv1alpha2.AnnotationSkipDependencyCheck: "true"}
-	if _, sc, stop := gather(t, s, bd); stop || sc.Facts.Failure != nil || s.deps.Waiting(bd.Name) {
-		t.Fatalf("stop %v, failure %+v, waiting %v", stop, sc.Facts.Failure, s.deps.Waiting(bd.Name))
+	if _, sc, stop := gather(t, s, bd); stop || sc.Failure != nil || s.deps.Waiting(bd.Name) {
+		t.Fatalf("stop %v, failure %+v, waiting %v", stop, sc.Failure, s.deps.Waiting(bd.Name))
 	}
 }

@@ -14,24 +14,27 @@ import (
 
 // Gather fetches what the adapter fetches itself for the scope's
 // BundleDeployment (nothing for content kapp-controller fetches) and
-// gathers its facts. stop says there is nothing to install now: a refusal,
-// unmet dependencies or err. timer is when the content needs looking at
-// again without any event (a tracked branch, a certificate due).
-func (s *Store) Gather(ctx context.Context, sc *scope.Scope) (f Fetched, timer time.Duration, stop bool, err error) {
+// gathers its facts. o carries the content's timer (when it needs looking
+// at again without any event: a tracked branch, a certificate due), the
+// error, and a failure that is no error (content refused, dependencies
+// unmet); stop says there is nothing to install now: a refusal, unmet
+// dependencies or an error.
+func (s *Store) Gather(ctx context.Context, sc *scope.Scope) (f Fetched, o scope.Outcome, stop bool) {
 	bd, facts := sc.View, sc.Facts
 	if !bundle.AdapterFetches(bd) {
-		return f, 0, false, nil
+		return f, o, false
 	}
+	var err error
 	if f, err = s.content(ctx, bd, sc.AppNS); err != nil {
-		return f, 0, true, err
+		return f, scope.Outcome{Err: err}, true
 	}
-	timer = timerFor(bd, f, s.cfg.BranchSyncPeriod)
+	o.Timer = timerFor(bd, f, s.cfg.BranchSyncPeriod)
 	if f.refused != nil {
-		facts.Failure = scope.FailureOf(f.refused.err)
+		o.Failure = scope.FailureOf(f.refused.err)
 	}
 	if f.Secrets == nil {
 		// Nothing to install: the refusal is the news.
-		return f, timer, true, nil
+		return f, o, true
 	}
 	facts.Fetched = f.Resolved
 	if f.Bundle != nil {
@@ -39,11 +42,12 @@ func (s *Store) Gather(ctx context.Context, sc *scope.Scope) (f Fetched, timer t
 	}
 	if unmet, err := s.deps.check(ctx, bd, f); err != nil || len(unmet) > 0 {
 		if err == nil {
-			facts.Failure = &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(unmet, "; ")}
+			o.Failure = &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(unmet, "; ")}
 		}
-		return f, timer, true, err
+		o.Err = err
+		return f, o, true
 	}
-	return f, timer, false, nil
+	return f, o, false
 }
 
 // timerFor is when a BD needs looking at without any event: a tracked branch

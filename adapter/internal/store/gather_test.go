@@ -25,8 +25,8 @@ func TestGatherReusesTheGenerationsContent(t *testing.T) {
 	bd := plainBD("reuse")
 
 	first, sc, stop := gather(t, s, bd)
-	if stop || first.Secrets == nil || sc.Facts.Failure != nil {
-		t.Fatalf("first Gather: stop %v, secrets %v, failure %+v", stop, first.Secrets, sc.Facts.Failure)
+	if stop || first.Secrets == nil || sc.Failure != nil {
+		t.Fatalf("first Gather: stop %v, secrets %v, failure %+v", stop, first.Secrets, sc.Failure)
 	}
 	if got := contentSecrets(t, k.Raw, systemNS, bd.Name); !cmp.Equal(got, names(first)) {
 		t.Fatalf("content Secrets %v, Gather names %v", got, names(first))
@@ -138,7 +138,8 @@ func TestGatherRemembersARefusal(t *testing.T) {
 			bd := plainBD("refused")
 			for i := range 2 {
 				sc := scopeOf(bd)
-				f, _, stop, err := s.Gather(context.Background(), sc)
+				f, o, stop := s.Gather(context.Background(), sc)
+				err := o.Err
 				if !stop || f.Secrets != nil {
 					t.Fatalf("Gather %d: stop %v, secrets %v: refused content must not be installed", i+1, stop, f.Secrets)
 				}
@@ -151,7 +152,7 @@ func TestGatherRemembersARefusal(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Gather %d: %v: a refusal is reported, not retried", i+1, err)
 				}
-				if fl := sc.Facts.Failure; fl == nil || fl.Kind != tt.kind || fl.Retrying || !strings.Contains(fl.Message, tt.message) {
+				if fl := o.Failure; fl == nil || fl.Kind != tt.kind || fl.Retrying || !strings.Contains(fl.Message, tt.message) {
 					t.Fatalf("Gather %d: failure %+v, want kind %v with %q", i+1, fl, tt.kind, tt.message)
 				}
 			}

@@ -156,15 +156,21 @@ func scopeOf(bd *rukpakv1alpha2.BundleDeployment) *scope.Scope {
 		Facts: &status.Facts{BD: bd, Now: time.Now()}, Now: time.Now()}
 }
 
+// gathered is the scope one Gather ran on, with the Outcome it handed back.
+type gathered struct {
+	*scope.Scope
+	scope.Outcome
+}
+
 // gather runs one Gather of bd on s and fails the test on an error.
-func gather(t *testing.T, s *Store, bd *rukpakv1alpha2.BundleDeployment) (Fetched, *scope.Scope, bool) {
+func gather(t *testing.T, s *Store, bd *rukpakv1alpha2.BundleDeployment) (Fetched, gathered, bool) {
 	t.Helper()
 	sc := scopeOf(bd)
-	f, _, stop, err := s.Gather(context.Background(), sc)
-	if err != nil {
-		t.Fatalf("Gather: %v", err)
+	f, o, stop := s.Gather(context.Background(), sc)
+	if o.Err != nil {
+		t.Fatalf("Gather: %v", o.Err)
 	}
-	return f, sc, stop
+	return f, gathered{sc, o}, stop
 }
 
 // contentSecrets are the names of bd's content Secrets in ns, sorted.
