@@ -315,8 +315,10 @@ func (e *Env) Kustomize(ctx context.Context, dir string) ([]byte, error) {
 	return out, nil
 }
 
-// Stop ends everything in reverse order. The temporary directory is kept
-// when KEEP_HARNESS_DIR is set, for reading logs after a failure.
+// Stop ends everything in reverse order and tells the lines of the logs
+// that say the machine failed a component (reportTrouble). The temporary
+// directory is kept when KEEP_HARNESS_DIR is set, for reading logs after a
+// failure.
 func (e *Env) Stop() {
 	if e.Adapter != nil {
 		e.Adapter.Stop()
@@ -354,6 +356,7 @@ func (e *Env) Stop() {
 	if e.ControlPlane != nil {
 		e.ControlPlane.Stop()
 	}
+	reportTrouble(os.Stderr, e.tools.logDir)
 	if os.Getenv("KEEP_HARNESS_DIR") == "" {
 		_ = os.RemoveAll(e.Dir)
 	}
