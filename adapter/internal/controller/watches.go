@@ -183,17 +183,7 @@ func (r *Reconciler) watchReferences(mgr ctrl.Manager, b *builder.Builder) (*bui
 	if len(r.set.Config.AppNamespaces) == 0 {
 		return b, nil
 	}
-	err := mgr.GetFieldIndexer().IndexField(context.Background(), &rukpakv1alpha2.BundleDeployment{}, referencesIndex, func(o client.Object) []string {
-		bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
-		if !ok || !r.set.Classes.Claims(bd) {
-			return nil
-		}
-		var keys []string
-		for _, ref := range kube.References(r.set.Classes.asBuiltin(bd)) {
-			keys = append(keys, ref.String())
-		}
-		return keys
-	})
+	err := mgr.GetFieldIndexer().IndexField(context.Background(), &rukpakv1alpha2.BundleDeployment{}, referencesIndex, r.referencesHeld)
 	if err != nil {
 		return nil, fmt.Errorf("index bundle deployments by reference: %w", err)
 	}
@@ -202,6 +192,22 @@ func (r *Reconciler) watchReferences(mgr ctrl.Manager, b *builder.Builder) (*bui
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.referencing(false))), nil
 }
 
+// referencesHeld are the Secrets and ConfigMaps of the system namespace a
+// claimed BundleDeployment references, as referencesIndex keys them.
+func (r *Reconciler) referencesHeld(o client.Object) []string {
+	bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
+	if !ok || !r.set.Classes.Claims(bd) {
+		return nil
+	}
+	var keys []string
+	for _, ref := range kube.References(r.set.Classes.asBuiltin(bd)) {
+		keys = append(keys, ref.String())
+	}
+	return keys
+}
+
+// referencing maps a Secret (secret) or ConfigMap to the BundleDeployments
+// that reference it.
 func (r *Reconciler) referencing(secret bool) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		list := &rukpakv1alpha2.BundleDeploymentList{}

@@ -1,0 +1,123 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+// kappDiscovery serves the groups of kapp-controller's API that served
+// lists, and fails every lookup with fail when it is set.
+type kappDiscovery struct {
+	mu     sync.Mutex
+	served []string
+	fail   error
+	d      *fakediscovery.FakeDiscovery
+}
+
+func newKappDiscovery(served ...string) *kappDiscovery {
+	k := &kappDiscovery{served: served, d: &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}}
+	k.d.AddReactor("get", "resource", func(clienttesting.Action) (bool, runtime.Object, error) {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		k.d.Resources = nil
+		for _, gv := range k.served {
+			k.d.Resources = append(k.d.Resources, &metav1.APIResourceList{GroupVersion: gv, APIResources: []metav1.APIResource{{Name: kappKinds[gv]}}})
+		}
+		return k.fail != nil, nil, k.fail
+	})
+	return k
+}
+
+func (k *kappDiscovery) serve(gv ...string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.served = gv
+}
+
+// opened counts the KappAPI's open and wake calls.
+type opened struct{ open, wake int }
+
+func kappAPIOver(d *kappDiscovery, o *opened) *KappAPI {
+	return NewKappAPI(d.d, nil,
+		func(context.Context) error { o.open++; return nil },
+		func(context.Context) error { o.wake++; return nil })
+}
+
+const appsGV, packagingGV = "kappctrl.k14s.io/v1alpha1", "packaging.carvel.dev/v1alpha1"
+
+func TestKappAPIOpensOnceEveryKindIsServed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := newKappDiscovery()
+	o := &opened{}
+	k := kappAPIOver(d, o)
+
+	if ok, err := k.OpenIfServed(ctx); ok || err != nil || k.Ready() || k.Check(nil) == nil {
+		t.Fatalf("no API: OpenIfServed = %t, %v; Ready %t", ok, err, k.Ready())
+	}
+	d.serve(appsGV)
+	if err := k.look(ctx); err != nil || k.Ready() || o.open != 0 {
+		t.Fatalf("Apps without PackageInstalls: look %v, Ready %t, opened %d", err, k.Ready(), o.open)
+	}
+	d.serve(appsGV, packagingGV)
+	if err := k.look(ctx); err != nil || !k.Ready() || k.Check(nil) != nil {
+		t.Fatalf("both kinds: look %v, Ready %t, Check %v", err, k.Ready(), k.Check(nil))
+	}
+	if err := k.look(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if *o != (opened{open: 1, wake: 1}) {
+		t.Errorf("opened %+v after two looks at a served API; want one open and one wake", *o)
+	}
+}
+
+func TestKappAPIServedAtStartOpensWithoutWaking(t *testing.T) {
+	t.Parallel()
+	o := &opened{}
+	k := kappAPIOver(newKappDiscovery(appsGV, packagingGV), o)
+	if ok, err := k.OpenIfServed(context.Background()); !ok || err != nil || !k.Ready() {
+		t.Fatalf("OpenIfServed = %t, %v; Ready %t", ok, err, k.Ready())
+	}
+	// Nothing waited: the watches open before the first reconcile.
+	if *o != (opened{open: 1}) {
+		t.Errorf("opened %+v, want one open and no wake", *o)
+	}
+}
+
+func TestKappAPIDiscoveryErrorIsNotAMissingAPI(t *testing.T) {
+	t.Parallel()
+	d := newKappDiscovery(appsGV, packagingGV)
+	d.fail = errors.New("connection refused")
+	o := &opened{}
+	k := kappAPIOver(d, o)
+	if err := k.look(context.Background()); err == nil || k.Ready() || o.open != 0 {
+		t.Fatalf("look with discovery failing: %v, Ready %t, opened %d", err, k.Ready(), o.open)
+	}
+}
+
+func TestKappAPILooksAgainUntilServed(t *testing.T) {
+	t.Parallel()
+	d := newKappDiscovery(appsGV)
+	o := &opened{}
+	k := kappAPIOver(d, o)
+	looks := 0
+	d.d.PrependReactor("get", "resource", func(clienttesting.Action) (bool, runtime.Object, error) {
+		// kube-apiserver serves a new CRD's kind a moment after it is
+		// established: the third look finds it.
+		if looks++; looks == 3 {
+			d.serve(appsGV, packagingGV)
+		}
+		return false, nil, nil
+	})
+	k.lookUntilServed(context.Background())
+	if !k.Ready() || o.open != 1 || o.wake != 1 {
+		t.Fatalf("after lookUntilServed: Ready %t, opened %+v", k.Ready(), *o)
+	}
+}
