@@ -71,29 +71,13 @@ func (s *StallRepair) NeedLeaderElection() bool { return true }
 // Start follows the Apps until ctx ends.
 func (s *StallRepair) Start(ctx context.Context) error {
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithName("stall"))
-	s.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[client.ObjectKey](time.Second, maxRetry),
-		workqueue.TypedRateLimitingQueueConfig[client.ObjectKey]{Name: "stall"})
+	s.queue = newAppQueue("stall")
 	defer s.queue.ShutDown()
-	apps, err := s.cache.GetInformer(ctx, &kappctrlv1alpha1.App{})
-	if err != nil {
-		return fmt.Errorf("watch Apps for lost runs: %w", err)
-	}
-	reg, err := apps.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	return followApps(ctx, s.cache, s.queue, "lost runs", toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { s.appChanged(nil, obj) },
 		UpdateFunc: func(old, obj any) { s.appChanged(old, obj) },
 		DeleteFunc: func(obj any) { s.appGone(obj) },
-	})
-	if err != nil {
-		return fmt.Errorf("watch Apps for lost runs: %w", err)
-	}
-	defer func() { _ = apps.RemoveEventHandler(reg) }()
-	go func() {
-		for s.next(ctx) {
-		}
-	}()
-	<-ctx.Done()
-	return nil
+	}, "ask kapp-controller to run an App again", s.check)
 }
 
 // appChanged restarts an App's quiet time when its status changed, and
@@ -149,11 +133,6 @@ func (s *StallRepair) appGone(obj any) {
 		delete(s.awaiting, client.ObjectKeyFromObject(app))
 		s.mu.Unlock()
 	}
-}
-
-// next handles one App whose timer fired; false once the queue shuts down.
-func (s *StallRepair) next(ctx context.Context) bool {
-	return work(ctx, s.queue, "ask kapp-controller to run an App again", s.check)
 }
 
 // check asks for a new run of key's App if its run is due to be asked

@@ -81,9 +81,7 @@ func (w *Watcher) NeedLeaderElection() bool { return true }
 // Start runs the watches and the re-apply loop until ctx ends.
 func (w *Watcher) Start(ctx context.Context) error {
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithName("drift"))
-	w.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[client.ObjectKey](time.Second, maxRetry),
-		workqueue.TypedRateLimitingQueueConfig[client.ObjectKey]{Name: "drift"})
+	w.queue = newAppQueue("drift")
 	defer w.queue.ShutDown()
 	w.kinds = newKinds(ctx, w.meta, w.client.RESTMapper(), func(gk schema.GroupKind) toolscache.ResourceEventHandler {
 		return toolscache.ResourceEventHandlerFuncs{
@@ -96,25 +94,11 @@ func (w *Watcher) Start(ctx context.Context) error {
 	// report it would miss what happened to its objects between kapp's
 	// apply and that report.
 	w.kinds.use(nil, startKinds())
-	apps, err := w.cache.GetInformer(ctx, &kappctrlv1alpha1.App{})
-	if err != nil {
-		return fmt.Errorf("watch Apps for drift repair: %w", err)
-	}
-	reg, err := apps.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	return followApps(ctx, w.cache, w.queue, "drift repair", toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.appChanged(obj) },
 		UpdateFunc: func(_, obj any) { w.appChanged(obj) },
 		DeleteFunc: func(obj any) { w.appGone(obj) },
-	})
-	if err != nil {
-		return fmt.Errorf("watch Apps for drift repair: %w", err)
-	}
-	defer func() { _ = apps.RemoveEventHandler(reg) }()
-	go func() {
-		for w.next(ctx) {
-		}
-	}()
-	<-ctx.Done()
-	return nil
+	}, "re-apply after drift", w.repair)
 }
 
 // appChanged follows an App: the kinds it installed, the spec it last
@@ -247,29 +231,6 @@ func byThisRun(app *kappctrlv1alpha1.App, m *metav1.PartialObjectMetadata) bool 
 		}
 	}
 	return false
-}
-
-// next handles one queued App; false once the queue shuts down.
-func (w *Watcher) next(ctx context.Context) bool {
-	return work(ctx, w.queue, "re-apply after drift", w.repair)
-}
-
-// work handles one App of q with do; false once q shuts down. A failure
-// is logged and tried again with q's backoff.
-func work(ctx context.Context, q workqueue.TypedRateLimitingInterface[client.ObjectKey], what string,
-	do func(context.Context, client.ObjectKey) error) bool {
-	key, quit := q.Get()
-	if quit {
-		return false
-	}
-	defer q.Done(key)
-	if err := do(ctx, key); err != nil {
-		log.FromContext(ctx).Error(err, what, "app", key.String())
-		q.AddRateLimited(key)
-		return true
-	}
-	q.Forget(key)
-	return true
 }
 
 // repair re-applies key's App if a change waits and the App can take it.
