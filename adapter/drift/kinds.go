@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -179,23 +178,24 @@ func (k *kinds) start(gk schema.GroupKind) {
 func (k *kinds) listWatch(gk schema.GroupKind, resource schema.GroupVersionResource) toolscache.ListerWatcher {
 	objects := k.client.Resource(resource).Namespace(metav1.NamespaceAll)
 	return toolscache.ToListWatcherWithWatchListSemantics(&toolscache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = installedSelector
-			list, err := objects.List(ctx, o)
-			if err == nil {
-				k.watchWorks(gk)
-			}
-			return list, err
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = installedSelector
-			w, err := objects.Watch(ctx, o)
-			if err == nil {
-				k.watchWorks(gk)
-			}
-			return w, err
-		},
+		ListWithContextFunc: installedOnly(k, gk, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return objects.List(ctx, o)
+		}),
+		WatchFuncWithContext: installedOnly(k, gk, objects.Watch),
 	}, k.client)
+}
+
+// installedOnly is call restricted to what kapp installed for a
+// BundleDeployment, marking gk's watch working when it succeeds.
+func installedOnly[T any](k *kinds, gk schema.GroupKind, call func(context.Context, metav1.ListOptions) (T, error)) func(context.Context, metav1.ListOptions) (T, error) {
+	return func(ctx context.Context, o metav1.ListOptions) (T, error) {
+		o.LabelSelector = installedSelector
+		v, err := call(ctx, o)
+		if err == nil {
+			k.watchWorks(gk)
+		}
+		return v, err
+	}
 }
 
 // watchFailed records that gk's watch failed; true when it worked until

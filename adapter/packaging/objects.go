@@ -59,7 +59,7 @@ func Objects(s Spec) []client.Object {
 		Spec: datav1alpha1.PackageMetadataSpec{
 			DisplayName:      s.Identity.DisplayName,
 			ShortDescription: s.Identity.Description,
-			LongDescription:  "The content of the " + classWord(bd) + " BundleDeployment " + bd.Name + ", exported by rukpak-kapp.",
+			LongDescription:  "The content of the " + formatWord(bd) + " BundleDeployment " + bd.Name + ", exported by rukpak-kapp.",
 			ProviderName:     "rukpak-kapp",
 		},
 	}
@@ -131,14 +131,21 @@ func installerRBAC(s Spec) []client.Object {
 	return []client.Object{sa, binding}
 }
 
-func classWord(bd *rukpakv1alpha2.BundleDeployment) string {
+// formatOf is what a Package says of bd's bundle format: its word, and
+// where its version comes from.
+func formatOf(bd *rukpakv1alpha2.BundleDeployment) (word, versionFrom string) {
 	switch bd.Spec.ProvisionerClassName {
 	case rukpakv1alpha2.ClassHelm:
-		return "helm"
+		return "helm", "the chart's Chart.yaml"
 	case rukpakv1alpha2.ClassRegistry:
-		return "registry+v1"
+		return "registry+v1", "the ClusterServiceVersion's spec.version"
 	}
-	return "plain"
+	return "plain", "the bundle"
+}
+
+func formatWord(bd *rukpakv1alpha2.BundleDeployment) string {
+	word, _ := formatOf(bd)
+	return word
 }
 
 func typeMeta(apiVersion, kind string) metav1.TypeMeta {

@@ -80,7 +80,8 @@ func ContentVersion(files map[string][]byte) string {
 // content's. It fails when that is no semver or makes no valid Package
 // name.
 func Version(bd *rukpakv1alpha2.BundleDeployment, identity Identity, files map[string][]byte) (string, error) {
-	version, from := identity.Version, versionSource(bd)
+	_, from := formatOf(bd)
+	version := identity.Version
 	if v, ok := bd.Annotations[rukpakv1alpha2.AnnotationPackageVersion]; ok {
 		version, from = v, "annotation "+rukpakv1alpha2.AnnotationPackageVersion
 	} else if version == "" && bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassPlain {
@@ -105,12 +106,3 @@ func Version(bd *rukpakv1alpha2.BundleDeployment, identity Identity, files map[s
 	return version, nil
 }
 
-func versionSource(bd *rukpakv1alpha2.BundleDeployment) string {
-	switch bd.Spec.ProvisionerClassName {
-	case rukpakv1alpha2.ClassHelm:
-		return "the chart's Chart.yaml"
-	case rukpakv1alpha2.ClassRegistry:
-		return "the ClusterServiceVersion's spec.version"
-	}
-	return "the bundle"
-}
