@@ -105,4 +105,3 @@ func Version(bd *rukpakv1alpha2.BundleDeployment, identity Identity, files map[s
 	}
 	return version, nil
 }
-
