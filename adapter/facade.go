@@ -91,7 +91,7 @@ func assemble(c client.Client, direct client.Reader, cfg translate.Config, class
 	content := store.New(c, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
 	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content, kapp).
-		WithBundles(bundleset.New(c, direct))
+		WithBundles(bundleset.NewV1alpha1(c, recorder, bundleset.New(c, direct), cfg.SystemNamespace))
 }
 
 // Render returns the objects the controller would apply for bd, offline.

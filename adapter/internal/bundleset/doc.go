@@ -1,10 +1,15 @@
-// Package bundleset keeps the Bundles of a BundleDeployment of rukpak's
-// first API (v1alpha1): it lists a BundleDeployment's generated Bundles,
-// makes the one its current template asks for, writes their status and
-// deletes the ones superseded, as adapter/bundles decides. It also takes
-// rukpak v0.16's finalizer off Bundles rukpak made, which nothing else
-// would remove once rukpak-kapp has taken over.
+// Package bundleset serves BundleDeployments of rukpak's first API
+// (v1alpha1) behind the dispatcher's Bundles seam: everything the
+// dispatcher does differently for one is here (V1alpha1). Its view is
+// rukpak v0.16's install namespace; its load lists the BundleDeployment's
+// generated Bundles and makes the one its current template asks for
+// (refusing the upload source, which rukpak-kapp does not serve); its
+// status write maps the v1alpha2 status the dispatcher computed to the
+// BundleDeployment's and its Bundle's v1alpha1 statuses and deletes the
+// Bundles superseded, as adapter/bundles decides. Set keeps the Bundles in
+// the cluster, and takes rukpak v0.16's finalizer off Bundles rukpak made,
+// which nothing else would remove once rukpak-kapp has taken over.
 //
-// It remembers nothing. It may import scope and the pure packages; the
-// dispatcher uses it through its Bundles interface.
+// It remembers nothing. It may import kube, scope and the pure packages;
+// the dispatcher uses it through its Bundles interface.
 package bundleset

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundles"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/bundleset"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -25,7 +26,9 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// fakeBundles is the Bundles seam over an in-memory list.
+// fakeBundles is bundleset's Store over an in-memory list: the dispatcher
+// runs with the v1alpha1 serving it is given in production, over Bundles
+// that need no API server.
 type fakeBundles struct {
 	*calls
 	listed  []rukpakv1alpha1.Bundle
@@ -123,7 +126,8 @@ func v1alpha1Setup(t *testing.T, app AppMode, log *calls, b *fakeBundles, bd *ru
 		t.Fatal(err)
 	}
 	set := Settings{Config: translate.Config{SystemNamespace: "rukpak-system"}, Classes: classes}
-	f.r = New(f.c, f.c, nil, set, app, fakeServe{calls: log, leaveGone: true}, fakeContent{log}, kappAPI{ready: true}).WithBundles(b)
+	f.r = New(f.c, f.c, nil, set, app, fakeServe{calls: log, leaveGone: true}, fakeContent{log}, kappAPI{ready: true}).
+		WithBundles(bundleset.NewV1alpha1(f.c, nil, b, set.Config.SystemNamespace))
 	return f
 }
 
@@ -249,32 +253,4 @@ func TestReconcile_V1alpha2IsNotGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectCalls(t, log, "serve.Leave", "app.Install "+rukpakv1alpha2.ClassPlain)
-}
-
-func TestNewsOfBundle(t *testing.T) {
-	t.Parallel()
-	hvb := func(s metav1.ConditionStatus, reason string) []metav1.Condition {
-		return []metav1.Condition{{Type: rukpakv1alpha1.TypeHasValidBundle, Status: s, Reason: reason}}
-	}
-	for _, tc := range []struct {
-		name          string
-		before, after []metav1.Condition
-		want          bool
-	}{
-		{"the first wait for a Bundle is held", nil, hvb("True", "UnpackPending"), false},
-		{"the first unpack is held with the install", hvb("True", "UnpackPending"), hvb("True", "UnpackSuccessful"), false},
-		{"a failure is news at once", nil, hvb("False", "UnpackFailed"), true},
-		{"no Bundle could be made", nil, hvb("Unknown", "ReconcileFailed"), true},
-		{"a new template's Bundle", hvb("True", "UnpackSuccessful"), hvb("True", "UnpackPending"), true},
-		{"a failure fixed", hvb("False", "UnpackFailed"), hvb("True", "UnpackPending"), true},
-		{"unchanged", hvb("True", "UnpackSuccessful"), hvb("True", "UnpackSuccessful"), false},
-		{"nothing computed", hvb("True", "UnpackSuccessful"), nil, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			if got := newsOfBundle(tc.before, tc.after); got != tc.want {
-				t.Errorf("newsOfBundle = %v, want %v", got, tc.want)
-			}
-		})
-	}
 }

@@ -30,6 +30,9 @@ type loaded struct {
 	// again asks for another look with backoff and nothing reported:
 	// another writer changed the BundleDeployment first.
 	again bool
+	// write is how the status is written: at v1alpha2, or through the
+	// Bundles seam for rukpak's first API.
+	write statusWriter
 }
 
 // load reads what one reconcile of the BundleDeployment needs, in this
@@ -37,7 +40,8 @@ type loaded struct {
 // install, the adapter's finalizer (its patch updates the BundleDeployment
 // the view is taken from); the view; the live App; for rukpak's first API,
 // its generated Bundles (the template's made by an install); and the facts
-// the status is computed from. nil: the BundleDeployment is gone.
+// the status is computed from, and the writer of its status. nil: the
+// BundleDeployment is gone.
 func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error) {
 	bd := &rukpakv1alpha2.BundleDeployment{}
 	if err := r.client.Get(ctx, req.NamespacedName, bd); err != nil {
@@ -48,10 +52,13 @@ func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error
 		return nil, err
 	}
 	mode, modeErr := installWith(bd, r.set.InstallDefault)
-	l := &loaded{modeErr: modeErr, route: Decide(Facts{Claimed: r.set.Classes.Claims(bd), Deleting: !bd.DeletionTimestamp.IsZero(),
+	l := &loaded{modeErr: modeErr, write: r.writeV1alpha2, route: Decide(Facts{Claimed: r.set.Classes.Claims(bd), Deleting: !bd.DeletionTimestamp.IsZero(),
 		HasFinalizer: controllerutil.ContainsFinalizer(bd, kube.Finalizer), Mode: mode, ModeInvalid: modeErr != nil})}
 	if l.route == Skip {
 		return l, nil
+	}
+	if r.generations(bd) {
+		l.write = r.bundles.Report
 	}
 	cfg := r.set.Config
 	cfg.AppNamespace = ns
@@ -85,9 +92,9 @@ func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error
 		facts.App = live
 	}
 	if l.route != HandBack && r.generations(bd) {
-		g, stop := r.generate(ctx, bd, installs)
+		g, reported, stop := r.bundles.Load(ctx, bd, installs)
 		l.s.Generated = g
-		facts.BD = bundlesReported(bd, g)
+		facts.BD = reported
 		if installs {
 			l.stop = stop
 		}

@@ -44,8 +44,9 @@ func New(c client.Client, direct client.Reader, recorder events.EventRecorder, s
 }
 
 // Reconcile brings one BundleDeployment's App and status up to date: load
-// (read, place, route, finalizer, view, App, Bundles, facts), run the
-// route on what load filled, report.
+// (read, place, route, finalizer, view, App, Bundles, facts, the status
+// writer), run the route on what load filled, and report: the one place a
+// reconcile's status is written.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	l, err := r.load(ctx, req)
 	switch {
@@ -55,26 +56,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Another writer was first; look again with backoff.
 		return ctrl.Result{Requeue: true}, nil
 	}
-	s := l.s
-	switch l.route {
-	case HandBack:
+	s, p := l.s, installing
+	var o scope.Outcome
+	switch {
+	case l.route == HandBack && l.stop != nil:
+		return ctrl.Result{}, scope.Redacted(l.stop.Err)
+	case l.route == HandBack:
 		// Nothing is reported: the status is the new owner's to write.
-		if l.stop != nil {
-			return ctrl.Result{}, scope.Redacted(l.stop.Err)
-		}
 		return ctrl.Result{}, scope.Redacted(r.handBack(ctx, s))
-	case Remove:
-		if l.stop != nil {
-			return r.report(ctx, s, *l.stop, removing)
-		}
-		gone, o := r.remove(ctx, s)
-		if gone {
+	case l.stop != nil:
+		o = *l.stop
+	case l.route == Remove:
+		var gone bool
+		if gone, o = r.remove(ctx, s); gone {
 			return ctrl.Result{}, nil
 		}
-		return r.report(ctx, s, o, removing)
+	default:
+		o = r.install(ctx, s, l.route, l.modeErr)
 	}
-	if l.stop != nil {
-		return r.report(ctx, s, *l.stop, installing)
+	if l.route == Remove {
+		p = removing
 	}
-	return r.report(ctx, s, r.install(ctx, s, l.route, l.modeErr), installing)
+	return r.report(ctx, l, o, p)
 }

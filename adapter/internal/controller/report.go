@@ -4,6 +4,7 @@ import (
 	"context"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -64,9 +65,11 @@ func decide(p policy, out status.Outcome, o scope.Outcome, failure *status.Failu
 	return d
 }
 
-// report computes the status from the scope's facts and writes it: the
-// only status write of the adapter.
-func (r *Reconciler) report(ctx context.Context, s *scope.Scope, o scope.Outcome, p policy) (ctrl.Result, error) {
+// report computes the status from the scope's facts and writes it
+// (writeStatus): every status the adapter writes for a BundleDeployment
+// goes through here.
+func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p policy) (ctrl.Result, error) {
+	s := l.s
 	// A copy: what load and the steps gathered stays as they left it.
 	facts := *s.Facts
 	if p == installing {
@@ -80,20 +83,33 @@ func (r *Reconciler) report(ctx context.Context, s *scope.Scope, o scope.Outcome
 	}
 	out := status.Compute(facts)
 	d := decide(p, out, o, facts.Failure)
-	if r.generations(s.BD) {
-		// rukpak's first API: its own statuses, mapped from this one.
-		return r.reportV1alpha1(ctx, s, facts, out, d, p)
-	}
-	if d.write {
+	wrote, installed, err := l.write(ctx, s, facts, out, d.write, p == installing)
+	if wrote {
 		if p == installing {
 			r.progress.Forget(s.BD.Name, s.BD.UID)
 		}
-		if c := apimeta.FindStatusCondition(out.Status.Conditions, rukpakv1alpha2.TypeInstalled); c != nil {
-			r.states.set(s.BD.Name, string(c.Status), c.Reason)
-		}
-		if err := kube.WriteStatus(ctx, r.client, r.recorder, s.BD, out.Status); err != nil {
-			return ctrl.Result{}, scope.Redacted(err)
+		if installed != nil {
+			r.states.set(s.BD.Name, string(installed.Status), installed.Reason)
 		}
 	}
+	if err != nil {
+		return ctrl.Result{}, scope.Redacted(err)
+	}
 	return d.result, d.err
+}
+
+// statusWriter writes the computed status out when write says so, or when
+// what it writes cannot wait; wrote and installed say what was written,
+// for the dispatcher's memories. load chooses it: writeV1alpha2, or
+// Bundles.Report for rukpak's first API (its own statuses, mapped from
+// out, and its Bundle's).
+type statusWriter func(ctx context.Context, s *scope.Scope, facts status.Facts, out status.Outcome, write, installing bool) (wrote bool, installed *metav1.Condition, err error)
+
+// writeV1alpha2 is the statusWriter of a v1alpha2 BundleDeployment.
+func (r *Reconciler) writeV1alpha2(ctx context.Context, s *scope.Scope, _ status.Facts, out status.Outcome, write, _ bool) (bool, *metav1.Condition, error) {
+	if !write {
+		return false, nil, nil
+	}
+	installed := apimeta.FindStatusCondition(out.Status.Conditions, rukpakv1alpha2.TypeInstalled)
+	return true, installed, kube.WriteStatus(ctx, r.client, r.recorder, s.BD, out.Status)
 }

@@ -3,12 +3,14 @@ package controller
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
-	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // What the dispatcher is given: the two install modes and the content
@@ -37,16 +39,23 @@ type Content interface {
 	Wake(ctx context.Context, o client.Object) []reconcile.Request
 }
 
-// Bundles keeps the Bundles a BundleDeployment of rukpak's first API
-// (v1alpha1) generates from its template (package bundleset).
+// Bundles serves BundleDeployments of rukpak's first API (v1alpha1):
+// everything v1alpha1-specific is behind it (package bundleset), and the
+// dispatcher asks it at three points of one reconcile: the view, load and
+// the status write.
 type Bundles interface {
-	// Generate lists bd's Bundles and finds its current template's,
-	// making it when create is set. The error is one to report and retry.
-	Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, create bool) (*scope.Generated, error)
-	// Report writes b's status when it differs from st.
-	Report(ctx context.Context, b *rukpakv1alpha1.Bundle, st rukpakv1alpha1.BundleStatus) error
-	// Prune deletes bd's Bundles other than current, which is installed.
-	Prune(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, listed []rukpakv1alpha1.Bundle, current string) error
+	// Serves says bd, as stored, is one of rukpak's first API.
+	Serves(bd *rukpakv1alpha2.BundleDeployment) bool
+	// View is bd as it is installed (rukpak v0.16's install namespace).
+	View(bd *rukpakv1alpha2.BundleDeployment) *rukpakv1alpha2.BundleDeployment
+	// Load finds bd's generated Bundles, making the template's when create
+	// is set; reported is bd as the status computation reads what is
+	// installed; stop, when set, is reported in place of the install.
+	Load(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, create bool) (g *scope.Generated, reported *rukpakv1alpha2.BundleDeployment, stop *scope.Outcome)
+	// Report writes the v1alpha1 statuses mapped from out, computed from
+	// facts, when write says so or the Bundle's news cannot wait; wrote and
+	// installed say what it wrote, for the dispatcher's memories.
+	Report(ctx context.Context, s *scope.Scope, facts status.Facts, out status.Outcome, write, installing bool) (wrote bool, installed *metav1.Condition, err error)
 }
 
 // KappReady says whether kapp-controller's API is installed (KappAPI).
