@@ -127,5 +127,5 @@ func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opt
 
 // TakeOverInput reads what takeover.Take decides the take-over of bd from.
 func TakeOverInput(ctx context.Context, c client.Reader, mapper meta.RESTMapper, systemNamespace string, bd *rukpakv1alpha2.BundleDeployment, readLive bool) (takeover.Input, error) {
-	return appmode.TakeOverInput(ctx, c, mapper, systemNamespace, bd, readLive)
+	return appmode.TakeOverInput(ctx, c, mapper, store.SourceFetcher{Reader: c, Namespace: systemNamespace}, systemNamespace, bd, readLive)
 }

@@ -46,6 +46,13 @@ func mode(t *testing.T, k *fakekube.Cluster) *Mode {
 	return New(k.Client, store.New(k.Client, testCfg, fakekube.Offline{T: t}, nil), nil)
 }
 
+// fetchingMode is the App mode whose store fetches as the adapter does,
+// from what k holds (ConfigMaps): the take-over reads the bundle as it is
+// now through the store's fetcher.
+func fetchingMode(k *fakekube.Cluster) *Mode {
+	return New(k.Client, store.New(k.Client, testCfg, store.SourceFetcher{Reader: k.Client, Namespace: systemNS}, nil), nil)
+}
+
 // scopeOf is one reconcile of bd with live as its App.
 func scopeOf(bd *rukpakv1alpha2.BundleDeployment, live *kappctrlv1alpha1.App) *scope.Scope {
 	return &scope.Scope{BD: bd, View: bd, Mode: scope.InstallWithApp, AppNS: systemNS, Cfg: testCfg, Live: live,

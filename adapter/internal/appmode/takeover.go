@@ -37,7 +37,7 @@ func (m *Mode) takeOver(ctx context.Context, s *scope.Scope) (bool, scope.Outcom
 		}
 		return true, scope.Outcome{}
 	}
-	in, err := TakeOverInput(ctx, m.client, m.client.RESTMapper(), s.Cfg.SystemNamespace, bd, false)
+	in, err := TakeOverInput(ctx, m.client, m.client.RESTMapper(), m.store.Fetcher(), s.Cfg.SystemNamespace, bd, false)
 	if err != nil {
 		return true, scope.Outcome{Err: scope.InStep(scope.StepStore, "read what rukpak installed: %w", err)}
 	}

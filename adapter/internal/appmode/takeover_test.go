@@ -34,7 +34,7 @@ func TestTakeOverBlocked(t *testing.T) {
 			live := read(t, k, webBD())
 
 			sc := scopeOf(live, nil)
-			o := mode(t, k).Install(context.Background(), sc)
+			o := fetchingMode(k).Install(context.Background(), sc)
 			if o.Err != nil || o.Retry != nil {
 				t.Fatalf("Install: %+v", o)
 			}
@@ -62,7 +62,7 @@ func TestTakeOverProceeds(t *testing.T) {
 	bd := webBD()
 	release := releaseSecret(t, bd, "1", takeover.StatusDeployed, deployment("web", bd))
 	k := fakekube.New(kinds(), bd.DeepCopy(), release, bundleConfigMap(deployment("web", nil)))
-	m := mode(t, k)
+	m := fetchingMode(k)
 
 	// The App is made of rukpak's release, and goes last.
 	if o := m.Install(ctx, scopeOf(read(t, k, webBD()), nil)); o.Err != nil {

@@ -29,7 +29,7 @@ import (
 // readLive, every object of rukpak's release as the cluster has it (this
 // needs read access to every kind the release holds). bd must carry the
 // built-in class it is installed as.
-func TakeOverInput(ctx context.Context, c client.Reader, mapper meta.RESTMapper, systemNamespace string, bd *rukpakv1alpha2.BundleDeployment, readLive bool) (takeover.Input, error) {
+func TakeOverInput(ctx context.Context, c client.Reader, mapper meta.RESTMapper, fetcher store.Fetcher, systemNamespace string, bd *rukpakv1alpha2.BundleDeployment, readLive bool) (takeover.Input, error) {
 	in := takeover.Input{BD: bd}
 	secrets := &corev1.SecretList{}
 	if err := c.List(ctx, secrets, client.InNamespace(systemNamespace)); err != nil {
@@ -59,7 +59,7 @@ func TakeOverInput(ctx context.Context, c client.Reader, mapper meta.RESTMapper,
 		in.Installed, in.ChartCRDs = objs, crds
 	}
 	if in.Release != nil {
-		in.RenderErr = renderForTakeOver(ctx, c, systemNamespace, bd, kinds, &in)
+		in.RenderErr = renderForTakeOver(ctx, fetcher, bd, kinds, &in)
 	}
 	if !readLive || in.Release == nil {
 		return in, nil
@@ -83,19 +83,16 @@ func TakeOverInput(ctx context.Context, c client.Reader, mapper meta.RESTMapper,
 // renderForTakeOver fetches the bundle bd names now and renders it as
 // rukpak-kapp would, so the take-over can tell whether it is still what
 // rukpak installed.
-func renderForTakeOver(ctx context.Context, c client.Reader, systemNamespace string, bd *rukpakv1alpha2.BundleDeployment, kinds takeover.Scope, in *takeover.Input) error {
-	ctx, cancel := context.WithTimeout(ctx, store.FetchTimeout)
-	defer cancel()
-	files, resolved, err := store.SourceFetcher{Reader: c, Namespace: systemNamespace}.Fetch(ctx, bd)
-	if err != nil {
+func renderForTakeOver(ctx context.Context, fetcher store.Fetcher, bd *rukpakv1alpha2.BundleDeployment, kinds takeover.Scope, in *takeover.Input) error {
+	m, err := store.Materialize(ctx, fetcher, bd, convert.FreshCertificates(time.Now()))
+	switch {
+	case !m.Fetched:
 		return fmt.Errorf("fetch the bundle: %w", err)
-	}
-	in.Resolved = resolved
-	layout, err := bundle.Lay(bd, files, convert.FreshCertificates(time.Now()))
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("read the bundle: %w", err)
 	}
-	laid := layout.Files
+	in.Resolved = m.Resolved
+	laid := m.Layout.Files
 	if bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassHelm {
 		chart := map[string][]byte{}
 		for name, data := range laid {

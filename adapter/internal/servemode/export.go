@@ -57,14 +57,11 @@ type PackageExport struct {
 // the source pinned to what was fetched; registry+v1 bundles are converted
 // here, since kapp-controller cannot convert them.
 func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opts PackageOptions) (*PackageExport, error) {
-	files, resolved, err := store.SourceFetcher{Reader: store.NoCluster{}, Namespace: opts.Namespace}.Fetch(ctx, bd)
+	m, err := store.Materialize(ctx, store.SourceFetcher{Reader: store.NoCluster{}, Namespace: opts.Namespace}, bd, convert.FreshCertificates(opts.Now))
 	if err != nil {
 		return nil, err
 	}
-	laid, err := bundle.Lay(bd, files, convert.FreshCertificates(opts.Now))
-	if err != nil {
-		return nil, err
-	}
+	files, resolved, laid := m.Files, m.Resolved, m.Layout
 	layout := laid.Files
 	x := &PackageExport{Notes: laid.Notes}
 	identity := plainIdentity(bd)

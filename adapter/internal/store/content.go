@@ -8,8 +8,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/content"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -107,8 +105,6 @@ func (s *Store) branchMoved(ctx context.Context, bd *rukpakv1alpha2.BundleDeploy
 // content is refused, the returned Fetched still names the source it came
 // from.
 func (s *Store) fetchFresh(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, ns string) (Fetched, error) {
-	fctx, cancel := context.WithTimeout(ctx, FetchTimeout)
-	defer cancel()
 	var certs convert.CertSource
 	var kept *certStore
 	if bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassRegistry {
@@ -119,17 +115,16 @@ func (s *Store) fetchFresh(ctx context.Context, bd *rukpakv1alpha2.BundleDeploym
 		}
 		certs = kept.source()
 	}
-	files, resolved, err := s.fetcher.Fetch(fctx, bd)
-	if err != nil {
+	m, err := Materialize(ctx, s.fetcher, bd, certs)
+	if !m.Fetched {
 		return Fetched{}, err
 	}
-	f := Fetched{generation: bd.Generation, Resolved: resolved, checked: time.Now()}
-	layout, err := bundle.Lay(bd, files, certs)
+	f := Fetched{generation: bd.Generation, Resolved: m.Resolved, checked: time.Now()}
 	if err != nil {
 		return f, err
 	}
-	f.Bundle = Recorded(layout)
-	chunks, err := content.Pack(bd.Name, layout.Files)
+	f.Bundle = Recorded(m.Layout)
+	chunks, err := m.Pack(bd)
 	if err != nil {
 		return f, err
 	}
@@ -147,14 +142,4 @@ func (s *Store) fetchFresh(ctx context.Context, bd *rukpakv1alpha2.BundleDeploym
 		f.Secrets = append(f.Secrets, translate.ContentSecret{Name: c.Name, Dir: c.Dir})
 	}
 	return f, nil
-}
-
-// Recorded is what the App records of a registry+v1 bundle's layout; nil
-// for other formats.
-func Recorded(layout *bundle.Layout) *translate.BundleMetadata {
-	m := layout.Metadata
-	if m == nil {
-		return nil
-	}
-	return &translate.BundleMetadata{Package: m.Package, Labels: m.Labels, Dependencies: m.Dependencies, Notes: layout.Notes}
 }

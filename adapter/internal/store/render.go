@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/content"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
@@ -24,19 +23,15 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 	// Without a cluster, an App goes where a new one would.
 	cfg.AppNamespace = translate.Placement(cfg, bd.Name)
 	if bundle.AdapterFetches(bd) {
-		files, resolved, err := SourceFetcher{Reader: NoCluster{}, Namespace: cfg.SystemNamespace}.Fetch(ctx, bd)
+		m, err := Materialize(ctx, SourceFetcher{Reader: NoCluster{}, Namespace: cfg.SystemNamespace}, bd, convert.FreshCertificates(time.Now()))
 		if err != nil {
 			return nil, err
 		}
-		layout, err := bundle.Lay(bd, files, convert.FreshCertificates(time.Now()))
+		chunks, err := m.Pack(bd)
 		if err != nil {
 			return nil, err
 		}
-		chunks, err := content.Pack(bd.Name, layout.Files)
-		if err != nil {
-			return nil, err
-		}
-		c = &translate.Content{Resolved: resolved, Bundle: Recorded(layout)}
+		c = &translate.Content{Resolved: m.Resolved, Bundle: Recorded(m.Layout)}
 		for _, ch := range chunks {
 			objs = append(objs, ContentSecret(bd, cfg.AppNamespace, ch))
 			c.Secrets = append(c.Secrets, translate.ContentSecret{Name: ch.Name, Dir: ch.Dir})

@@ -28,6 +28,10 @@ func New(c client.Client, cfg translate.Config, fetcher Fetcher, apis APIs) *Sto
 	return &Store{client: c, cfg: cfg, fetcher: fetcher, cache: newContentCache(), deps: newDependencies(c, cfg, apis)}
 }
 
+// Fetcher is how the store fetches sources, for what reads a bundle as it
+// is now beside the store (the take-over).
+func (s *Store) Fetcher() Fetcher { return s.fetcher }
+
 // Forget drops what is remembered of the BundleDeployment name (uid).
 func (s *Store) Forget(name string, uid types.UID) {
 	s.cache.forget(uid)
