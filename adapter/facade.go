@@ -2,7 +2,6 @@ package adapter
 
 import (
 	"context"
-	"errors"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -104,7 +103,7 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 	}
 	first := rukpakv1alpha1.FromV1alpha2(bd)
 	if first.Spec.Template.Spec.Source.Type == rukpakv1alpha1.SourceTypeUpload {
-		return nil, errors.New(`source type "upload" is not served by rukpak-kapp: serve the bundle from an image, a git repository, an http URL or configMaps`)
+		return nil, bundleset.ErrUpload
 	}
 	objs, err := store.Render(ctx, bundles.View(bd, cfg.SystemNamespace), cfg)
 	if err != nil {

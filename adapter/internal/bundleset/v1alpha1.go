@@ -79,14 +79,14 @@ func (v *V1alpha1) Load(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment
 		// The Bundle limit: the watch on Bundles brings it back when one goes.
 		return g, reported, &scope.Outcome{}
 	case create && g.BD.Spec.Template.Spec.Source.Type == rukpakv1alpha1.SourceTypeUpload:
-		return g, reported, &scope.Outcome{Err: errUpload}
+		return g, reported, &scope.Outcome{Err: ErrUpload}
 	}
 	return g, reported, nil
 }
 
-// errUpload refuses rukpak v0.16's upload source: its content lived in
+// ErrUpload refuses, for the reconciler and the offline render alike, rukpak v0.16's upload source: its content lived in
 // rukpak's own upload service, which rukpak-kapp does not run.
-var errUpload = &translate.UnsupportedError{Reason: `source type "upload" is not served by rukpak-kapp: rukpakctl run uploaded bundles to ` +
+var ErrUpload = &translate.UnsupportedError{Reason: `source type "upload" is not served by rukpak-kapp: rukpakctl run uploaded bundles to ` +
 	"rukpak v0.16's own upload service, which rukpak-kapp does not run. Serve the bundle from an image, a git repository, " +
 	"an http URL or configMaps (kubectl create configmap --from-file in the system namespace) and set spec.template.spec.source to it"}
 

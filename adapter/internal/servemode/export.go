@@ -2,7 +2,6 @@ package servemode
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -64,21 +63,27 @@ func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opt
 	files, resolved, laid := m.Files, m.Resolved, m.Layout
 	layout := laid.Files
 	x := &PackageExport{Notes: laid.Notes}
-	identity := plainIdentity(bd)
-	var values, schema []byte
+	chart := map[string][]byte{}
+	for name, data := range layout {
+		if rest, ok := strings.CutPrefix(name, bundle.ChartDir+"/"); ok {
+			chart[rest] = data
+		}
+	}
+	var csv *convert.Package
+	if laid.Metadata != nil {
+		csv = &laid.Metadata.Package
+	}
+	identity, schema, err := packaging.IdentityOf(bd, csv, chart)
+	if err != nil {
+		return nil, err
+	}
+	var values []byte
 	switch bd.Spec.ProvisionerClassName {
 	case rukpakv1alpha2.ClassHelm:
-		if identity, err = packaging.ChartIdentity(layout[bundle.ChartDir+"/Chart.yaml"]); err != nil {
-			return nil, err
-		}
 		// The values travel in the values Secret, not in the content.
 		values = layout[bundle.ValuesFile]
 		delete(layout, bundle.ValuesFile)
-		if s, ok := layout[bundle.ChartDir+"/values.schema.json"]; ok && json.Valid(s) {
-			schema = s
-		}
 	case rukpakv1alpha2.ClassRegistry:
-		identity = registryIdentity(laid.Metadata.Package)
 		if holdsSecrets(layout) {
 			x.Notes = append(x.Notes, "the converted objects hold Secrets (webhook serving certificates and their keys): whoever can read the Package, or the pushed bundle, can read them")
 		}
@@ -117,18 +122,6 @@ func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opt
 	})
 	sort.Strings(x.Notes)
 	return x, nil
-}
-
-// plainIdentity is what a plain bundle, which says nothing of itself, is
-// called.
-func plainIdentity(bd *rukpakv1alpha2.BundleDeployment) packaging.Identity {
-	return packaging.Identity{DisplayName: bd.Name, Description: "Bundle " + bd.Name}
-}
-
-// registryIdentity is what a registry+v1 bundle's CSV says of it.
-func registryIdentity(p convert.Package) packaging.Identity {
-	return packaging.Identity{Version: p.Version, DisplayName: p.Name,
-		Description: fmt.Sprintf("The registry+v1 bundle of %s %s, converted to plain objects", p.Name, p.Version)}
 }
 
 // packageFetch is where the Package gets its content: a pushed imgpkg

@@ -127,7 +127,11 @@ func TestPackageObjectsPlain(t *testing.T) {
 		if d.template.Fetch[0].Image.URL != "registry.example/p:v1" || d.template.ServiceAccountName != "" || d.template.DefaultNamespace != "" {
 			t.Fatalf("template = %+v", d.template)
 		}
-		set := packageObjects(bd, "rukpak-system", d, "1.0.0", plainIdentity(bd), nil)
+		identity, _, err := packaging.IdentityOf(bd, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := packageObjects(bd, "rukpak-system", d, "1.0.0", identity, nil)
 		if set.values != nil || len(set.install.Spec.Values) != 0 {
 			t.Fatal("a plain bundle got values")
 		}

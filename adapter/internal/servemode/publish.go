@@ -21,6 +21,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/packaging"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
 
 // LabelPackageValues marks the Secrets that hold a served Package's values.
@@ -55,10 +56,11 @@ func (m *Mode) desiredPackage(ctx context.Context, s *scope.Scope, f store.Fetch
 func (m *Mode) identityOf(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, ns string, f store.Fetched) (packaging.Identity, []byte, error) {
 	switch bd.Spec.ProvisionerClassName {
 	case rukpakv1alpha2.ClassRegistry:
-		if f.Bundle == nil {
-			return packaging.Identity{}, nil, errors.New("the registry+v1 bundle's metadata was not recorded")
+		var csv *convert.Package
+		if f.Bundle != nil {
+			csv = &f.Bundle.Package
 		}
-		return registryIdentity(f.Bundle.Package), nil, nil
+		return packaging.IdentityOf(bd, csv, nil)
 	case rukpakv1alpha2.ClassHelm:
 		for _, s := range f.Secrets {
 			if s.Dir != bundle.ChartDir {
@@ -68,20 +70,13 @@ func (m *Mode) identityOf(ctx context.Context, bd *rukpakv1alpha2.BundleDeployme
 			if err := m.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: s.Name}, secret); err != nil {
 				return packaging.Identity{}, nil, scope.InStep(scope.StepStore, "read content secret %s: %w", s.Name, err)
 			}
-			chart, ok := secret.Data["Chart.yaml"]
-			if !ok {
-				continue
+			if _, ok := secret.Data["Chart.yaml"]; ok {
+				return packaging.IdentityOf(bd, nil, secret.Data)
 			}
-			identity, err := packaging.ChartIdentity(chart)
-			var schema []byte
-			if s, ok := secret.Data["values.schema.json"]; ok && json.Valid(s) {
-				schema = s
-			}
-			return identity, schema, err
 		}
 		return packaging.Identity{}, nil, errors.New("the chart's Chart.yaml is not in its content Secrets")
 	}
-	return plainIdentity(bd), nil, nil
+	return packaging.IdentityOf(bd, nil, nil)
 }
 
 // packageVersion is the version of the Package made of template. Two
