@@ -12,8 +12,9 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// Facts are what one reconcile of a v1alpha1 BundleDeployment learned.
-type Facts struct {
+// Observed is what one reconcile of a v1alpha1 BundleDeployment learned,
+// for the mapping of its status (Status).
+type Observed struct {
 	// BD is the BundleDeployment as read, with its stored status.
 	BD *rukpakv1alpha1.BundleDeployment
 	// Bundle is its current template's Bundle as read or as just made,
@@ -59,7 +60,7 @@ type Result struct {
 // once it is, they follow the v1alpha2 status. Nothing claims the current
 // template installed (Installed=True naming its Bundle, activeBundle)
 // before kapp-controller reported this generation deployed.
-func Status(f Facts) Result {
+func Status(f Observed) Result {
 	gen := f.BD.Generation
 	st := *f.BD.Status.DeepCopy()
 	set := func(c metav1.Condition) {
@@ -107,7 +108,7 @@ func Status(f Facts) Result {
 	return out
 }
 
-func hasValidBundle(f Facts, b *rukpakv1alpha1.BundleStatus, gen int64) metav1.Condition {
+func hasValidBundle(f Observed, b *rukpakv1alpha1.BundleStatus, gen int64) metav1.Condition {
 	if b == nil {
 		msg := f.BundleFailure
 		if msg == "" {
@@ -135,7 +136,7 @@ func hasValidBundle(f Facts, b *rukpakv1alpha1.BundleStatus, gen int64) metav1.C
 
 // bundleStatus is the current Bundle's status: news about this
 // generation's fetch, or what it said before.
-func bundleStatus(f Facts, installedNow bool) *rukpakv1alpha1.BundleStatus {
+func bundleStatus(f Observed, installedNow bool) *rukpakv1alpha1.BundleStatus {
 	b := f.Bundle
 	st := b.Status.DeepCopy()
 	unpacked := apimeta.FindStatusCondition(f.Status.Conditions, rukpakv1alpha1.TypeUnpacked)
@@ -189,7 +190,7 @@ func bundleStatus(f Facts, installedNow bool) *rukpakv1alpha1.BundleStatus {
 
 // resolved is the Bundle's source pinned to what was fetched. rukpak
 // pinned images and git commits and copied the other sources as they are.
-func resolved(f Facts, installedNow bool) *rukpakv1alpha1.BundleSource {
+func resolved(f Observed, installedNow bool) *rukpakv1alpha1.BundleSource {
 	src := f.Resolved
 	if src == nil && installedNow {
 		src = f.Status.ResolvedSource

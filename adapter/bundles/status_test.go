@@ -67,13 +67,13 @@ func TestStatus(t *testing.T) {
 	healthy1 := c("Healthy", T, "Healthy", "BundleDeployment is healthy", 1)
 	for _, tc := range []struct {
 		name       string
-		facts      Facts
+		facts      Observed
 		wantBD     rukpakv1alpha1.BundleDeploymentStatus
 		wantBundle *rukpakv1alpha1.BundleStatus
 		installed  bool
 	}{{
 		name: "a new Bundle waits for kapp-controller: pending, and the first install waits",
-		facts: Facts{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
+		facts: Observed{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 			c("Unpacked", F, "UnpackPending", "Waiting for kapp-controller to pick up the App for this generation", 1),
 			c("Installed", U, "InstallPending", "Waiting for the bundle to be unpacked", 1),
 			c("Healthy", U, "InstallationStatusUnknown", "Waiting for the bundle to be installed", 1),
@@ -87,7 +87,7 @@ func TestStatus(t *testing.T) {
 			c("Unpacked", F, "UnpackPending", "Waiting for kapp-controller to pick up the App for this generation", 1)}},
 	}, {
 		name: "kapp-controller fetches: unpacking",
-		facts: Facts{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
+		facts: Observed{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 			c("Unpacked", F, "Unpacking", "Fetching git https://git.example/r", 1),
 		}}},
 		wantBD: rukpakv1alpha1.BundleDeploymentStatus{Conditions: []metav1.Condition{
@@ -96,7 +96,7 @@ func TestStatus(t *testing.T) {
 			c("Unpacked", F, "Unpacking", "Fetching git https://git.example/r", 1)}},
 	}, {
 		name: "the fetch failed: the Bundle is failing and the BundleDeployment has no valid bundle",
-		facts: Facts{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
+		facts: Observed{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 			c("Unpacked", F, "UnpackFailed", `source bundle content: fetch http: GET https://x/y: unexpected status "404 Not Found"`, 1),
 			c("Installed", U, "InstallPending", "Waiting for the bundle to be unpacked", 1),
 		}}},
@@ -108,7 +108,7 @@ func TestStatus(t *testing.T) {
 			c("Unpacked", F, "UnpackFailed", `source bundle content: fetch http: GET https://x/y: unexpected status "404 Not Found"`, 1)}},
 	}, {
 		name: "the content is not a bundle of its class before any install: the Bundle fails, nothing is said installed",
-		facts: Facts{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Invalid: "invalid bundle: AllNamespace install mode must be enabled",
+		facts: Observed{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Invalid: "invalid bundle: AllNamespace install mode must be enabled",
 			Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 				c("Unpacked", T, "UnpackSuccessful", "Successfully unpacked the git Bundle", 1),
 				c("Installed", F, "InstallFailed", "invalid bundle: AllNamespace install mode must be enabled", 1),
@@ -121,7 +121,7 @@ func TestStatus(t *testing.T) {
 			c("Unpacked", F, "UnpackFailed", "invalid bundle: AllNamespace install mode must be enabled", 1)}},
 	}, {
 		name: "an API the cluster does not serve fails the install, in rukpak v0.16's reason",
-		facts: Facts{BD: bdAt(1), Bundle: bundle("b1", unpackedStatus(pinned)), Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
+		facts: Observed{BD: bdAt(1), Bundle: bundle("b1", unpackedStatus(pinned)), Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 			c("Unpacked", T, "UnpackSuccessful", "Successfully unpacked the git Bundle", 1),
 			c("Installed", F, "ErrorGettingReleaseState", "required resource not found, ensure CRDs are installed first: kapp: Error: Expected to find kind", 1),
 			c("Healthy", F, "InstallationStatusFalse", "Installed condition is false", 1),
@@ -134,7 +134,7 @@ func TestStatus(t *testing.T) {
 		wantBundle: ptr(unpackedStatus(pinned)),
 	}, {
 		name: "kapp-controller deployed this generation: installed, active, the Bundle unpacked and pinned",
-		facts: Facts{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Resolved: pinned, Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
+		facts: Observed{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Resolved: pinned, Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 			c("Unpacked", T, "UnpackSuccessful", "Successfully unpacked the git Bundle", 1),
 			c("Installed", T, "InstallationSucceeded", "Instantiated bundle bd", 1),
 			c("Healthy", T, "Healthy", "BundleDeployment is healthy", 1),
@@ -146,7 +146,7 @@ func TestStatus(t *testing.T) {
 		installed:  true,
 	}, {
 		name: "the install failed: Installed and Healthy false, nothing active",
-		facts: Facts{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Resolved: pinned, Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
+		facts: Observed{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Resolved: pinned, Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 			c("Unpacked", T, "UnpackSuccessful", "Successfully unpacked the git Bundle", 1),
 			c("Installed", F, "InstallFailed", `required resource not found: no matches for kind "CatalogSource"`, 1),
 			c("Healthy", F, "InstallationStatusFalse", "Installed condition is false", 1),
@@ -159,7 +159,7 @@ func TestStatus(t *testing.T) {
 		wantBundle: ptr(unpackedStatus(pinned)),
 	}, {
 		name: "a new template whose content is invalid fails its Bundle; what is installed stays said and active",
-		facts: Facts{BD: bdAt(2, c("HasValidBundle", T, "UnpackSuccessful", "Successfully unpacked the b1 Bundle", 1), installedB1, healthy1),
+		facts: Observed{BD: bdAt(2, c("HasValidBundle", T, "UnpackSuccessful", "Successfully unpacked the b1 Bundle", 1), installedB1, healthy1),
 			Bundle:  bundle("b2", rukpakv1alpha1.BundleStatus{}),
 			Invalid: "convert registry+v1 bundle to plain+v0 bundle: AllNamespace install mode must be enabled",
 			Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
@@ -175,7 +175,7 @@ func TestStatus(t *testing.T) {
 			c("Unpacked", F, "UnpackFailed", "convert registry+v1 bundle to plain+v0 bundle: AllNamespace install mode must be enabled", 1)}},
 	}, {
 		name: "a new template is fetched: its Bundle pending, the old one stays active until kapp-controller deploys the new",
-		facts: Facts{BD: bdAt(2, c("HasValidBundle", T, "UnpackSuccessful", "Successfully unpacked the b1 Bundle", 1), installedB1, healthy1),
+		facts: Observed{BD: bdAt(2, c("HasValidBundle", T, "UnpackSuccessful", "Successfully unpacked the b1 Bundle", 1), installedB1, healthy1),
 			Bundle: bundle("b2", rukpakv1alpha1.BundleStatus{}),
 			Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 				c("Unpacked", T, "UnpackSuccessful", "Successfully unpacked the git Bundle", 2),
@@ -190,7 +190,7 @@ func TestStatus(t *testing.T) {
 			c("Unpacked", T, "UnpackSuccessful", "Successfully unpacked the git Bundle", 1)}},
 	}, {
 		name: "the new template's upgrade failed: Installed false for it, the old Bundle stays active",
-		facts: Facts{BD: bdAt(2, c("HasValidBundle", T, "UnpackSuccessful", "Successfully unpacked the b1 Bundle", 1), installedB1, healthy1),
+		facts: Observed{BD: bdAt(2, c("HasValidBundle", T, "UnpackSuccessful", "Successfully unpacked the b1 Bundle", 1), installedB1, healthy1),
 			Bundle: bundle("b2", unpackedStatus(pinned)),
 			Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 				c("Unpacked", T, "UnpackSuccessful", "Successfully unpacked the git Bundle", 2),
@@ -205,7 +205,7 @@ func TestStatus(t *testing.T) {
 		wantBundle: ptr(unpackedStatus(pinned)),
 	}, {
 		name: "a config change re-fetches the same Bundle: it stays unpacked",
-		facts: Facts{BD: bdAt(3, c("HasValidBundle", T, "UnpackSuccessful", "Successfully unpacked the b1 Bundle", 1), installedB1, healthy1),
+		facts: Observed{BD: bdAt(3, c("HasValidBundle", T, "UnpackSuccessful", "Successfully unpacked the b1 Bundle", 1), installedB1, healthy1),
 			Bundle: bundle("b1", unpackedStatus(pinned)),
 			Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 				c("Unpacked", F, "UnpackPending", "Waiting for kapp-controller to pick up the App for this generation", 3),
@@ -218,7 +218,7 @@ func TestStatus(t *testing.T) {
 		wantBundle: ptr(unpackedStatus(pinned)),
 	}, {
 		name: "no Bundle could be made: HasValidBundle unknown with the reason, the rest as it was",
-		facts: Facts{BD: bdAt(5, installedB1), BundleFailure: ErrMaxGenerated + ": ...",
+		facts: Observed{BD: bdAt(5, installedB1), BundleFailure: ErrMaxGenerated + ": ...",
 			Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 				c("Installed", T, "InstallationSucceeded", "Instantiated bundle bd", 1),
 			}}},
@@ -227,10 +227,10 @@ func TestStatus(t *testing.T) {
 		}},
 	}, {
 		name: "a delete is reported whatever the Bundle says",
-		facts: func() Facts {
+		facts: func() Observed {
 			bd := bdAt(1, installedB1)
 			bd.DeletionTimestamp = &metav1.Time{Time: t0}
-			return Facts{BD: bd, Bundle: bundle("b1", unpackedStatus(pinned)), Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
+			return Observed{BD: bd, Bundle: bundle("b1", unpackedStatus(pinned)), Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 				c("Installed", F, "Deleting", "Removing the objects this BundleDeployment installed", 1),
 				c("Healthy", F, "InstallationStatusFalse", "Installed condition is false", 1),
 			}}}
@@ -243,10 +243,10 @@ func TestStatus(t *testing.T) {
 		wantBundle: ptr(unpackedStatus(pinned)),
 	}, {
 		name: "an http Bundle without a pinned source resolves to its source, as rukpak's did",
-		facts: func() Facts {
+		facts: func() Observed {
 			b := bundle("b1", rukpakv1alpha1.BundleStatus{})
 			b.Spec = BundleTemplateOf("http").Spec
-			return Facts{BD: bdAt(1), Bundle: b, Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
+			return Observed{BD: bdAt(1), Bundle: b, Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 				c("Unpacked", T, "UnpackSuccessful", "Successfully unpacked the http Bundle", 1),
 			}}}
 		}(),
@@ -279,7 +279,7 @@ func TestStatus(t *testing.T) {
 // A status computed again later with the same outcome is the same status:
 // no transition time moves, so nothing is written.
 func TestStatusIsStable(t *testing.T) {
-	f := Facts{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Resolved: pinned, Now: t0,
+	f := Observed{BD: bdAt(1), Bundle: bundle("b1", rukpakv1alpha1.BundleStatus{}), Resolved: pinned, Now: t0,
 		Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{
 			c("Unpacked", T, "UnpackSuccessful", "Successfully unpacked the git Bundle", 1),
 			c("Installed", T, "InstallationSucceeded", "Instantiated bundle bd", 1),

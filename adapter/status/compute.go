@@ -29,14 +29,14 @@ type conditions struct {
 
 // Compute is the whole status of f.BD. See the package comment for the
 // generation rule.
-func Compute(f Facts) Outcome {
+func Compute(f Facts) Computed {
 	s := newState(f)
 	c, lookAgain := s.mirror()
 	c = s.withWorkloads(c)
 	if f.PruneFailure != "" && c.installed.Status == metav1.ConditionTrue {
 		c.installed.Message += ". Removing content Secrets the App no longer reads failed, the adapter retries: " + Message(f.PruneFailure)
 	}
-	out := Outcome{Status: s.merge(c), LookAgainAfter: lookAgain}
+	out := Computed{Status: s.merge(c), LookAgainAfter: lookAgain}
 	if f.BD.DeletionTimestamp.IsZero() && s.inProgress(c) {
 		out.Hold, out.WriteAfter = s.progressHold(out.Status)
 	}

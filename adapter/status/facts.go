@@ -81,8 +81,8 @@ type Failure struct {
 	Retrying bool
 }
 
-// Outcome is the status to store and when to look again.
-type Outcome struct {
+// Computed is the status to store and when to look again.
+type Computed struct {
 	Status rukpakv1alpha2.BundleDeploymentStatus
 	// WriteAfter > 0 holds a status that only reports work under way: it is
 	// not written now; look again after this long (the outcome usually

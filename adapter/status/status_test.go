@@ -599,7 +599,7 @@ func TestCompute(t *testing.T) {
 	}
 }
 
-func checkOutcome(t *testing.T, out Outcome, w want) {
+func checkOutcome(t *testing.T, out Computed, w want) {
 	t.Helper()
 	var got []metav1.Condition
 	for _, typ := range []string{"Unpacked", "Installed", "Healthy"} {

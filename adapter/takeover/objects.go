@@ -40,9 +40,9 @@ func (r Ref) String() string {
 	return kind + " " + r.Namespace + "/" + r.Name
 }
 
-// Scope tells whether a kind is namespaced, as the API server's discovery
+// ScopeOfKind tells whether a kind is namespaced, as the API server's discovery
 // does; known is false for a kind it does not serve.
-type Scope func(schema.GroupKind) (namespaced, known bool)
+type ScopeOfKind func(schema.GroupKind) (namespaced, known bool)
 
 // ParseManifest reads a stream of YAML or JSON documents, as Helm's
 // manifest and plain bundles are written. Lists are flattened, as kapp
@@ -59,7 +59,7 @@ func ParseManifest(data []byte) ([]*unstructured.Unstructured, error) {
 // namespace off cluster-scoped ones, as Helm and kapp do when they apply.
 // A kind the API server does not serve is looked up among the objects'
 // own CustomResourceDefinitions.
-func Place(objs []*unstructured.Unstructured, ns string, scope Scope) ([]*unstructured.Unstructured, error) {
+func Place(objs []*unstructured.Unstructured, ns string, scope ScopeOfKind) ([]*unstructured.Unstructured, error) {
 	crds := map[schema.GroupKind]bool{}
 	for _, o := range objs {
 		if o.GroupVersionKind().GroupKind() == crdKind {

@@ -83,7 +83,7 @@ func TakeOverInput(ctx context.Context, c client.Reader, mapper meta.RESTMapper,
 // renderForTakeOver fetches the bundle bd names now and renders it as
 // rukpak-kapp would, so the take-over can tell whether it is still what
 // rukpak installed.
-func renderForTakeOver(ctx context.Context, fetcher store.Fetcher, bd *rukpakv1alpha2.BundleDeployment, kinds takeover.Scope, in *takeover.Input) error {
+func renderForTakeOver(ctx context.Context, fetcher store.Fetcher, bd *rukpakv1alpha2.BundleDeployment, kinds takeover.ScopeOfKind, in *takeover.Input) error {
 	m, err := store.Materialize(ctx, fetcher, bd, convert.FreshCertificates(time.Now()))
 	switch {
 	case !m.Fetched:
@@ -126,8 +126,8 @@ func renderForTakeOver(ctx context.Context, fetcher store.Fetcher, bd *rukpakv1a
 	return nil
 }
 
-// scopeOfKinds answers takeover.Scope from the API server's discovery.
-func scopeOfKinds(mapper meta.RESTMapper) takeover.Scope {
+// scopeOfKinds answers takeover.ScopeOfKind from the API server's discovery.
+func scopeOfKinds(mapper meta.RESTMapper) takeover.ScopeOfKind {
 	return func(gk schema.GroupKind) (bool, bool) {
 		m, err := mapper.RESTMapping(gk)
 		if err != nil {

@@ -98,14 +98,14 @@ var ErrUpload = &translate.UnsupportedError{Reason: `source type "upload" is not
 // current one supersedes go once it is installed (when installing). wrote
 // says the BundleDeployment's status was written, and installed is its
 // Installed condition then.
-func (v *V1alpha1) Report(ctx context.Context, s *scope.Scope, facts status.Facts, out status.Outcome, write, installing bool) (wrote bool, installed *metav1.Condition, err error) {
+func (v *V1alpha1) Report(ctx context.Context, s *scope.Scope, facts status.Facts, out status.Computed, write, installing bool) (wrote bool, installed *metav1.Condition, err error) {
 	g := s.Generated
 	if g == nil {
 		// A step before the Bundles were read failed: its error is the news,
 		// the status waits for a reconcile that read them.
 		return false, nil, nil
 	}
-	res := bundles.Status(bundles.Facts{
+	res := bundles.Status(bundles.Observed{
 		BD: g.BD, Bundle: g.Bundle, BundleFailure: g.Failure, Status: out.Status, Resolved: facts.Fetched,
 		Invalid: status.InvalidContent(facts, s.View.Spec.ProvisionerClassName), Now: facts.Now,
 	})

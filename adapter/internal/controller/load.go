@@ -52,7 +52,7 @@ func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error
 		return nil, err
 	}
 	mode, modeErr := installWith(bd, r.set.InstallDefault)
-	l := &loaded{modeErr: modeErr, write: r.writeV1alpha2, route: Decide(Facts{Claimed: r.set.Classes.Claims(bd), Deleting: !bd.DeletionTimestamp.IsZero(),
+	l := &loaded{modeErr: modeErr, write: r.writeV1alpha2, route: Decide(Situation{Claimed: r.set.Classes.Claims(bd), Deleting: !bd.DeletionTimestamp.IsZero(),
 		HasFinalizer: controllerutil.ContainsFinalizer(bd, kube.Finalizer), Mode: mode, ModeInvalid: modeErr != nil})}
 	if l.route == Skip {
 		return l, nil

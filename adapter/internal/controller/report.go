@@ -37,7 +37,7 @@ type decision struct {
 
 // decide is the report policy p applied to the computed status out, the
 // route's outcome o and the failure classified from it.
-func decide(p policy, out status.Outcome, o scope.Outcome, failure *status.Failure) decision {
+func decide(p policy, out status.Computed, o scope.Outcome, failure *status.Failure) decision {
 	if p == removing {
 		if o.Err != nil {
 			return decision{err: scope.Redacted(o.Err)}
@@ -103,10 +103,10 @@ func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p p
 // for the dispatcher's memories. load chooses it: writeV1alpha2, or
 // Bundles.Report for rukpak's first API (its own statuses, mapped from
 // out, and its Bundle's).
-type statusWriter func(ctx context.Context, s *scope.Scope, facts status.Facts, out status.Outcome, write, installing bool) (wrote bool, installed *metav1.Condition, err error)
+type statusWriter func(ctx context.Context, s *scope.Scope, facts status.Facts, out status.Computed, write, installing bool) (wrote bool, installed *metav1.Condition, err error)
 
 // writeV1alpha2 is the statusWriter of a v1alpha2 BundleDeployment.
-func (r *Reconciler) writeV1alpha2(ctx context.Context, s *scope.Scope, _ status.Facts, out status.Outcome, write, _ bool) (bool, *metav1.Condition, error) {
+func (r *Reconciler) writeV1alpha2(ctx context.Context, s *scope.Scope, _ status.Facts, out status.Computed, write, _ bool) (bool, *metav1.Condition, error) {
 	if !write {
 		return false, nil, nil
 	}

@@ -26,22 +26,22 @@ func TestDecidePolicy(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		p       policy
-		out     status.Outcome
+		out     status.Computed
 		o       scope.Outcome
 		failure *status.Failure
 		want    want
 	}{
-		{"install: written, no timer", installing, status.Outcome{}, scope.Outcome{}, nil, want{write: true}},
-		{"install: content timer", installing, status.Outcome{}, scope.Outcome{Timer: time.Minute}, nil, want{write: true, after: time.Minute}},
-		{"install: the sooner of content and status timers", installing, status.Outcome{LookAgainAfter: 10 * time.Second}, scope.Outcome{Timer: time.Minute}, nil, want{write: true, after: 10 * time.Second}},
-		{"install: progress held, looked at when the hold ends", installing, status.Outcome{Hold: true, WriteAfter: 3 * time.Second}, scope.Outcome{Timer: time.Minute}, nil, want{after: 3 * time.Second}},
-		{"install: held, a sooner timer wins", installing, status.Outcome{Hold: true, WriteAfter: 3 * time.Second, LookAgainAfter: time.Second}, scope.Outcome{}, nil, want{after: time.Second}},
-		{"install: a failure a retry can fix is retried with backoff", installing, status.Outcome{}, scope.Outcome{Err: boom, Timer: time.Minute}, retrying, want{write: true, err: true}},
-		{"install: a failure only a new spec fixes is terminal", installing, status.Outcome{}, scope.Outcome{Err: boom}, final, want{write: true, err: true, terminal: true}},
-		{"install: a failure beside a working install is retried", installing, status.Outcome{}, scope.Outcome{Retry: boom, Timer: time.Minute}, nil, want{write: true, err: true}},
-		{"removal: written", removing, status.Outcome{}, scope.Outcome{}, nil, want{write: true}},
-		{"removal: never held", removing, status.Outcome{Hold: true, WriteAfter: time.Second}, scope.Outcome{}, nil, want{write: true}},
-		{"removal: a failure is retried, never terminal, not written", removing, status.Outcome{}, scope.Outcome{Err: boom}, final, want{err: true}},
+		{"install: written, no timer", installing, status.Computed{}, scope.Outcome{}, nil, want{write: true}},
+		{"install: content timer", installing, status.Computed{}, scope.Outcome{Timer: time.Minute}, nil, want{write: true, after: time.Minute}},
+		{"install: the sooner of content and status timers", installing, status.Computed{LookAgainAfter: 10 * time.Second}, scope.Outcome{Timer: time.Minute}, nil, want{write: true, after: 10 * time.Second}},
+		{"install: progress held, looked at when the hold ends", installing, status.Computed{Hold: true, WriteAfter: 3 * time.Second}, scope.Outcome{Timer: time.Minute}, nil, want{after: 3 * time.Second}},
+		{"install: held, a sooner timer wins", installing, status.Computed{Hold: true, WriteAfter: 3 * time.Second, LookAgainAfter: time.Second}, scope.Outcome{}, nil, want{after: time.Second}},
+		{"install: a failure a retry can fix is retried with backoff", installing, status.Computed{}, scope.Outcome{Err: boom, Timer: time.Minute}, retrying, want{write: true, err: true}},
+		{"install: a failure only a new spec fixes is terminal", installing, status.Computed{}, scope.Outcome{Err: boom}, final, want{write: true, err: true, terminal: true}},
+		{"install: a failure beside a working install is retried", installing, status.Computed{}, scope.Outcome{Retry: boom, Timer: time.Minute}, nil, want{write: true, err: true}},
+		{"removal: written", removing, status.Computed{}, scope.Outcome{}, nil, want{write: true}},
+		{"removal: never held", removing, status.Computed{Hold: true, WriteAfter: time.Second}, scope.Outcome{}, nil, want{write: true}},
+		{"removal: a failure is retried, never terminal, not written", removing, status.Computed{}, scope.Outcome{Err: boom}, final, want{err: true}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

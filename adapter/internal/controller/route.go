@@ -39,8 +39,9 @@ func (r Route) Installs() bool {
 	return r == InstallApp || r == InstallServe || r == InstallInvalid
 }
 
-// Facts are what the route is decided from.
-type Facts struct {
+// Situation is what the route is decided from: whether the class is
+// claimed, the BundleDeployment deleted, the finalizer held, and the mode.
+type Situation struct {
 	Claimed, Deleting, HasFinalizer bool
 	Mode                            scope.InstallWith
 	// ModeInvalid says the install-with annotation names no mode.
@@ -49,7 +50,7 @@ type Facts struct {
 
 // Decide is the route for facts. A class change wins over a deletion: what
 // the adapter hands back is never deleted by it.
-func Decide(f Facts) Route {
+func Decide(f Situation) Route {
 	switch {
 	case !f.Claimed && f.HasFinalizer:
 		return HandBack

@@ -14,22 +14,22 @@ func TestDecide(t *testing.T) {
 	app, serve := scope.InstallWithApp, scope.InstallWithPackageInstall
 	for _, tt := range []struct {
 		name string
-		f    Facts
+		f    Situation
 		want Route
 	}{
-		{"another class, never touched", Facts{Mode: app}, Skip},
-		{"another class, being deleted, no finalizer", Facts{Deleting: true, Mode: app}, Skip},
-		{"class changed away, finalizer held", Facts{HasFinalizer: true, Mode: app}, HandBack},
-		{"class changed away while being deleted: handed back, not deleted", Facts{Deleting: true, HasFinalizer: true, Mode: serve}, HandBack},
-		{"class changed away with an invalid annotation", Facts{HasFinalizer: true, ModeInvalid: true}, HandBack},
-		{"claimed, being deleted, finalizer held", Facts{Claimed: true, Deleting: true, HasFinalizer: true, Mode: app}, Remove},
-		{"claimed, being deleted in the serve mode", Facts{Claimed: true, Deleting: true, HasFinalizer: true, Mode: serve}, Remove},
-		{"claimed, being deleted with an invalid annotation", Facts{Claimed: true, Deleting: true, HasFinalizer: true, ModeInvalid: true}, Remove},
-		{"claimed, being deleted, finalizer already gone", Facts{Claimed: true, Deleting: true, Mode: app}, Skip},
-		{"claimed, new", Facts{Claimed: true, Mode: app}, InstallApp},
-		{"claimed, installed", Facts{Claimed: true, HasFinalizer: true, Mode: app}, InstallApp},
-		{"claimed, serve mode", Facts{Claimed: true, HasFinalizer: true, Mode: serve}, InstallServe},
-		{"claimed, invalid annotation", Facts{Claimed: true, ModeInvalid: true}, InstallInvalid},
+		{"another class, never touched", Situation{Mode: app}, Skip},
+		{"another class, being deleted, no finalizer", Situation{Deleting: true, Mode: app}, Skip},
+		{"class changed away, finalizer held", Situation{HasFinalizer: true, Mode: app}, HandBack},
+		{"class changed away while being deleted: handed back, not deleted", Situation{Deleting: true, HasFinalizer: true, Mode: serve}, HandBack},
+		{"class changed away with an invalid annotation", Situation{HasFinalizer: true, ModeInvalid: true}, HandBack},
+		{"claimed, being deleted, finalizer held", Situation{Claimed: true, Deleting: true, HasFinalizer: true, Mode: app}, Remove},
+		{"claimed, being deleted in the serve mode", Situation{Claimed: true, Deleting: true, HasFinalizer: true, Mode: serve}, Remove},
+		{"claimed, being deleted with an invalid annotation", Situation{Claimed: true, Deleting: true, HasFinalizer: true, ModeInvalid: true}, Remove},
+		{"claimed, being deleted, finalizer already gone", Situation{Claimed: true, Deleting: true, Mode: app}, Skip},
+		{"claimed, new", Situation{Claimed: true, Mode: app}, InstallApp},
+		{"claimed, installed", Situation{Claimed: true, HasFinalizer: true, Mode: app}, InstallApp},
+		{"claimed, serve mode", Situation{Claimed: true, HasFinalizer: true, Mode: serve}, InstallServe},
+		{"claimed, invalid annotation", Situation{Claimed: true, ModeInvalid: true}, InstallInvalid},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -55,7 +55,7 @@ type Bundles interface {
 	// Report writes the v1alpha1 statuses mapped from out, computed from
 	// facts, when write says so or the Bundle's news cannot wait; wrote and
 	// installed say what it wrote, for the dispatcher's memories.
-	Report(ctx context.Context, s *scope.Scope, facts status.Facts, out status.Outcome, write, installing bool) (wrote bool, installed *metav1.Condition, err error)
+	Report(ctx context.Context, s *scope.Scope, facts status.Facts, out status.Computed, write, installing bool) (wrote bool, installed *metav1.Condition, err error)
 }
 
 // KappReady says whether kapp-controller's API is installed (KappAPI).
