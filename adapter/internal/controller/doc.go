@@ -5,10 +5,10 @@
 // the install modes it is given, and reports the status from one place
 // (report.go). It also owns the per-BundleDeployment memories of the
 // dispatcher (memory.go) and lets a BundleDeployment go in one place
-// (letGo), forgetting every memory.
+// (finish), forgetting every memory.
 //
 // The modes, the content store and the Bundles of rukpak's first API are
-// consumer-side interfaces (AppMode, ServeMode, Content, Bundles), so the
+// consumer-side interfaces (AppMode, ServeMode, DependencyWaits, Bundles), so the
 // dispatcher is tested with fakes. It may import every package under
 // adapter/internal and the pure packages; nothing under adapter/internal
 // imports it.

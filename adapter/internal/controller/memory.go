@@ -19,11 +19,11 @@ import (
 )
 
 // The dispatcher's memories of each BundleDeployment. Each has one owner
-// and a Forget; letGo calls every Memory the Reconciler holds.
+// and a Forget; finish calls every Memory the Reconciler holds.
 
-// letGo forgets the BundleDeployment and removes the finalizer: the one
+// finish forgets the BundleDeployment and removes the finalizer: the one
 // place a BundleDeployment leaves the adapter.
-func (r *Reconciler) letGo(ctx context.Context, s *scope.Scope) error {
+func (r *Reconciler) finish(ctx context.Context, s *scope.Scope) error {
 	for _, m := range r.memories() {
 		m.Forget(s.BD.Name, s.BD.UID)
 	}
@@ -36,7 +36,7 @@ func (r *Reconciler) letGo(ctx context.Context, s *scope.Scope) error {
 
 // memories are every Memory the Reconciler holds.
 func (r *Reconciler) memories() []Memory {
-	return []Memory{&r.placed, &r.progress, &r.states, r.content, r.serve}
+	return []Memory{&r.placed, &r.progress, &r.states, r.waits, r.serve}
 }
 
 // Memory is what is remembered of BundleDeployments between reconciles.

@@ -21,7 +21,7 @@ type Reconciler struct {
 	set      Settings
 	app      AppMode
 	serve    ServeMode
-	content  Content
+	waits    DependencyWaits
 	// bundles serves BundleDeployments of rukpak's first API; nil: they
 	// are installed as v1alpha2 ones (WithBundles).
 	bundles  Bundles
@@ -38,8 +38,8 @@ type Reconciler struct {
 
 // New wires a Reconciler. c reads from the informer cache; direct reads
 // from the API server, where the cache may lag; recorder may be nil.
-func New(c client.Client, direct client.Reader, recorder events.EventRecorder, set Settings, app AppMode, serve ServeMode, content Content, kapp KappReady) *Reconciler {
-	return &Reconciler{client: c, direct: direct, recorder: recorder, set: set, app: app, serve: serve, content: content, kapp: kapp,
+func New(c client.Client, direct client.Reader, recorder events.EventRecorder, set Settings, app AppMode, serve ServeMode, waits DependencyWaits, kapp KappReady) *Reconciler {
+	return &Reconciler{client: c, direct: direct, recorder: recorder, set: set, app: app, serve: serve, waits: waits, kapp: kapp,
 		wakeAll: make(chan event.GenericEvent), now: time.Now}
 }
 

@@ -326,7 +326,7 @@ func TestReconcile_UnchangedInstallWritesNothing(t *testing.T) {
 	}
 }
 
-// TestMemories: letGo forgets every memory the Reconciler holds, so a field
+// TestMemories: finish forgets every memory the Reconciler holds, so a field
 // that remembers BundleDeployments and is missing from memories() fails.
 func TestMemories(t *testing.T) {
 	t.Parallel()
@@ -354,7 +354,7 @@ func TestMemories(t *testing.T) {
 		}
 		found++
 		if !listed[m] {
-			t.Errorf("Reconciler.%s remembers BundleDeployments but letGo does not forget it: add it to memories()", v.Type().Field(i).Name)
+			t.Errorf("Reconciler.%s remembers BundleDeployments but finish does not forget it: add it to memories()", v.Type().Field(i).Name)
 		}
 	}
 	if found != len(listed) {

@@ -32,9 +32,11 @@ type ServeMode interface {
 	Finalize(ctx context.Context, s *scope.Scope) (waits bool, err error)
 }
 
-// Content is what the dispatcher needs of the content store: its memory,
-// and the BundleDeployments waiting for a dependency, for the watches.
-type Content interface {
+// DependencyWaits is what the dispatcher needs of the content store: the
+// BundleDeployments whose registry+v1 bundles wait for a dependency, woken
+// by the watches when o (a CRD, an APIService, an App) may be one (Wake),
+// and its memory of them.
+type DependencyWaits interface {
 	Memory
 	Wake(ctx context.Context, o client.Object) []reconcile.Request
 }

@@ -73,8 +73,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// What registry+v1 bundles waiting for dependencies wait for: an API
 		// served (a CRD or an APIService appearing), a bundle installed (an
 		// App's status). Metadata only: the adapter never reads their specs.
-		WatchesMetadata(metadataOf("apiextensions.k8s.io/v1", "CustomResourceDefinition"), handler.EnqueueRequestsFromMapFunc(r.content.Wake)).
-		WatchesMetadata(metadataOf("apiregistration.k8s.io/v1", "APIService"), handler.EnqueueRequestsFromMapFunc(r.content.Wake)).
+		WatchesMetadata(metadataOf("apiextensions.k8s.io/v1", "CustomResourceDefinition"), handler.EnqueueRequestsFromMapFunc(r.waits.Wake)).
+		WatchesMetadata(metadataOf("apiregistration.k8s.io/v1", "APIService"), handler.EnqueueRequestsFromMapFunc(r.waits.Wake)).
 		// Every BundleDeployment, once kapp-controller's API appears.
 		WatchesRawSource(source.Channel(r.wakeAll, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{
@@ -104,7 +104,7 @@ func (r *Reconciler) WatchKapp(mgr ctrl.Manager) error {
 		{&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(ownerOf)},
 		{&packagingv1alpha1.PackageInstall{}, handler.EnqueueRequestsFromMapFunc(ownerOf)},
 		// A bundle installed, which a waiting dependency may be.
-		{&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(r.content.Wake)},
+		{&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(r.waits.Wake)},
 	} {
 		if err := r.ctl.Watch(source.Kind(mgr.GetCache(), w.obj, w.h)); err != nil {
 			return fmt.Errorf("watch %T: %w", w.obj, err)

@@ -1,7 +1,7 @@
 // Package memo is the one shape of the adapter's memory between
 // reconciles: a value per BundleDeployment name, safe for the reconciles
 // that run side by side, with the Forget every memory of a BundleDeployment
-// has (the dispatcher's letGo calls each one).
+// has (the dispatcher's finish calls each one).
 //
 // It owns no memory itself, only the type, and imports only the standard
 // library and apimachinery's types; every internal package may import it.

@@ -77,8 +77,8 @@ func scopeOf(t *testing.T, k *fakekube.Cluster, bd *rukpakv1alpha2.BundleDeploym
 // delete until kapp-controller is done with it.
 const piFinalizer = "finalizers.packageinstall.packaging.carvel.dev/delete"
 
-// letGo removes the finalizers of obj, as its controller does when it is done.
-func letGo(t *testing.T, k *fakekube.Cluster, obj client.Object) {
+// finish removes the finalizers of obj, as its controller does when it is done.
+func finish(t *testing.T, k *fakekube.Cluster, obj client.Object) {
 	t.Helper()
 	if err := k.Raw.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
 		t.Fatal(err)

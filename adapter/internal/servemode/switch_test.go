@@ -72,7 +72,7 @@ func TestLeaveKeepsWhatWasInstalled(t *testing.T) {
 		t.Error("Leave kept what it remembered of the serve mode")
 	}
 	leave("kapp-controller not done", false)
-	letGo(t, k, readPI(t, k, bd))
+	finish(t, k, readPI(t, k, bd))
 	leave("PackageInstall gone", true)
 }
 
@@ -97,6 +97,6 @@ func TestFinalizeRemovesWhatWasInstalled(t *testing.T) {
 		t.Fatalf("PackageInstall after Finalize: %+v", now)
 	}
 	finalize("kapp-controller removing", true)
-	letGo(t, k, readPI(t, k, bd))
+	finish(t, k, readPI(t, k, bd))
 	finalize("PackageInstall gone", false, publishedWrites(bd)...)
 }

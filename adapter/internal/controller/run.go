@@ -41,7 +41,7 @@ func (r *Reconciler) remove(ctx context.Context, s *scope.Scope) (bool, scope.Ou
 	}
 	gone, err := r.app.Finalize(ctx, s)
 	if err == nil && gone {
-		err = r.letGo(ctx, s)
+		err = r.finish(ctx, s)
 	}
 	return gone && err == nil, scope.Outcome{Err: err}
 }
@@ -52,5 +52,5 @@ func (r *Reconciler) handBack(ctx context.Context, s *scope.Scope) error {
 	if err != nil || !done {
 		return err
 	}
-	return r.letGo(ctx, s)
+	return r.finish(ctx, s)
 }
