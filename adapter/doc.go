@@ -9,7 +9,7 @@
 //	internal/servemode   a Package and PackageInstall; export
 //	internal/store       what the adapter fetches itself: content Secrets, deps
 //	internal/kube        the App, finalizers, status, mirrors, workloads
-//	internal/bundleset   v1alpha1's generated Bundles
+//	internal/firstapi   v1alpha1's generated Bundles
 //	internal/scope       one reconcile's facts; error classes
 //
 // below them the pure packages: fetch, bundle, content, translate,

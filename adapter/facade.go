@@ -9,11 +9,11 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/appmode"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/bundleset"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/controller"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/firstapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/servemode"
@@ -90,7 +90,7 @@ func assemble(c client.Client, direct client.Reader, cfg translate.Config, class
 	content := store.New(c, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
 	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content, kapp).
-		WithBundles(bundleset.NewV1alpha1(c, recorder, bundleset.New(c, direct), cfg.SystemNamespace))
+		WithBundles(firstapi.NewV1alpha1(c, recorder, firstapi.New(c, direct), cfg.SystemNamespace))
 }
 
 // Render returns the objects the controller would apply for bd, offline.
@@ -103,13 +103,13 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 	}
 	first := rukpakv1alpha1.FromV1alpha2(bd)
 	if first.Spec.Template.Spec.Source.Type == rukpakv1alpha1.SourceTypeUpload {
-		return nil, bundleset.ErrUpload
+		return nil, firstapi.ErrUpload
 	}
-	objs, err := store.Render(ctx, bundles.View(bd, cfg.SystemNamespace), cfg)
+	objs, err := store.Render(ctx, generated.View(bd, cfg.SystemNamespace), cfg)
 	if err != nil {
 		return nil, err
 	}
-	return append([]runtime.Object{bundles.Desired(first)}, objs...), nil
+	return append([]runtime.Object{generated.Desired(first)}, objs...), nil
 }
 
 // PackageOptions say where the packaging objects of `render --as-package`
@@ -121,7 +121,7 @@ type PackageExport = servemode.PackageExport
 
 // RenderPackage makes the Carvel packaging objects that install bd's content.
 func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opts PackageOptions) (*PackageExport, error) {
-	return servemode.RenderPackage(ctx, bundles.View(bd, opts.Config.SystemNamespace), opts)
+	return servemode.RenderPackage(ctx, generated.View(bd, opts.Config.SystemNamespace), opts)
 }
 
 // TakeOverInput reads what takeover.Take decides the take-over of bd from.

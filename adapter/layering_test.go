@@ -38,7 +38,7 @@ var layers = map[string]int{
 	"adapter/internal/servemode":  7, // the serve mode
 	"adapter/internal/store":      6, // what the adapter fetches itself
 	"adapter/internal/kube":       5, // the adapter's own reads and writes
-	"adapter/internal/bundleset":  6, // v1alpha1's generated Bundles
+	"adapter/internal/firstapi":   6, // v1alpha1's generated Bundles
 	"adapter/internal/scope":      4, // one reconcile's facts; error classes
 	"adapter/internal/memo":       0, // the keyed memory every memory uses
 	// Parts that run beside the reconciler, wired in the facade's manager.
@@ -50,14 +50,14 @@ var layers = map[string]int{
 	"adapter/takeover":     3,
 	"adapter/packaging":    3,
 	"adapter/translate":    2,
-	"adapter/bundle":       1,
+	"adapter/bundlefiles":  1,
 	"adapter/status":       1,
 	"adapter/content":      1,
 	"adapter/fetch":        1,
 	"adapter/fetch/unpack": 0,
 	"adapter/fieldowner":   0,
 	"adapter/drift":        2,
-	"adapter/bundles":      1,
+	"adapter/generated":    1,
 	"convert":              0,
 	"ocibundle":            0,
 	"convert/certs":        -1,

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -67,7 +67,7 @@ func chartSecrets(app *kappctrlv1alpha1.App) []string {
 			continue
 		}
 		for _, p := range f.Inline.PathsFrom {
-			if p.SecretRef != nil && (p.SecretRef.DirectoryPath == bundle.ChartCRDsDir || strings.HasPrefix(p.SecretRef.DirectoryPath, bundle.ChartCRDsDir+"/")) {
+			if p.SecretRef != nil && (p.SecretRef.DirectoryPath == bundlefiles.ChartCRDsDir || strings.HasPrefix(p.SecretRef.DirectoryPath, bundlefiles.ChartCRDsDir+"/")) {
 				out = append(out, p.SecretRef.Name)
 			}
 		}
@@ -164,13 +164,13 @@ func (r *reconciler) chartCRDs(ctx context.Context, app *kappctrlv1alpha1.App) (
 			return nil, fmt.Errorf("read content secret %s/%s: %w", app.Namespace, name, err)
 		}
 		for _, key := range slices.Sorted(maps.Keys(secret.Data)) {
-			objs, err := bundle.Objects(secret.Data[key])
+			objs, err := bundlefiles.Objects(secret.Data[key])
 			if err != nil {
 				return nil, fmt.Errorf("content secret %s/%s, file %s: %w", app.Namespace, name, key, err)
 			}
 			for _, u := range objs {
 				annotations := u.GetAnnotations()
-				delete(annotations, bundle.AnnotationChartCRD)
+				delete(annotations, bundlefiles.AnnotationChartCRD)
 				u.SetAnnotations(annotations)
 				out = append(out, u)
 			}

@@ -1,6 +1,6 @@
 // Package chartcrds keeps a helm chart's crds/ as Helm keeps them: created
 // when absent, owned by no release, never updated or deleted with one. The
-// App of a chart tells kapp that they exist (bundle.ChartCRDsDir,
+// App of a chart tells kapp that they exist (bundlefiles.ChartCRDsDir,
 // translate.ChartCRDsFile), so kapp
 // waits for them and never touches them; this controller creates the ones
 // that are absent, as the account the App deploys with, from the App's
@@ -10,5 +10,5 @@
 // of the same chart finds it owned by another App.
 //
 // It runs beside the reconciler, wired in the facade's manager, and owns no memory
-// between reconciles. It may import adapter/bundle, adapter/translate and api/.
+// between reconciles. It may import adapter/bundlefiles, adapter/translate and api/.
 package chartcrds

@@ -3,5 +3,5 @@
 // reconciler: a Package per content version, its PackageMetadata, a values
 // Secret and the PackageInstall. It is pure: no client, no clock.
 //
-// It owns nothing between calls and may import adapter/bundle, adapter/translate and api/.
+// It owns nothing between calls and may import adapter/bundlefiles, adapter/translate and api/.
 package packaging

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -101,7 +101,7 @@ func TestAppTemplate(t *testing.T) {
 		ServiceAccountName: "installer", SyncPeriod: &metav1.Duration{}, DefaultNamespace: "apps",
 		Fetch: []kappctrlv1alpha1.AppFetch{{Inline: &kappctrlv1alpha1.AppFetchInline{}}},
 		Template: []kappctrlv1alpha1.AppTemplate{
-			{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{Name: "h", Path: bundle.ChartDir, ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{Path: bundle.ValuesFile}}}},
+			{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{Name: "h", Path: bundlefiles.ChartDir, ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{Path: bundlefiles.ValuesFile}}}},
 			{Ytt: &kappctrlv1alpha1.AppTemplateYtt{Paths: []string{"-"}}},
 		},
 		Deploy: []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{}}},
@@ -119,7 +119,7 @@ func TestAppTemplate(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("AppTemplate() (-want +got):\n%s", diff)
 	}
-	if app.Spec.Template[0].HelmTemplate.Path != bundle.ChartDir {
+	if app.Spec.Template[0].HelmTemplate.Path != bundlefiles.ChartDir {
 		t.Fatal("AppTemplate changed the App it was given")
 	}
 }
@@ -183,17 +183,17 @@ func TestAppTemplate_ChartCRDs(t *testing.T) {
 	t.Parallel()
 	app := &kappctrlv1alpha1.App{Spec: kappctrlv1alpha1.AppSpec{
 		Template: []kappctrlv1alpha1.AppTemplate{
-			{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{Name: "h", Path: bundle.ChartDir}},
+			{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{Name: "h", Path: bundlefiles.ChartDir}},
 			{Ytt: &kappctrlv1alpha1.AppTemplateYtt{
-				Paths:     []string{"-", bundle.ChartCRDsDir},
+				Paths:     []string{"-", bundlefiles.ChartCRDsDir},
 				FileMarks: []string{"stdin.yml:type=yaml-plain", "**/*:type=yaml-plain", translate.ChartCRDsFile + ":type=yaml-template"},
 				Inline:    &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{"k.yml": "k", translate.ChartCRDsFile: "overlay"}},
 			}},
 		},
 	}}
-	laidOut := AppTemplate(app, kappctrlv1alpha1.AppFetch{Inline: &kappctrlv1alpha1.AppFetchInline{}}, bundle.ChartDir).Template[1].Ytt
+	laidOut := AppTemplate(app, kappctrlv1alpha1.AppFetch{Inline: &kappctrlv1alpha1.AppFetchInline{}}, bundlefiles.ChartDir).Template[1].Ytt
 	want := &kappctrlv1alpha1.AppTemplateYtt{
-		Paths:     []string{"-", bundle.ChartCRDsDir},
+		Paths:     []string{"-", bundlefiles.ChartCRDsDir},
 		FileMarks: []string{"stdin.yml:type=yaml-plain", "**/*:type=yaml-plain"},
 		Inline:    &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{"k.yml": "k"}},
 	}
@@ -219,14 +219,14 @@ func TestServedAppTemplate_KeepsTheChartCRDs(t *testing.T) {
 	app := &kappctrlv1alpha1.App{Spec: kappctrlv1alpha1.AppSpec{
 		Fetch: []kappctrlv1alpha1.AppFetch{{Inline: &kappctrlv1alpha1.AppFetchInline{}}},
 		Template: []kappctrlv1alpha1.AppTemplate{
-			{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{Name: "h", Path: bundle.ChartDir}},
-			{Ytt: &kappctrlv1alpha1.AppTemplateYtt{Paths: []string{"-", bundle.ChartCRDsDir},
+			{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{Name: "h", Path: bundlefiles.ChartDir}},
+			{Ytt: &kappctrlv1alpha1.AppTemplateYtt{Paths: []string{"-", bundlefiles.ChartCRDsDir},
 				Inline:    &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{translate.ChartCRDsFile: "overlay"}},
 				FileMarks: []string{translate.ChartCRDsFile + ":type=yaml-template"}}},
 		},
 	}}
-	served := ServedAppTemplate(app, app.Spec.Fetch[0], bundle.ChartDir)
-	exported := AppTemplate(app, app.Spec.Fetch[0], bundle.ChartDir)
+	served := ServedAppTemplate(app, app.Spec.Fetch[0], bundlefiles.ChartDir)
+	exported := AppTemplate(app, app.Spec.Fetch[0], bundlefiles.ChartDir)
 	if _, ok := served.Template[1].Ytt.Inline.Paths[translate.ChartCRDsFile]; !ok {
 		t.Error("the served Package's template lets kapp own the chart's crds/: deleting the BundleDeployment would delete them")
 	}

@@ -5,7 +5,7 @@ import (
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 )
 
@@ -38,7 +38,7 @@ func ServedAppTemplate(app *kappctrlv1alpha1.App, fetch kappctrlv1alpha1.AppFetc
 		h.Path = chartPath
 		var kept []kappctrlv1alpha1.AppTemplateValuesSource
 		for _, v := range h.ValuesFrom {
-			if v.Path != bundle.ValuesFile {
+			if v.Path != bundlefiles.ValuesFile {
 				kept = append(kept, v)
 			}
 		}
@@ -49,8 +49,8 @@ func ServedAppTemplate(app *kappctrlv1alpha1.App, fetch kappctrlv1alpha1.AppFetc
 
 // withoutChartCRDs lets kapp apply a chart's crds/ in a Package as it
 // applies everything else: no adapter creates them where the Package is
-// installed. Content the adapter laid out (chartPath bundle.ChartDir)
-// holds them apart, in bundle.ChartCRDsDir; a chart fetched as it is
+// installed. Content the adapter laid out (chartPath bundlefiles.ChartDir)
+// holds them apart, in bundlefiles.ChartCRDsDir; a chart fetched as it is
 // (another chartPath) still has them among its files, for helm to render.
 func withoutChartCRDs(spec *kappctrlv1alpha1.AppSpec, chartPath string) {
 	for i := range spec.Template {
@@ -63,10 +63,10 @@ func withoutChartCRDs(spec *kappctrlv1alpha1.AppSpec, chartPath string) {
 		}
 		delete(y.Inline.Paths, translate.ChartCRDsFile)
 		y.FileMarks = slices.DeleteFunc(y.FileMarks, func(m string) bool {
-			return m == translate.ChartCRDsFile+":type=yaml-template" || (chartPath != bundle.ChartDir && m == "**/*:type=yaml-plain")
+			return m == translate.ChartCRDsFile+":type=yaml-template" || (chartPath != bundlefiles.ChartDir && m == "**/*:type=yaml-plain")
 		})
-		if chartPath != bundle.ChartDir {
-			y.Paths = slices.DeleteFunc(y.Paths, func(p string) bool { return p == bundle.ChartCRDsDir })
+		if chartPath != bundlefiles.ChartDir {
+			y.Paths = slices.DeleteFunc(y.Paths, func(p string) bool { return p == bundlefiles.ChartCRDsDir })
 		}
 	}
 }

@@ -6,22 +6,22 @@ import (
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // helmTemplate renders the chart as rukpak did (release = BD name, namespace
 // = installNamespace, CRDs of templates/ included), then passes the output
 // through ytt as plain YAML so the kapp configuration can ride along, with
-// the chart's crds/ that the content holds apart (bundle.ChartCRDsDir),
+// the chart's crds/ that the content holds apart (bundlefiles.ChartCRDsDir),
 // which kapp is told exist.
 func helmTemplate(bd *rukpakv1alpha2.BundleDeployment, kappConfig string, content *Content) []kappctrlv1alpha1.AppTemplate {
 	paths, marks := []string{"-"}, []string{"stdin.yml:type=yaml-plain"}
 	inline := map[string]string{kappConfigFile: kappConfig}
-	if content.hasDir(bundle.ChartCRDsDir) {
+	if content.hasDir(bundlefiles.ChartCRDsDir) {
 		// ytt names a directory's files relative to it; the template
 		// mark comes last, and the last mark of a file wins.
-		paths = append(paths, bundle.ChartCRDsDir)
+		paths = append(paths, bundlefiles.ChartCRDsDir)
 		marks = append(marks, "**/*:type=yaml-plain", ChartCRDsFile+":type=yaml-template")
 		inline[ChartCRDsFile] = chartCRDsOverlay
 	}
@@ -29,8 +29,8 @@ func helmTemplate(bd *rukpakv1alpha2.BundleDeployment, kappConfig string, conten
 		{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{
 			Name:       bd.Name,
 			Namespace:  bd.Spec.InstallNamespace,
-			Path:       bundle.ChartDir,
-			ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{Path: bundle.ValuesFile}},
+			Path:       bundlefiles.ChartDir,
+			ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{Path: bundlefiles.ValuesFile}},
 		}},
 		{Ytt: &kappctrlv1alpha1.AppTemplateYtt{
 			Paths:     paths,
@@ -70,7 +70,7 @@ metadata:
   annotations:
     #@overlay/match missing_ok=True
     kapp.k14s.io/exists: ""
-`, bundle.AnnotationChartCRD)
+`, bundlefiles.AnnotationChartCRD)
 
 // KeepsChartCRDs says app tells kapp that its chart's crds/ exist, for the
 // adapter to create.

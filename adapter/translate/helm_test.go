@@ -6,7 +6,7 @@ import (
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -20,7 +20,7 @@ func TestApp_Helm(t *testing.T) {
 	want := []kappctrlv1alpha1.AppTemplate{
 		{HelmTemplate: &kappctrlv1alpha1.AppTemplateHelmTemplate{
 			Name: "my-bd", Namespace: "apps", Path: "chart",
-			ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{Path: bundle.ValuesFile}},
+			ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{Path: bundlefiles.ValuesFile}},
 		}},
 		{Ytt: &kappctrlv1alpha1.AppTemplateYtt{
 			Paths: []string{"-"}, FileMarks: []string{"stdin.yml:type=yaml-plain"},
@@ -40,12 +40,12 @@ func TestApp_Helm(t *testing.T) {
 func TestApp_HelmChartCRDs(t *testing.T) {
 	t.Parallel()
 	helm := bd(rukpakv1alpha2.ClassHelm, rukpakv1alpha2.BundleSource{Type: "http", HTTP: &rukpakv1alpha2.HTTPSource{URL: "https://x/c.tgz"}})
-	got, err := App(helm, cfg, &Content{Secrets: []ContentSecret{{Name: "a", Dir: "chart"}, {Name: "b", Dir: bundle.ChartCRDsDir + "/crds"}}})
+	got, err := App(helm, cfg, &Content{Secrets: []ContentSecret{{Name: "a", Dir: "chart"}, {Name: "b", Dir: bundlefiles.ChartCRDsDir + "/crds"}}})
 	if err != nil {
 		t.Fatalf("App: %v", err)
 	}
 	want := &kappctrlv1alpha1.AppTemplateYtt{
-		Paths:     []string{"-", bundle.ChartCRDsDir},
+		Paths:     []string{"-", bundlefiles.ChartCRDsDir},
 		FileMarks: []string{"stdin.yml:type=yaml-plain", "**/*:type=yaml-plain", ChartCRDsFile + ":type=yaml-template"},
 		Inline:    &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{kappConfigFile: ownerLabelsConfig("my-bd"), ChartCRDsFile: chartCRDsOverlay}},
 	}

@@ -5,7 +5,7 @@ import (
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -28,7 +28,7 @@ func templateFor(bd *rukpakv1alpha2.BundleDeployment, kappConfig string, content
 func plainTemplate(kappConfig string) []kappctrlv1alpha1.AppTemplate {
 	return []kappctrlv1alpha1.AppTemplate{{
 		Ytt: &kappctrlv1alpha1.AppTemplateYtt{
-			Paths:     []string{bundle.ManifestsDir},
+			Paths:     []string{bundlefiles.ManifestsDir},
 			FileMarks: []string{"**/*:type=yaml-plain"},
 			Inline:    &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{kappConfigFile: kappConfig}},
 		},

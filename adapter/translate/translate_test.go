@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
@@ -164,7 +164,7 @@ func TestApp_Unsupported(t *testing.T) {
 func TestApp_AdapterFetchedContent(t *testing.T) {
 	t.Parallel()
 	b := bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1", CertificateData: "PEM"}))
-	if !bundle.AdapterFetches(b) {
+	if !bundlefiles.AdapterFetches(b) {
 		t.Fatal("an image with its own CA must be fetched by the adapter")
 	}
 	got, err := App(b, cfg, &Content{Secrets: []ContentSecret{{Name: "my-bd-content-a", Dir: "manifests"}, {Name: "my-bd-content-b", Dir: "."}}})

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -96,12 +96,12 @@ func renderForTakeOver(ctx context.Context, fetcher store.Fetcher, bd *rukpakv1a
 	if bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassHelm {
 		chart := map[string][]byte{}
 		for name, data := range laid {
-			if rest, ok := strings.CutPrefix(name, bundle.ChartDir+"/"); ok {
+			if rest, ok := strings.CutPrefix(name, bundlefiles.ChartDir+"/"); ok {
 				chart[rest] = data
 			}
 		}
 		var values map[string]any
-		if err := yaml.Unmarshal(laid[bundle.ValuesFile], &values); err != nil {
+		if err := yaml.Unmarshal(laid[bundlefiles.ValuesFile], &values); err != nil {
 			return fmt.Errorf("read the values: %w", err)
 		}
 		in.SourceDifferences = takeover.ChartDifferences(in.Release, chart, values)

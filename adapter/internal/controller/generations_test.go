@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundles"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/bundleset"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/firstapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -26,7 +26,7 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// fakeBundles is bundleset's Store over an in-memory list: the dispatcher
+// fakeBundles is firstapi's Store over an in-memory list: the dispatcher
 // runs with the v1alpha1 serving it is given in production, over Bundles
 // that need no API server.
 type fakeBundles struct {
@@ -39,17 +39,17 @@ type fakeBundles struct {
 }
 
 func (f *fakeBundles) Generate(_ context.Context, bd *rukpakv1alpha1.BundleDeployment, create bool) (*scope.Generated, error) {
-	f.add(fmt.Sprintf("bundles.Generate create=%v", create))
+	f.add(fmt.Sprintf("generated.Generate create=%v", create))
 	g := &scope.Generated{BD: bd, Listed: f.listed}
 	switch {
 	case f.err != nil:
 		g.Failure = f.err.Error()
 		return g, f.err
 	case f.blocked:
-		g.Failure = bundles.ErrMaxGenerated
+		g.Failure = generated.ErrMaxGenerated
 		return g, nil
 	}
-	gen := bundles.Generate(bd, f.listed)
+	gen := generated.Generate(bd, f.listed)
 	g.Bundle = gen.Current
 	if g.Bundle == nil && create {
 		g.Bundle = gen.Create
@@ -60,13 +60,13 @@ func (f *fakeBundles) Generate(_ context.Context, bd *rukpakv1alpha1.BundleDeplo
 }
 
 func (f *fakeBundles) Report(_ context.Context, b *rukpakv1alpha1.Bundle, st rukpakv1alpha1.BundleStatus) error {
-	f.add("bundles.Report " + st.Phase)
+	f.add("generated.Report " + st.Phase)
 	f.reported = &st
 	return nil
 }
 
 func (f *fakeBundles) Prune(_ context.Context, _ *rukpakv1alpha1.BundleDeployment, _ []rukpakv1alpha1.Bundle, current string) error {
-	f.add("bundles.Prune")
+	f.add("generated.Prune")
 	return nil
 }
 
@@ -127,7 +127,7 @@ func v1alpha1Setup(t *testing.T, app AppMode, log *calls, b *fakeBundles, bd *ru
 	}
 	set := Settings{Config: translate.Config{SystemNamespace: "rukpak-system"}, Classes: classes}
 	f.r = New(f.c, f.c, nil, set, app, fakeServe{calls: log, leaveGone: true}, fakeContent{log}, kappAPI{ready: true}).
-		WithBundles(bundleset.NewV1alpha1(f.c, nil, b, set.Config.SystemNamespace))
+		WithBundles(firstapi.NewV1alpha1(f.c, nil, b, set.Config.SystemNamespace))
 	return f
 }
 
@@ -163,9 +163,9 @@ func TestReconcile_V1alpha1InstallsAfterItsBundleAndReportsAtV1alpha1(t *testing
 	}
 	// The App mode installs the template's class, as rukpak v0.16 wired
 	// registry+v1; superseded Bundles go once the App deployed this one.
-	expectCalls(t, log, "bundles.Generate create=true", "serve.Leave", "app.Install "+rukpakv1alpha2.ClassRegistry,
-		"bundles.Report Unpacked", "bundles.Prune")
-	name := bundles.Desired(bd).Name
+	expectCalls(t, log, "generated.Generate create=true", "serve.Leave", "app.Install "+rukpakv1alpha2.ClassRegistry,
+		"generated.Report Unpacked", "generated.Prune")
+	name := generated.Desired(bd).Name
 	if got := condOf(f.written, "Installed"); got != "True/InstallationSucceeded: Instantiated bundle "+name+" successfully" {
 		t.Errorf("Installed: %s", got)
 	}
@@ -187,7 +187,7 @@ func TestReconcile_V1alpha1NotYetDeployedKeepsTheOldBundle(t *testing.T) {
 	}
 	// The BundleDeployment's progress is held, as any; its new Bundle says
 	// Pending at once. Nothing is pruned.
-	expectCalls(t, log, "bundles.Generate create=true", "serve.Leave", "app.Install "+rukpakv1alpha2.ClassRegistry, "bundles.Report Pending")
+	expectCalls(t, log, "generated.Generate create=true", "serve.Leave", "app.Install "+rukpakv1alpha2.ClassRegistry, "generated.Report Pending")
 	if f.written != nil {
 		t.Errorf("progress written: %+v", f.written)
 	}
@@ -203,7 +203,7 @@ func TestReconcile_V1alpha1UploadIsRefusedOnTheBundle(t *testing.T) {
 	if !errors.Is(err, reconcile.TerminalError(nil)) {
 		t.Fatalf("err = %v, want terminal: only a new template helps", err)
 	}
-	expectCalls(t, log, "bundles.Generate create=true", "bundles.Report Failing")
+	expectCalls(t, log, "generated.Generate create=true", "generated.Report Failing")
 	if got := condOf(f.written, "HasValidBundle"); !strings.HasPrefix(got, "False/UnpackFailed: Failed to unpack the") || !strings.Contains(got, `"upload" is not served`) {
 		t.Errorf("HasValidBundle: %s", got)
 	}
@@ -220,7 +220,7 @@ func TestReconcile_V1alpha1WithoutItsBundleInstallsNothing(t *testing.T) {
 		wantErr  bool
 		wantCond string
 	}{
-		{name: "the Bundle limit", bundles: &fakeBundles{blocked: true}, wantCond: "Unknown/ReconcileFailed: " + bundles.ErrMaxGenerated},
+		{name: "the Bundle limit", bundles: &fakeBundles{blocked: true}, wantCond: "Unknown/ReconcileFailed: " + generated.ErrMaxGenerated},
 		{name: "a failed read", bundles: &fakeBundles{err: errors.New("etcd is slow")}, wantErr: true, wantCond: "Unknown/ReconcileFailed: etcd is slow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -232,7 +232,7 @@ func TestReconcile_V1alpha1WithoutItsBundleInstallsNothing(t *testing.T) {
 			if (err != nil) != tc.wantErr || errors.Is(err, reconcile.TerminalError(nil)) {
 				t.Fatalf("err = %v", err)
 			}
-			expectCalls(t, log, "bundles.Generate create=true")
+			expectCalls(t, log, "generated.Generate create=true")
 			if got := condOf(f.written, "HasValidBundle"); got != tc.wantCond {
 				t.Errorf("HasValidBundle: %s", got)
 			}

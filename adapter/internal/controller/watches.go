@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -140,7 +140,7 @@ const configMapIndex = "rukpak-kapp.configMapsRead"
 
 func (r *Reconciler) configMapsRead(o client.Object) []string {
 	bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
-	if !ok || !r.set.Classes.Claims(bd) || !bundle.AdapterFetches(r.set.Classes.asBuiltin(bd)) {
+	if !ok || !r.set.Classes.Claims(bd) || !bundlefiles.AdapterFetches(r.set.Classes.asBuiltin(bd)) {
 		return nil
 	}
 	var names []string

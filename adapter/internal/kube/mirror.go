@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -39,7 +39,7 @@ func (r Reference) String() string {
 // content the adapter stores: the pull or auth Secret and configMaps
 // sources. None when the adapter fetches the bundle itself.
 func References(bd *rukpakv1alpha2.BundleDeployment) []Reference {
-	if bundle.AdapterFetches(bd) {
+	if bundlefiles.AdapterFetches(bd) {
 		return nil
 	}
 	src := bd.Spec.Source

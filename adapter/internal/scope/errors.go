@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/content"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
@@ -43,7 +43,7 @@ func InStep(s Step, format string, args ...any) error {
 func FailureOf(err error) *status.Failure {
 	var (
 		unsupported *translate.UnsupportedError
-		invalid     *bundle.InvalidError
+		invalid     *bundlefiles.InvalidError
 		tagged      *StepError
 	)
 	switch {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/content"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
@@ -22,7 +22,7 @@ func TestFailureOf(t *testing.T) {
 		retrying bool
 	}{
 		{"an unsupported spec", fmt.Errorf("translate: %w", &translate.UnsupportedError{Reason: "no"}), status.SpecUnsupported, false},
-		{"an invalid bundle", &bundle.InvalidError{}, status.BundleInvalid, false},
+		{"an invalid bundle", &bundlefiles.InvalidError{}, status.BundleInvalid, false},
 		{"content too large to store", fmt.Errorf("pack: %w", content.ErrUnstorable), status.BundleInvalid, false},
 		{"content that is no bundle", &StepError{Step: StepSource, Err: fmt.Errorf("x: %w", fetch.ErrInvalidContent)}, status.SourceFailed, false},
 		{"a source that failed", InStep(StepSource, "fetch: %w", errors.New("timeout")), status.SourceFailed, true},

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/packaging"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -65,7 +65,7 @@ func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opt
 	x := &PackageExport{Notes: laid.Notes}
 	chart := map[string][]byte{}
 	for name, data := range layout {
-		if rest, ok := strings.CutPrefix(name, bundle.ChartDir+"/"); ok {
+		if rest, ok := strings.CutPrefix(name, bundlefiles.ChartDir+"/"); ok {
 			chart[rest] = data
 		}
 	}
@@ -81,8 +81,8 @@ func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opt
 	switch bd.Spec.ProvisionerClassName {
 	case rukpakv1alpha2.ClassHelm:
 		// The values travel in the values Secret, not in the content.
-		values = layout[bundle.ValuesFile]
-		delete(layout, bundle.ValuesFile)
+		values = layout[bundlefiles.ValuesFile]
+		delete(layout, bundlefiles.ValuesFile)
 	case rukpakv1alpha2.ClassRegistry:
 		if holdsSecrets(layout) {
 			x.Notes = append(x.Notes, "the converted objects hold Secrets (webhook serving certificates and their keys): whoever can read the Package, or the pushed bundle, can read them")
@@ -135,13 +135,13 @@ func packageFetch(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, app 
 		if err != nil {
 			return kappctrlv1alpha1.AppFetch{}, "", fmt.Errorf("push the content of %s: %w", bd.Name, err)
 		}
-		return kappctrlv1alpha1.AppFetch{ImgpkgBundle: &kappctrlv1alpha1.AppFetchImgpkgBundle{Image: ref}}, bundle.ChartDir, nil
+		return kappctrlv1alpha1.AppFetch{ImgpkgBundle: &kappctrlv1alpha1.AppFetchImgpkgBundle{Image: ref}}, bundlefiles.ChartDir, nil
 	}
 	if sourceFetchable(bd) {
 		if bd.Spec.Source.Type == rukpakv1alpha2.SourceTypeHTTP {
 			x.Notes = append(x.Notes, fmt.Sprintf("the Package downloads %s when it installs: if what is there changes, so does what version %s installs (--push publishes the content as it is now)", bd.Spec.Source.HTTP.URL, version))
 		}
-		return app.Spec.Fetch[0], strings.TrimSuffix(bundle.ChartRoot(fetched), "/"), nil
+		return app.Spec.Fetch[0], strings.TrimSuffix(bundlefiles.ChartRoot(fetched), "/"), nil
 	}
 	paths := map[string]string{}
 	size := 0
@@ -155,7 +155,7 @@ func packageFetch(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, app 
 	if size > maxInline {
 		return kappctrlv1alpha1.AppFetch{}, "", fmt.Errorf("%s: the content is %d bytes, more than a Package carries inline (%d): publish it with --push REPO", bd.Name, size, maxInline)
 	}
-	return kappctrlv1alpha1.AppFetch{Inline: &kappctrlv1alpha1.AppFetchInline{Paths: paths}}, bundle.ChartDir, nil
+	return kappctrlv1alpha1.AppFetch{Inline: &kappctrlv1alpha1.AppFetchInline{Paths: paths}}, bundlefiles.ChartDir, nil
 }
 
 // sourceFetchable reports whether kapp-controller can fetch bd's content

@@ -10,7 +10,7 @@ import (
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/packaging"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -58,7 +58,7 @@ func draftPackage(bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config, c *
 	var d packageDraft
 	if bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassHelm {
 		var err error
-		if d.values, err = bundle.HelmValues(bd); err != nil {
+		if d.values, err = bundlefiles.HelmValues(bd); err != nil {
 			return d, err
 		}
 		c = withoutValues(c)
@@ -67,7 +67,7 @@ func draftPackage(bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config, c *
 	if err != nil {
 		return d, err
 	}
-	d.app, d.template = app, packaging.ServedAppTemplate(app, app.Spec.Fetch[0], bundle.ChartDir)
+	d.app, d.template = app, packaging.ServedAppTemplate(app, app.Spec.Fetch[0], bundlefiles.ChartDir)
 	return d, nil
 }
 
@@ -140,7 +140,7 @@ func withoutValues(c *translate.Content) *translate.Content {
 	out := *c
 	out.Secrets = nil
 	for _, s := range c.Secrets {
-		if s.Dir != path.Dir(bundle.ValuesFile) {
+		if s.Dir != path.Dir(bundlefiles.ValuesFile) {
 			out.Secrets = append(out.Secrets, s)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
@@ -63,7 +63,7 @@ func (m *Mode) identityOf(ctx context.Context, bd *rukpakv1alpha2.BundleDeployme
 		return packaging.IdentityOf(bd, csv, nil)
 	case rukpakv1alpha2.ClassHelm:
 		for _, s := range f.Secrets {
-			if s.Dir != bundle.ChartDir {
+			if s.Dir != bundlefiles.ChartDir {
 				continue
 			}
 			secret := &corev1.Secret{}

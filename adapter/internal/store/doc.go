@@ -1,6 +1,6 @@
 // Package store is what the adapter fetches itself, whatever the install
 // mode: a bundle's source is fetched (Fetcher), laid out for the App
-// (bundle.Lay, with the webhook certificates it keeps), packed into
+// (bundlefiles.Lay, with the webhook certificates it keeps), packed into
 // immutable content Secrets named by their content, remembered by name
 // (a bounded cache, recovered from the App after a restart) and, for
 // registry+v1 bundles, checked against the dependencies the bundle

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -21,7 +21,7 @@ import (
 // dependencies or an error.
 func (s *Store) Gather(ctx context.Context, sc *scope.Scope) (f Fetched, o scope.Outcome, stop bool) {
 	bd, facts := sc.View, sc.Facts
-	if !bundle.AdapterFetches(bd) {
+	if !bundlefiles.AdapterFetches(bd) {
 		return f, o, false
 	}
 	var err error

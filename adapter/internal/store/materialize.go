@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/content"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -21,8 +21,8 @@ type Materialized struct {
 	// Resolved is the source pinned to what was fetched (image digest, git
 	// commit).
 	Resolved *rukpakv1alpha2.BundleSource
-	// Layout is the bundle laid out for the App (bundle.Lay).
-	Layout *bundle.Layout
+	// Layout is the bundle laid out for the App (bundlefiles.Lay).
+	Layout *bundlefiles.Layout
 	// Fetched says the fetch succeeded: an error with Fetched set is the
 	// content's (it is no valid bundle), one without is the fetch's.
 	Fetched bool
@@ -40,7 +40,7 @@ func Materialize(ctx context.Context, f Fetcher, bd *rukpakv1alpha2.BundleDeploy
 		return Materialized{}, err
 	}
 	m := Materialized{Files: files, Resolved: resolved, Fetched: true}
-	if m.Layout, err = bundle.Lay(bd, files, certs); err != nil {
+	if m.Layout, err = bundlefiles.Lay(bd, files, certs); err != nil {
 		return m, err
 	}
 	return m, nil
@@ -53,7 +53,7 @@ func (m Materialized) Pack(bd *rukpakv1alpha2.BundleDeployment) ([]content.Chunk
 
 // Recorded is what the App records of a registry+v1 bundle's layout; nil
 // for other formats.
-func Recorded(layout *bundle.Layout) *translate.BundleMetadata {
+func Recorded(layout *bundlefiles.Layout) *translate.BundleMetadata {
 	m := layout.Metadata
 	if m == nil {
 		return nil

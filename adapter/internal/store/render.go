@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundle"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
@@ -22,7 +22,7 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 	var c *translate.Content
 	// Without a cluster, an App goes where a new one would.
 	cfg.AppNamespace = translate.Placement(cfg, bd.Name)
-	if bundle.AdapterFetches(bd) {
+	if bundlefiles.AdapterFetches(bd) {
 		m, err := Materialize(ctx, SourceFetcher{Reader: NoCluster{}, Namespace: cfg.SystemNamespace}, bd, convert.FreshCertificates(time.Now()))
 		if err != nil {
 			return nil, err

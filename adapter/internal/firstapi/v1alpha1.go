@@ -1,4 +1,4 @@
-package bundleset
+package firstapi
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundles"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
@@ -58,7 +58,7 @@ func (v *V1alpha1) Serves(bd *rukpakv1alpha2.BundleDeployment) bool {
 
 // View is bd as it is installed: rukpak v0.16's install namespace.
 func (v *V1alpha1) View(bd *rukpakv1alpha2.BundleDeployment) *rukpakv1alpha2.BundleDeployment {
-	return bundles.View(bd, v.systemNamespace)
+	return generated.View(bd, v.systemNamespace)
 }
 
 // Load finds bd's Bundles and the current template's, making it when
@@ -71,7 +71,7 @@ func (v *V1alpha1) Load(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment
 	if g == nil {
 		g = &scope.Generated{BD: rukpakv1alpha1.FromV1alpha2(bd)}
 	}
-	reported = bundles.Reported(bd, g.Listed)
+	reported = generated.Reported(bd, g.Listed)
 	switch {
 	case err != nil:
 		return g, reported, &scope.Outcome{Err: err}
@@ -93,7 +93,7 @@ var ErrUpload = &translate.UnsupportedError{Reason: `source type "upload" is not
 // Report is the dispatcher's status write for s's BundleDeployment: the
 // v1alpha2 status out, computed from facts as for any BundleDeployment, is
 // mapped to the BundleDeployment's and its current Bundle's v1alpha1
-// statuses (bundles.Status) and written when write (the dispatcher's
+// statuses (generated.Status) and written when write (the dispatcher's
 // decision) says so, or when the Bundle's news cannot wait; the Bundles the
 // current one supersedes go once it is installed (when installing). wrote
 // says the BundleDeployment's status was written, and installed is its
@@ -105,7 +105,7 @@ func (v *V1alpha1) Report(ctx context.Context, s *scope.Scope, facts status.Fact
 		// the status waits for a reconcile that read them.
 		return false, nil, nil
 	}
-	res := bundles.Status(bundles.Observed{
+	res := generated.Status(generated.Observed{
 		BD: g.BD, Bundle: g.Bundle, BundleFailure: g.Failure, Status: out.Status, Resolved: facts.Fetched,
 		Invalid: status.InvalidContent(facts, s.View.Spec.ProvisionerClassName), Now: facts.Now,
 	})

@@ -6,4 +6,4 @@
 // the adapter computes. It is pure: API types in, API types out.
 //
 // It owns nothing between calls and may import only api/.
-package bundles
+package generated

@@ -4,4 +4,4 @@
 // fetched files in, the files the content Secrets hold out.
 //
 // It owns nothing between calls and may import convert and api/v1alpha2.
-package bundle
+package bundlefiles

@@ -1,4 +1,4 @@
-// Package bundleset serves BundleDeployments of rukpak's first API
+// Package firstapi serves BundleDeployments of rukpak's first API
 // (v1alpha1) behind the dispatcher's Bundles seam: everything the
 // dispatcher does differently for one is here (V1alpha1). Its view is
 // rukpak v0.16's install namespace; its load lists the BundleDeployment's
@@ -6,10 +6,10 @@
 // (refusing the upload source, which rukpak-kapp does not serve); its
 // status write maps the v1alpha2 status the dispatcher computed to the
 // BundleDeployment's and its Bundle's v1alpha1 statuses and deletes the
-// Bundles superseded, as adapter/bundles decides. Set keeps the Bundles in
+// Bundles superseded, as adapter/generated decides. Set keeps the Bundles in
 // the cluster, and takes rukpak v0.16's finalizer off Bundles rukpak made,
 // which nothing else would remove once rukpak-kapp has taken over.
 //
 // It remembers nothing. It may import kube, scope and the pure packages;
 // the dispatcher uses it through its Bundles interface.
-package bundleset
+package firstapi

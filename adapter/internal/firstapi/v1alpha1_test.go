@@ -1,4 +1,4 @@
-package bundleset
+package firstapi
 
 import (
 	"testing"
