@@ -38,11 +38,12 @@ var layers = map[string]int{
 	"adapter/internal/servemode":  7, // the serve mode
 	"adapter/internal/store":      6, // what the adapter fetches itself
 	"adapter/internal/kube":       5, // the adapter's own reads and writes
-	"adapter/internal/firstapi":   6, // v1alpha1's generated Bundles
+	"adapter/internal/firstapi":   6, // rukpak's first API, behind the Bundles seam
 	"adapter/internal/scope":      4, // one reconcile's facts; error classes
 	"adapter/internal/memo":       0, // the keyed memory every memory uses
 	// Parts that run beside the reconciler, wired in the facade's manager.
 	"adapter/crdsafety": 3,
+	"adapter/kappapi":   3,
 	"adapter/chartcrds": 3,
 	"adapter/versions":  2,
 	"adapter/webhook":   1,

@@ -24,7 +24,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/crdsafety"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/drift"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/controller"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/kappapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/versions"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhook"
@@ -118,7 +118,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("create discovery client: %w", err)
 	}
 	var r *Reconciler
-	kapp := controller.NewKappAPI(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o) },
+	kapp := kappapi.New(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o) },
 		func(ctx context.Context) error { return r.WakeAll(ctx, mgr.GetCache()) })
 	r = assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp)
 	if err := r.SetupWithManager(mgr); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/kappapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 )
@@ -21,7 +22,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope.Scope, route Route, m
 	case !r.kapp.Ready():
 		// Waits, without an error: the API's arrival wakes every
 		// BundleDeployment.
-		return scope.Outcome{Failure: &status.Failure{Kind: status.KappControllerMissing, Message: MissingKappAPI(translate.Namespaces(r.set.Config))}}
+		return scope.Outcome{Failure: &status.Failure{Kind: status.KappControllerMissing, Message: kappapi.Missing(translate.Namespaces(r.set.Config))}}
 	case route == InstallServe:
 		return r.serve.Install(ctx, s)
 	}

@@ -60,7 +60,7 @@ type Bundles interface {
 	Report(ctx context.Context, s *scope.Scope, facts status.Facts, out status.Computed, write, installing bool) (wrote bool, installed *metav1.Condition, err error)
 }
 
-// KappReady says whether kapp-controller's API is installed (KappAPI).
+// KappReady says whether kapp-controller's API is installed (kappapi.API).
 type KappReady interface{ Ready() bool }
 
 // Settings are the dispatcher's configuration.

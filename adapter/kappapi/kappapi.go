@@ -1,4 +1,4 @@
-package controller
+package kappapi
 
 import (
 	"context"
@@ -19,11 +19,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// KappAPI says whether kapp-controller's API (the App and PackageInstall
+// API says whether kapp-controller's API (the App and PackageInstall
 // kinds) is installed, and runs what needs it once it is: the adapter starts
 // without it, says so on every claimed BundleDeployment and in its
 // readiness, and starts working when the API appears, without a restart.
-type KappAPI struct {
+type API struct {
 	discovery discovery.DiscoveryInterface
 	cache     cache.Cache
 	// open starts what needs the API (the App and PackageInstall watches,
@@ -40,26 +40,26 @@ type KappAPI struct {
 // The kinds kapp-controller's release installs and the adapter uses.
 var kappKinds = map[string]string{"kappctrl.k14s.io/v1alpha1": "apps", "packaging.carvel.dev/v1alpha1": "packageinstalls"}
 
-// MissingKappAPI is what a cluster without kapp-controller lacks, and what
+// Missing is what a cluster without kapp-controller lacks, and what
 // to do about it.
-func MissingKappAPI(namespaces []string) string {
+func Missing(namespaces []string) string {
 	return fmt.Sprintf("kapp-controller's API (App kappctrl.k14s.io/v1alpha1, PackageInstall packaging.carvel.dev/v1alpha1) is not installed in this cluster: "+
 		"install kapp-controller v0.53.1 or newer, watching namespace %s; rukpak-kapp installs this BundleDeployment as soon as the API appears",
 		strings.Join(namespaces, ", "))
 }
 
-// NewKappAPI watches for the API through discovery and the CRD metadata in
+// New watches for the API through discovery and the CRD metadata in
 // c; open runs once it is served, and wake after open when the API
 // appeared while the adapter ran.
-func NewKappAPI(d discovery.DiscoveryInterface, c cache.Cache, open, wake func(ctx context.Context) error) *KappAPI {
-	return &KappAPI{discovery: d, cache: c, open: open, wake: wake}
+func New(d discovery.DiscoveryInterface, c cache.Cache, open, wake func(ctx context.Context) error) *API {
+	return &API{discovery: d, cache: c, open: open, wake: wake}
 }
 
 // OpenIfServed opens at once when the API is served, before the manager
 // starts (the usual case: the adapter then starts as it always did, its
-// App watches synced before any reconcile); false means the KappAPI must
+// App watches synced before any reconcile); false means the API must
 // run (Start) to wait for it.
-func (k *KappAPI) OpenIfServed(ctx context.Context) (bool, error) {
+func (k *API) OpenIfServed(ctx context.Context) (bool, error) {
 	served, err := k.served()
 	if err != nil || !served {
 		return false, err
@@ -72,10 +72,10 @@ func (k *KappAPI) OpenIfServed(ctx context.Context) (bool, error) {
 }
 
 // Ready says the API is served and what needs it started.
-func (k *KappAPI) Ready() bool { return k.ready.Load() }
+func (k *API) Ready() bool { return k.ready.Load() }
 
 // Check is the readiness probe: not ready without the API.
-func (k *KappAPI) Check(*http.Request) error {
+func (k *API) Check(*http.Request) error {
 	if !k.Ready() {
 		return errors.New("kapp-controller's API is not installed")
 	}
@@ -83,11 +83,11 @@ func (k *KappAPI) Check(*http.Request) error {
 }
 
 // NeedLeaderElection: every replica reports its readiness.
-func (k *KappAPI) NeedLeaderElection() bool { return false }
+func (k *API) NeedLeaderElection() bool { return false }
 
 // Start looks once, and while the API is missing looks again whenever one of
 // its CRDs changes.
-func (k *KappAPI) Start(ctx context.Context) error {
+func (k *API) Start(ctx context.Context) error {
 	if err := k.look(ctx); err != nil || k.Ready() {
 		return err
 	}
@@ -108,7 +108,7 @@ func (k *KappAPI) Start(ctx context.Context) error {
 // lookUntilServed looks after a change of one of the API's CRDs, again with
 // backoff for a while: kube-apiserver serves a new CRD's kind in discovery a
 // moment after the CRD's last change (Established).
-func (k *KappAPI) lookUntilServed(ctx context.Context) {
+func (k *API) lookUntilServed(ctx context.Context) {
 	if !k.looking.CompareAndSwap(false, true) {
 		return
 	}
@@ -128,7 +128,7 @@ func (k *KappAPI) lookUntilServed(ctx context.Context) {
 // look opens once every kind is served, and wakes every BundleDeployment.
 // A CRD that exists but is not yet established is looked at again at its
 // next change (its status update).
-func (k *KappAPI) look(ctx context.Context) error {
+func (k *API) look(ctx context.Context) error {
 	if served, err := k.served(); err != nil || !served {
 		return err
 	}
@@ -146,7 +146,7 @@ func (k *KappAPI) look(ctx context.Context) error {
 }
 
 // served says every kind is served.
-func (k *KappAPI) served() (bool, error) {
+func (k *API) served() (bool, error) {
 	for gv, resource := range kappKinds {
 		list, err := k.discovery.ServerResourcesForGroupVersion(gv)
 		if apierrors.IsNotFound(err) {

@@ -1,4 +1,4 @@
-package controller
+package kappapi
 
 import (
 	"context"
@@ -41,18 +41,18 @@ func (k *kappDiscovery) serve(gv ...string) {
 	k.served = gv
 }
 
-// opened counts the KappAPI's open and wake calls.
+// opened counts the API's open and wake calls.
 type opened struct{ open, wake int }
 
-func kappAPIOver(d *kappDiscovery, o *opened) *KappAPI {
-	return NewKappAPI(d.d, nil,
+func kappAPIOver(d *kappDiscovery, o *opened) *API {
+	return New(d.d, nil,
 		func(context.Context) error { o.open++; return nil },
 		func(context.Context) error { o.wake++; return nil })
 }
 
 const appsGV, packagingGV = "kappctrl.k14s.io/v1alpha1", "packaging.carvel.dev/v1alpha1"
 
-func TestKappAPIOpensOnceEveryKindIsServed(t *testing.T) {
+func TestAPIOpensOnceEveryKindIsServed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := newKappDiscovery()
@@ -78,7 +78,7 @@ func TestKappAPIOpensOnceEveryKindIsServed(t *testing.T) {
 	}
 }
 
-func TestKappAPIServedAtStartOpensWithoutWaking(t *testing.T) {
+func TestAPIServedAtStartOpensWithoutWaking(t *testing.T) {
 	t.Parallel()
 	o := &opened{}
 	k := kappAPIOver(newKappDiscovery(appsGV, packagingGV), o)
@@ -91,7 +91,7 @@ func TestKappAPIServedAtStartOpensWithoutWaking(t *testing.T) {
 	}
 }
 
-func TestKappAPIDiscoveryErrorIsNotAMissingAPI(t *testing.T) {
+func TestAPIDiscoveryErrorIsNotAMissingAPI(t *testing.T) {
 	t.Parallel()
 	d := newKappDiscovery(appsGV, packagingGV)
 	d.fail = errors.New("connection refused")
@@ -102,7 +102,7 @@ func TestKappAPIDiscoveryErrorIsNotAMissingAPI(t *testing.T) {
 	}
 }
 
-func TestKappAPILooksAgainUntilServed(t *testing.T) {
+func TestAPILooksAgainUntilServed(t *testing.T) {
 	t.Parallel()
 	d := newKappDiscovery(appsGV)
 	o := &opened{}

@@ -1,0 +1,9 @@
+// Package kappapi says whether kapp-controller's API (the App and
+// PackageInstall kinds) is served, through discovery, and opens what needs
+// it once it is: the adapter starts without kapp-controller, says so on
+// every claimed BundleDeployment (Missing) and in its readiness, and starts
+// working when the API appears, without a restart. It is a Runnable of its
+// own, wired in the facade's manager; the dispatcher only asks Ready.
+//
+// It owns whether the API was found and may import nothing of the module.
+package kappapi
