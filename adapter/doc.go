@@ -1,20 +1,23 @@
 // Package adapter reconciles BundleDeployments into kapp-controller Apps and
 // mirrors the Apps' status back. It is the facade cmd/ and test/ use: the
-// manager (manager.go) and the names below, forwarded from the packages
-// that own them under adapter/internal (docs/architecture.md draws the
-// data path):
+// manager (manager.go), which wires the dispatcher and the parts that run
+// beside it, and the names below, forwarded from the packages that own
+// them under adapter/internal (docs/architecture.md draws the data path):
 //
-//	internal/controller  the dispatcher: load, place, route, report
+//	internal/controller  the dispatcher: load, route, run, report
 //	internal/appmode     an App; take-over of rukpak; hand-back; removal
-//	internal/servemode   a Package and PackageInstall; export
-//	internal/store       what the adapter fetches itself: content Secrets, deps
-//	internal/kube        the App, finalizers, status, mirrors, workloads
-//	internal/firstapi   v1alpha1's generated Bundles
-//	internal/scope       one reconcile's facts; error classes
+//	internal/servemode   a Package and PackageInstall; leaving the mode; export
+//	internal/store       what the adapter fetches itself: Materialize, content Secrets, deps
+//	internal/firstapi    rukpak's first API (v1alpha1) behind the Bundles seam
+//	internal/kube        the App, finalizers, the status write, mirrors, workloads
+//	internal/scope       one reconcile's Scope and Outcome; error classes
+//	internal/memo        the keyed memory every per-BundleDeployment memory is
 //
-// below them the pure packages: fetch, bundle, content, translate,
-// packaging, takeover, status, drift (and convert at the repository root).
+// Beside the dispatcher run kappapi, drift, chartcrds, crdsafety, versions
+// and webhook; below everything the pure packages: fetch, bundlefiles,
+// content, translate, packaging, takeover, status, generated (and convert
+// at the repository root).
 //
-// It owns no memory of its own and may import every package of the adapter and api/; only cmd/ and
-// test/ import it.
+// It owns no memory of its own and may import every package of the
+// adapter and api/; only cmd/ and test/ import it.
 package adapter

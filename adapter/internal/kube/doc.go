@@ -4,6 +4,6 @@
 // what an App references in its namespace, and the installed workloads.
 //
 // It decides nothing about a BundleDeployment's route or content. It may
-// import scope and the pure packages (status, translate, bundle); the store,
+// import scope and the pure packages (status, translate, bundlefiles); the store,
 // the modes and the dispatcher import it, never the other way round.
 package kube

@@ -3,6 +3,6 @@
 // and how the steps' errors are classified for the status (FailureOf).
 //
 // It owns no state and talks to no cluster. It may import the API types and
-// the pure packages (status, translate, fetch, bundle, content); every other
+// the pure packages (status, translate, fetch, bundlefiles, content); every other
 // package under adapter/internal may import it.
 package scope
