@@ -240,7 +240,7 @@ func (s *Server) poke() {
 
 // sync makes the Secret hold the plan, serves its certificate and puts its
 // CA into every target; it returns when to look again.
-func (s *Server) sync(ctx context.Context, c cache.Cache, writer client.Client, targets []Target) (time.Time, error) {
+func (s *Server) sync(ctx context.Context, c client.Reader, writer client.Client, targets []Target) (time.Time, error) {
 	secret := &corev1.Secret{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: s.opts.Namespace, Name: s.opts.Secret}, secret)
 	switch {
