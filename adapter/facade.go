@@ -15,6 +15,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/controller"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/firstapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/offline"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/servemode"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
@@ -99,13 +100,13 @@ func assemble(c client.Client, direct client.Reader, cfg translate.Config, class
 // rukpak v0.16 installed it.
 func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config) ([]runtime.Object, error) {
 	if !rukpakv1alpha1.IsV1alpha1(bd) {
-		return store.Render(ctx, bd, cfg)
+		return offline.Render(ctx, bd, cfg)
 	}
 	first := rukpakv1alpha1.FromV1alpha2(bd)
 	if first.Spec.Template.Spec.Source.Type == rukpakv1alpha1.SourceTypeUpload {
 		return nil, firstapi.ErrUpload
 	}
-	objs, err := store.Render(ctx, generated.View(bd, cfg.SystemNamespace), cfg)
+	objs, err := offline.Render(ctx, generated.View(bd, cfg.SystemNamespace), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -114,17 +115,17 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 
 // PackageOptions say where the packaging objects of `render --as-package`
 // go and how the Package gets its content.
-type PackageOptions = servemode.PackageOptions
+type PackageOptions = offline.PackageOptions
 
 // PackageExport is what `render --as-package` prints for one BundleDeployment.
-type PackageExport = servemode.PackageExport
+type PackageExport = offline.PackageExport
 
 // RenderPackage makes the Carvel packaging objects that install bd's content.
 func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opts PackageOptions) (*PackageExport, error) {
-	return servemode.RenderPackage(ctx, generated.View(bd, opts.Config.SystemNamespace), opts)
+	return offline.RenderPackage(ctx, generated.View(bd, opts.Config.SystemNamespace), opts)
 }
 
 // TakeOverInput reads what takeover.Take decides the take-over of bd from.
 func TakeOverInput(ctx context.Context, c client.Reader, mapper meta.RESTMapper, systemNamespace string, bd *rukpakv1alpha2.BundleDeployment, readLive bool) (takeover.Input, error) {
-	return appmode.TakeOverInput(ctx, c, mapper, store.SourceFetcher{Reader: c, Namespace: systemNamespace}, systemNamespace, bd, readLive)
+	return offline.TakeOverInput(ctx, c, mapper, store.SourceFetcher{Reader: c, Namespace: systemNamespace}, systemNamespace, bd, readLive)
 }

@@ -21,26 +21,27 @@ const module = "github.com/rukpak-kapp/rukpak-kapp/"
 // its place on purpose.
 var layers = map[string]int{
 	// The test side: nothing of the product imports it.
-	"test/harness/cmd/podsandbox":      14,
-	"test/harness/cmd/privatemounts":   14,
-	"test/harness/cmd/rukpak-kapp-dev": 14,
-	"test/bdtest":                      13,
-	"test/bench/scale":                 13,
-	"test/harness":                     12,
-	"test/harness/podspec":             11,
-	"test/fakekube":                    11,
+	"test/harness/cmd/podsandbox":      15,
+	"test/harness/cmd/privatemounts":   15,
+	"test/harness/cmd/rukpak-kapp-dev": 15,
+	"test/bdtest":                      14,
+	"test/bench/scale":                 14,
+	"test/harness":                     13,
+	"test/harness/podspec":             12,
+	"test/fakekube":                    12,
 	// The binaries: the CLI and controller, and the release builder.
-	"cmd/rukpak-kapp":             10,
-	"release":                     10,
-	"adapter":                     9, // the facade: manager and forwarded names
-	"adapter/internal/controller": 8, // the dispatcher
-	"adapter/internal/appmode":    7, // the App mode
-	"adapter/internal/servemode":  7, // the serve mode
-	"adapter/internal/store":      6, // what the adapter fetches itself
-	"adapter/internal/kube":       5, // the adapter's own reads and writes
-	"adapter/internal/firstapi":   6, // rukpak's first API, behind the Bundles seam
-	"adapter/internal/scope":      4, // one reconcile's facts; error classes
-	"adapter/internal/memo":       0, // the keyed memory every memory uses
+	"cmd/rukpak-kapp":             11,
+	"release":                     11,
+	"adapter":                     10, // the facade: manager and forwarded names
+	"adapter/internal/controller": 9,  // the dispatcher
+	"adapter/internal/appmode":    8,  // the App mode
+	"adapter/internal/servemode":  8,  // the serve mode
+	"adapter/internal/offline":    7,  // rendering without a cluster, and the take-over's input
+	"adapter/internal/store":      6,  // what the adapter fetches itself
+	"adapter/internal/kube":       5,  // the adapter's own reads and writes
+	"adapter/internal/firstapi":   6,  // rukpak's first API, behind the Bundles seam
+	"adapter/internal/scope":      4,  // one reconcile's facts; error classes
+	"adapter/internal/memo":       0,  // the keyed memory every memory uses
 	// Parts that run beside the reconciler, wired in the facade's manager.
 	"adapter/crdsafety": 3,
 	"adapter/kappapi":   3,

@@ -1,10 +1,10 @@
 // Package appmode installs a BundleDeployment as one kapp-controller App
 // (the App mode, the default): the App made from the BundleDeployment and
 // the content the store fetched, the take-over in place of what rukpak
-// v0.24.0 installed (Install, TakeOverInput), the hand-back when the
+// v0.24.0 installed (Install, deciding from offline.TakeOverInput), the hand-back when the
 // BundleDeployment's class is no longer claimed (Release), and the removal
 // of the App and everything it installed (Finalize).
 //
-// It remembers nothing between reconciles. It may import store, kube,
+// It remembers nothing between reconciles. It may import offline, store, kube,
 // scope and the pure packages; never the serve mode or the dispatcher.
 package appmode

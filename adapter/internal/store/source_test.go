@@ -115,7 +115,7 @@ func TestSourceFetcherHTTPWithItsAuthSecret(t *testing.T) {
 
 func TestSourceFetcherRefusesASourceWithoutItsField(t *testing.T) {
 	t.Parallel()
-	f := SourceFetcher{Reader: NoCluster{}, Namespace: systemNS}
+	f := SourceFetcher{Reader: fakekube.New(nil).Client, Namespace: systemNS}
 	bd := bdOf("web", rukpakv1alpha2.ClassPlain, rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeGit})
 	_, _, err := f.Fetch(context.Background(), bd)
 	if !errors.Is(err, fetch.ErrInvalidContent) || !scope.Permanent(err) {

@@ -1,4 +1,4 @@
-package store
+package offline
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
@@ -23,7 +24,7 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 	// Without a cluster, an App goes where a new one would.
 	cfg.AppNamespace = translate.Placement(cfg, bd.Name)
 	if bundlefiles.AdapterFetches(bd) {
-		m, err := Materialize(ctx, SourceFetcher{Reader: NoCluster{}, Namespace: cfg.SystemNamespace}, bd, convert.FreshCertificates(time.Now()))
+		m, err := store.Materialize(ctx, store.SourceFetcher{Reader: NoCluster{}, Namespace: cfg.SystemNamespace}, bd, convert.FreshCertificates(time.Now()))
 		if err != nil {
 			return nil, err
 		}
@@ -31,9 +32,9 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 		if err != nil {
 			return nil, err
 		}
-		c = &translate.Content{Resolved: m.Resolved, Bundle: Recorded(m.Layout)}
+		c = &translate.Content{Resolved: m.Resolved, Bundle: store.Recorded(m.Layout)}
 		for _, ch := range chunks {
-			objs = append(objs, ContentSecret(bd, cfg.AppNamespace, ch))
+			objs = append(objs, store.ContentSecret(bd, cfg.AppNamespace, ch))
 			c.Secrets = append(c.Secrets, translate.ContentSecret{Name: ch.Name, Dir: ch.Dir})
 		}
 	}

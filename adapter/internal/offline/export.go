@@ -1,4 +1,4 @@
-package servemode
+package offline
 
 import (
 	"context"
@@ -56,7 +56,7 @@ type PackageExport struct {
 // the source pinned to what was fetched; registry+v1 bundles are converted
 // here, since kapp-controller cannot convert them.
 func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opts PackageOptions) (*PackageExport, error) {
-	m, err := store.Materialize(ctx, store.SourceFetcher{Reader: store.NoCluster{}, Namespace: opts.Namespace}, bd, convert.FreshCertificates(opts.Now))
+	m, err := store.Materialize(ctx, store.SourceFetcher{Reader: NoCluster{}, Namespace: opts.Namespace}, bd, convert.FreshCertificates(opts.Now))
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package servemode
+package offline
 
 import (
 	"archive/tar"
@@ -19,8 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
+
+// exportCfg is the installer account and sync period the exported Apps get.
+var exportCfg = translate.Config{SystemNamespace: "rukpak-system", ServiceAccountName: "installer", SyncPeriod: 10 * time.Minute}
 
 // tarServer is a TLS server on loopback handing out a gzipped tar of files.
 func tarServer(t *testing.T, files map[string]string) *httptest.Server {
@@ -74,7 +78,7 @@ func TestRenderPackagePlainInline(t *testing.T) {
 	t.Parallel()
 	srv := tarServer(t, map[string]string{"manifests/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n"})
 	x, err := RenderPackage(context.Background(), exportedBD(rukpakv1alpha2.ClassPlain, srv.URL+"/web.tgz"),
-		PackageOptions{Config: modeCfg, Namespace: "catalog", Now: time.Now()})
+		PackageOptions{Config: exportCfg, Namespace: "catalog", Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +112,7 @@ func TestRenderPackageChartWithValuesAndPush(t *testing.T) {
 	bd.Spec.Config = &apiextensionsv1.JSON{Raw: []byte(`{"values":"greeting: hello from the BundleDeployment\n"}`)}
 	var pushed map[string][]byte
 	var pushedTag string
-	x, err := RenderPackage(context.Background(), bd, PackageOptions{Config: modeCfg, Namespace: "catalog", Now: time.Now(),
+	x, err := RenderPackage(context.Background(), bd, PackageOptions{Config: exportCfg, Namespace: "catalog", Now: time.Now(),
 		Push: func(_ context.Context, files map[string][]byte, tag string) (string, error) {
 			pushed, pushedTag = files, tag
 			return "registry.example/hello@sha256:0123", nil

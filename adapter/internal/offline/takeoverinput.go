@@ -1,4 +1,4 @@
-package appmode
+package offline
 
 import (
 	"context"

@@ -1,0 +1,13 @@
+// Package offline renders what the adapter would do for a BundleDeployment
+// without writing to a cluster, through the same functions the controller
+// uses: the objects it would apply (Render, for `rukpak-kapp render`), the
+// Carvel packaging objects that install it through a PackageInstall
+// (RenderPackage, for `render --as-package`), and what a take-over of
+// rukpak's release is decided from (TakeOverInput: rukpak's release
+// Secrets, the bundle as it is now, the live objects), which the App mode
+// and `rukpak-kapp migrate` read alike. Every bundle goes through
+// store.Materialize; without a cluster, NoCluster stands in for the API.
+//
+// It remembers nothing. It may import store and the pure packages; the App
+// mode and the facade import it.
+package offline
