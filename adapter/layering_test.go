@@ -29,6 +29,7 @@ var layers = map[string]int{
 	"test/harness":                     13,
 	"test/harness/podspec":             12,
 	"test/fakekube":                    12,
+	"test/tarball":                     12,
 	// The binaries: the CLI and controller, and the release builder.
 	"cmd/rukpak-kapp":             11,
 	"release":                     11,

@@ -1,41 +1,18 @@
 package fetch
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-)
 
-func tgzOf(t *testing.T, files map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for name, data := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(data)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
+	"github.com/rukpak-kapp/rukpak-kapp/test/tarball"
+)
 
 func TestFetchHTTP(t *testing.T) {
 	t.Parallel()
-	bundle := tgzOf(t, map[string]string{"manifests/cm.yaml": "kind: ConfigMap"})
+	bundle := tarball.Of(t, map[string]string{"manifests/cm.yaml": "kind: ConfigMap"})
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u, p, ok := r.BasicAuth(); !ok || u != "user" || p != "pass" {
 			http.Error(w, "no", http.StatusUnauthorized)
@@ -86,7 +63,7 @@ func TestFetchHTTP(t *testing.T) {
 
 func TestFetchHTTP_CapsTheDownload(t *testing.T) {
 	t.Parallel()
-	big := tgzOf(t, map[string]string{"a": strings.Repeat("x", 4096)})
+	big := tarball.Of(t, map[string]string{"a": strings.Repeat("x", 4096)})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(big) }))
 	t.Cleanup(srv.Close)
 	_, err := FetchHTTP(context.Background(), srv.URL, HTTPOptions{}, Limits{MaxFileBytes: 1024, MaxTotalBytes: 1 << 20, MaxFiles: 10})

@@ -1,9 +1,6 @@
 package store
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"net/http"
@@ -18,6 +15,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/fakekube"
+	"github.com/rukpak-kapp/rukpak-kapp/test/tarball"
 )
 
 func TestSourceFetcherConfigMaps(t *testing.T) {
@@ -55,32 +53,9 @@ func TestSourceFetcherConfigMaps(t *testing.T) {
 	}
 }
 
-// tarGz is a gzipped tar of files.
-func tarGz(t *testing.T, files map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for name, data := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(data)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 func TestSourceFetcherHTTPWithItsAuthSecret(t *testing.T) {
 	t.Parallel()
-	body := tarGz(t, map[string]string{"manifests/cm.yaml": "kind: ConfigMap\n"})
+	body := tarball.Of(t, map[string]string{"manifests/cm.yaml": "kind: ConfigMap\n"})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u, p, ok := r.BasicAuth(); !ok || u != "reader" || p != "s3cret" {
 			w.WriteHeader(http.StatusUnauthorized)
