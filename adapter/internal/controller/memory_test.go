@@ -14,6 +14,14 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 )
 
+// failingGets is a client whose every read fails.
+func failingGets(t *testing.T) client.Client {
+	return fake.NewClientBuilder().WithScheme(testScheme(t)).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return errors.New("connection refused")
+		}}).Build()
+}
+
 func TestPlacement(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -22,11 +30,7 @@ func TestPlacement(t *testing.T) {
 	t.Run("without app namespaces every App is in the system namespace, and nothing is read or remembered", func(t *testing.T) {
 		t.Parallel()
 		var p placement
-		c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithInterceptorFuncs(interceptor.Funcs{
-			Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
-				return errors.New("read")
-			}}).Build()
-		ns, err := p.place(ctx, c, translate.Config{SystemNamespace: "rukpak-system"}, "web")
+		ns, err := p.place(ctx, failingGets(t), translate.Config{SystemNamespace: "rukpak-system"}, "web")
 		if err != nil || ns != "rukpak-system" || p.Remembers("web") {
 			t.Fatalf("place = %q, %v (remembered %t)", ns, err, p.Remembers("web"))
 		}
@@ -75,11 +79,7 @@ func TestPlacement(t *testing.T) {
 	t.Run("a failed read is an error, not a guess", func(t *testing.T) {
 		t.Parallel()
 		var p placement
-		c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithInterceptorFuncs(interceptor.Funcs{
-			Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
-				return errors.New("connection refused")
-			}}).Build()
-		if ns, err := p.place(ctx, c, spread, "web"); err == nil || p.Remembers("web") {
+		if ns, err := p.place(ctx, failingGets(t), spread, "web"); err == nil || p.Remembers("web") {
 			t.Fatalf("place = %q, %v; want an error and nothing remembered", ns, err)
 		}
 	})
