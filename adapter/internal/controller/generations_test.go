@@ -38,8 +38,8 @@ type fakeBundles struct {
 	reported *rukpakv1alpha1.BundleStatus
 }
 
-func (f *fakeBundles) Generate(_ context.Context, bd *rukpakv1alpha1.BundleDeployment, create bool) (*scope.Generated, error) {
-	f.add(fmt.Sprintf("generated.Generate create=%v", create))
+func (f *fakeBundles) Generate(_ context.Context, bd *rukpakv1alpha1.BundleDeployment, makeMissing bool) (*scope.Generated, error) {
+	f.add(fmt.Sprintf("store.Generate makeMissing=%v", makeMissing))
 	g := &scope.Generated{BD: bd, Listed: f.listed}
 	switch {
 	case f.err != nil:
@@ -51,7 +51,7 @@ func (f *fakeBundles) Generate(_ context.Context, bd *rukpakv1alpha1.BundleDeplo
 	}
 	gen := generated.Generate(bd, f.listed)
 	g.Bundle = gen.Current
-	if g.Bundle == nil && create {
+	if g.Bundle == nil && makeMissing {
 		g.Bundle = gen.Create
 		f.listed = append(f.listed, *gen.Create)
 		g.Listed = f.listed
@@ -60,13 +60,13 @@ func (f *fakeBundles) Generate(_ context.Context, bd *rukpakv1alpha1.BundleDeplo
 }
 
 func (f *fakeBundles) Report(_ context.Context, b *rukpakv1alpha1.Bundle, st rukpakv1alpha1.BundleStatus) error {
-	f.add("generated.Report " + st.Phase)
+	f.add("store.Report " + st.Phase)
 	f.reported = &st
 	return nil
 }
 
 func (f *fakeBundles) Prune(_ context.Context, _ *rukpakv1alpha1.BundleDeployment, _ []rukpakv1alpha1.Bundle, current string) error {
-	f.add("generated.Prune")
+	f.add("store.Prune")
 	return nil
 }
 
@@ -163,8 +163,8 @@ func TestReconcile_V1alpha1InstallsAfterItsBundleAndReportsAtV1alpha1(t *testing
 	}
 	// The App mode installs the template's class, as rukpak v0.16 wired
 	// registry+v1; superseded Bundles go once the App deployed this one.
-	expectCalls(t, log, "generated.Generate create=true", "serve.Leave", "app.Install "+rukpakv1alpha2.ClassRegistry,
-		"generated.Report Unpacked", "generated.Prune")
+	expectCalls(t, log, "store.Generate makeMissing=true", "serve.Leave", "app.Install "+rukpakv1alpha2.ClassRegistry,
+		"store.Report Unpacked", "store.Prune")
 	name := generated.Desired(bd).Name
 	if got := condOf(f.written, "Installed"); got != "True/InstallationSucceeded: Instantiated bundle "+name+" successfully" {
 		t.Errorf("Installed: %s", got)
@@ -187,7 +187,7 @@ func TestReconcile_V1alpha1NotYetDeployedKeepsTheOldBundle(t *testing.T) {
 	}
 	// The BundleDeployment's progress is held, as any; its new Bundle says
 	// Pending at once. Nothing is pruned.
-	expectCalls(t, log, "generated.Generate create=true", "serve.Leave", "app.Install "+rukpakv1alpha2.ClassRegistry, "generated.Report Pending")
+	expectCalls(t, log, "store.Generate makeMissing=true", "serve.Leave", "app.Install "+rukpakv1alpha2.ClassRegistry, "store.Report Pending")
 	if f.written != nil {
 		t.Errorf("progress written: %+v", f.written)
 	}
@@ -203,7 +203,7 @@ func TestReconcile_V1alpha1UploadIsRefusedOnTheBundle(t *testing.T) {
 	if !errors.Is(err, reconcile.TerminalError(nil)) {
 		t.Fatalf("err = %v, want terminal: only a new template helps", err)
 	}
-	expectCalls(t, log, "generated.Generate create=true", "generated.Report Failing")
+	expectCalls(t, log, "store.Generate makeMissing=true", "store.Report Failing")
 	if got := condOf(f.written, "HasValidBundle"); !strings.HasPrefix(got, "False/UnpackFailed: Failed to unpack the") || !strings.Contains(got, `"upload" is not served`) {
 		t.Errorf("HasValidBundle: %s", got)
 	}
@@ -232,7 +232,7 @@ func TestReconcile_V1alpha1WithoutItsBundleInstallsNothing(t *testing.T) {
 			if (err != nil) != tc.wantErr || errors.Is(err, reconcile.TerminalError(nil)) {
 				t.Fatalf("err = %v", err)
 			}
-			expectCalls(t, log, "generated.Generate create=true")
+			expectCalls(t, log, "store.Generate makeMissing=true")
 			if got := condOf(f.written, "HasValidBundle"); got != tc.wantCond {
 				t.Errorf("HasValidBundle: %s", got)
 			}

@@ -50,10 +50,10 @@ type Bundles interface {
 	Serves(bd *rukpakv1alpha2.BundleDeployment) bool
 	// View is bd as it is installed (rukpak v0.16's install namespace).
 	View(bd *rukpakv1alpha2.BundleDeployment) *rukpakv1alpha2.BundleDeployment
-	// Load finds bd's generated Bundles, making the template's when create
+	// Load finds bd's generated Bundles, making the template's when makeMissing
 	// is set; reported is bd as the status computation reads what is
 	// installed; stop, when set, is reported in place of the install.
-	Load(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, create bool) (g *scope.Generated, reported *rukpakv1alpha2.BundleDeployment, stop *scope.Outcome)
+	Load(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, makeMissing bool) (g *scope.Generated, reported *rukpakv1alpha2.BundleDeployment, stop *scope.Outcome)
 	// Report writes the v1alpha1 statuses mapped from out, computed from
 	// facts, when write says so or the Bundle's news cannot wait; wrote and
 	// installed say what it wrote, for the dispatcher's memories.

@@ -28,11 +28,11 @@ type Set struct {
 func New(c client.Client, direct client.Reader) *Set { return &Set{client: c, direct: direct} }
 
 // Generate lists bd's Bundles and finds the one of its current template,
-// making it when create is set and bd may have one more. The error is
+// making it when makeMissing is set and bd may have one more. The error is
 // one to retry (a failed read or write); Failure then says it too. A
 // Bundle the API server refuses to make is a spec error: it is reported,
 // with an error only a new template ends.
-func (s *Set) Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, create bool) (*scope.Generated, error) {
+func (s *Set) Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, makeMissing bool) (*scope.Generated, error) {
 	g := &scope.Generated{BD: bd}
 	list := &rukpakv1alpha1.BundleList{}
 	if err := s.client.List(ctx, list, client.MatchingLabels(generated.Selector(bd.Name))); err != nil {
@@ -50,7 +50,7 @@ func (s *Set) Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment,
 		g.Bundle = gen.Current
 	case gen.Blocked != "":
 		g.Failure = gen.Blocked
-	case gen.Create != nil && create:
+	case gen.Create != nil && makeMissing:
 		b, err := s.create(ctx, bd, gen.Create)
 		if err != nil {
 			g.Failure = err.Error()

@@ -22,8 +22,8 @@ import (
 // decisions are tested over an in-memory list.
 type Store interface {
 	// Generate lists bd's Bundles and finds its current template's,
-	// making it when create is set. The error is one to report and retry.
-	Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, create bool) (*scope.Generated, error)
+	// making it when makeMissing is set. The error is one to report and retry.
+	Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, makeMissing bool) (*scope.Generated, error)
 	// Report writes b's status when it differs from st.
 	Report(ctx context.Context, b *rukpakv1alpha1.Bundle, st rukpakv1alpha1.BundleStatus) error
 	// Prune deletes bd's Bundles other than current, which is installed.
@@ -62,12 +62,12 @@ func (v *V1alpha1) View(bd *rukpakv1alpha2.BundleDeployment) *rukpakv1alpha2.Bun
 }
 
 // Load finds bd's Bundles and the current template's, making it when
-// create is set (an install), and reported is bd as the status computation
+// makeMissing is set (an install), and reported is bd as the status computation
 // reads what is installed (its active Bundle's resolved source). stop,
 // when set, says nothing is installed now: the Bundle could not be made
 // (its Err says why, or the Bundle limit does) or its source is an upload.
-func (v *V1alpha1) Load(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, create bool) (g *scope.Generated, reported *rukpakv1alpha2.BundleDeployment, stop *scope.Outcome) {
-	g, err := v.bundles.Generate(ctx, rukpakv1alpha1.FromV1alpha2(bd), create)
+func (v *V1alpha1) Load(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, makeMissing bool) (g *scope.Generated, reported *rukpakv1alpha2.BundleDeployment, stop *scope.Outcome) {
+	g, err := v.bundles.Generate(ctx, rukpakv1alpha1.FromV1alpha2(bd), makeMissing)
 	if g == nil {
 		g = &scope.Generated{BD: rukpakv1alpha1.FromV1alpha2(bd)}
 	}
@@ -78,7 +78,7 @@ func (v *V1alpha1) Load(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment
 	case g.Bundle == nil:
 		// The Bundle limit: the watch on Bundles brings it back when one goes.
 		return g, reported, &scope.Outcome{}
-	case create && g.BD.Spec.Template.Spec.Source.Type == rukpakv1alpha1.SourceTypeUpload:
+	case makeMissing && g.BD.Spec.Template.Spec.Source.Type == rukpakv1alpha1.SourceTypeUpload:
 		return g, reported, &scope.Outcome{Err: ErrUpload}
 	}
 	return g, reported, nil
