@@ -1,6 +1,3 @@
-// Package bdtest builds BundleDeployments and the content they install for
-// the Ginkgo suites, and matches their conditions. A suite hands it its
-// harness with Use before the first spec.
 package bdtest
 
 import (

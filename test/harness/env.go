@@ -1,6 +1,3 @@
-// Package harness starts the local control plane that tests and `make run`
-// use: etcd, kube-apiserver, kapp-controller (two processes), OCI registries
-// and the adapter, all on loopback, from binaries built by test/tools.
 package harness
 
 import (

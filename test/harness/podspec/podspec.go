@@ -1,5 +1,3 @@
-// Package podspec is what the harness hands the podsandbox helper: a
-// container to run from an unpacked image, as a kubelet would run it.
 package podspec
 
 import (

@@ -1,7 +1,3 @@
-// Command rukpak-kapp-dev is `make run`: with KUBECONFIG set it runs the
-// adapter against that cluster; otherwise it starts the local control plane,
-// kapp-controller and the adapter, installs the example bundle and keeps
-// everything running until interrupted.
 package main
 
 import (

@@ -1,0 +1,10 @@
+// Command scale installs N small plain bundles with rukpak-kapp (adapter and
+// kapp-controller), with rukpak v0.24.0's own provisioners, and as Apps
+// written directly (the floor, with a kapp-controller of its own), side by
+// side on the same local control plane: the installs one after the other,
+// then one idle window for all, then one change each. With -alone each
+// system gets a fresh control plane of its own instead, one after the
+// other. It prints what each cost. See docs/benchmarks.md.
+//
+// It may import adapter/translate, api/ and test/harness.
+package main
