@@ -1,12 +1,13 @@
 // Package store is what the adapter fetches itself, whatever the install
-// mode: a bundle's source is fetched (Fetcher), laid out for the App
-// (bundlefiles.Lay, with the webhook certificates it keeps), packed into
-// immutable content Secrets named by their content, remembered by name
-// (a bounded cache, recovered from the App after a restart) and, for
-// registry+v1 bundles, checked against the dependencies the bundle
-// declares (with the set of BundleDeployments waiting for them).
+// mode: a bundle's source is fetched (Fetcher) and laid out for the App
+// (Materialize: bundlefiles.Lay, with the webhook certificates it keeps),
+// packed into immutable content Secrets named by their content,
+// remembered by name (a bounded cache, recovered from the App after a
+// restart) and, for registry+v1 bundles, checked against the dependencies
+// the bundle declares (with the set of BundleDeployments waiting for them).
 //
-// It owns the content cache, the image digests and the waiting set; Forget
-// drops what it remembers of one BundleDeployment. It may import kube,
-// scope and the pure packages; the modes and the dispatcher import it.
+// It owns the content cache and the waiting set; the image digests are the
+// fetcher's (fetch.DigestCache, handed to SourceFetcher). Forget drops what
+// it remembers of one BundleDeployment. It may import kube, scope and the
+// pure packages; offline, the modes and the dispatcher import it.
 package store
