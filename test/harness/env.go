@@ -317,6 +317,14 @@ func (e *Env) Kustomize(ctx context.Context, dir string) ([]byte, error) {
 // directory is kept when KEEP_HARNESS_DIR is set, for reading logs after a
 // failure.
 func (e *Env) Stop() {
+	if e.Client != nil && e.ControlPlane != nil {
+		// Asked while everything still runs: the state the specs saw.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		for _, line := range apiServicesTrouble(ctx, e.Client) {
+			fmt.Fprintln(os.Stderr, "harness: "+line)
+		}
+		cancel()
+	}
 	if e.Adapter != nil {
 		e.Adapter.Stop()
 	}

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // troubleLine matches what a component prints when the machine, not the
@@ -59,6 +63,31 @@ func troubleIn(path string) []string {
 			line = line[:300] + "…"
 		}
 		out = append(out, strings.TrimSpace(line))
+	}
+	return out
+}
+
+// apiServicesTrouble says, for each APIService the control plane does not
+// count as Available, why (its Available condition's reason and message:
+// an aggregated API server that died, or an address kube-apiserver cannot
+// reach). An aggregated API that fails makes unrelated requests of a suite
+// fail or hang, and nothing else would name it.
+func apiServicesTrouble(ctx context.Context, c client.Reader) []string {
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion("apiregistration.k8s.io/v1")
+	list.SetKind("APIServiceList")
+	if err := c.List(ctx, list); err != nil {
+		return []string{"the APIServices could not be listed: " + err.Error()}
+	}
+	var out []string
+	for _, s := range list.Items {
+		conds, _, _ := unstructured.NestedSlice(s.Object, "status", "conditions")
+		for _, raw := range conds {
+			cond, _ := raw.(map[string]any)
+			if cond["type"] == "Available" && cond["status"] != "True" {
+				out = append(out, fmt.Sprintf("APIService %s is not Available: %v: %v", s.GetName(), cond["reason"], cond["message"]))
+			}
+		}
 	}
 	return out
 }

@@ -1,10 +1,16 @@
 package harness
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 func TestReportTrouble(t *testing.T) {
@@ -39,5 +45,28 @@ func TestReportTrouble(t *testing.T) {
 	reportTrouble(&out, t.TempDir())
 	if out.Len() != 0 {
 		t.Errorf("an empty log directory says %q", out.String())
+	}
+}
+
+func TestAPIServicesTrouble(t *testing.T) {
+	svc := func(name, status, reason, message string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("apiregistration.k8s.io/v1")
+		u.SetKind("APIService")
+		u.SetName(name)
+		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": "Available", "status": status, "reason": reason, "message": message}}, "status", "conditions")
+		return u
+	}
+	s := runtime.NewScheme()
+	gvk := schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"}
+	s.AddKnownTypeWithName(gvk, &unstructured.Unstructured{})
+	s.AddKnownTypeWithName(gvk.GroupVersion().WithKind("APIServiceList"), &unstructured.UnstructuredList{})
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
+		svc("v1.apps", "True", "Local", "Local APIServices are always available"),
+		svc("v1alpha1.data.packaging.carvel.dev", "False", "FailedDiscoveryCheck", "failing or missing response from https://10.0.0.5:41234: dial tcp 10.0.0.5:41234: i/o timeout"),
+	).Build()
+	got := apiServicesTrouble(context.Background(), c)
+	if len(got) != 1 || !strings.Contains(got[0], "v1alpha1.data.packaging.carvel.dev is not Available: FailedDiscoveryCheck") || !strings.Contains(got[0], "i/o timeout") {
+		t.Fatalf("apiServicesTrouble = %q", got)
 	}
 }
