@@ -77,7 +77,7 @@ const digestCacheBytes = 32 << 20
 // other classes are never touched. apis answers registry+v1 bundles'
 // olm.gvk dependencies.
 func NewReconciler(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *Reconciler {
-	return assemble(c, direct, cfg, classes, recorder, apis, "", kappInstalled{})
+	return assemble(c, direct, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace))
 }
 
 // kappInstalled stands for a cluster known to serve kapp-controller's API.
@@ -85,13 +85,18 @@ type kappInstalled struct{}
 
 func (kappInstalled) Ready() bool { return true }
 
+// newFetcher fetches what the adapter fetches itself, reading Secrets and
+// ConfigMaps of the system namespace through c.
+func newFetcher(c client.Reader, systemNamespace string) store.SourceFetcher {
+	return store.SourceFetcher{Reader: c, Namespace: systemNamespace, Digests: fetch.NewDigestCache(digestCacheBytes)}
+}
+
 func assemble(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs,
-	installDefault InstallWith, kapp controller.KappReady) *Reconciler {
-	fetcher := store.SourceFetcher{Reader: c, Namespace: cfg.SystemNamespace, Digests: fetch.NewDigestCache(digestCacheBytes)}
+	installDefault InstallWith, kapp controller.KappReady, fetcher store.SourceFetcher) *Reconciler {
 	content := store.New(c, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
 	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content, kapp).
-		WithBundles(firstapi.NewV1alpha1(c, recorder, firstapi.New(c, direct), cfg.SystemNamespace))
+		WithBundles(firstapi.NewV1alpha1(c, recorder, firstapi.New(c, direct), cfg.SystemNamespace, cfg.ContentAddress))
 }
 
 // Render returns the objects the controller would apply for bd, offline.

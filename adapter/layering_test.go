@@ -38,6 +38,7 @@ var layers = map[string]int{
 	"adapter/internal/appmode":    8,  // the App mode
 	"adapter/internal/servemode":  8,  // the serve mode
 	"adapter/internal/offline":    7,  // rendering without a cluster, and the take-over's input
+	"adapter/internal/unpacker":   7,  // Bundles on their own; what contentURLs serve
 	"adapter/internal/store":      6,  // what the adapter fetches itself
 	"adapter/internal/kube":       5,  // the adapter's own reads and writes
 	"adapter/internal/firstapi":   6,  // rukpak's first API, behind the Bundles seam
@@ -49,6 +50,8 @@ var layers = map[string]int{
 	"adapter/chartcrds": 3,
 	"adapter/versions":  2,
 	"adapter/webhook":   1,
+	// contentURLs: paths, the tarballs on disk, the HTTPS handler.
+	"adapter/contenturl": 2,
 	// The pure packages.
 	"adapter/takeover":     3,
 	"adapter/packaging":    3,
@@ -61,6 +64,7 @@ var layers = map[string]int{
 	"adapter/fieldowner":   0,
 	"adapter/drift":        2,
 	"adapter/generated":    1,
+	"adapter/standalone":   2,
 	"convert":              0,
 	"ocibundle":            0,
 	"convert/certs":        -1,

@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"fmt"
+	"os"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
@@ -21,9 +22,12 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/chartcrds"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/contenturl"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/crdsafety"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/drift"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/unpacker"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/kappapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/versions"
@@ -47,6 +51,21 @@ type Options struct {
 	// Restartable lets a process start the adapter again after stopping
 	// it (controller names must otherwise be unique in a process): tests.
 	Restartable bool
+	// ContentDir keeps the content served at contentURLs (emptied at
+	// start); "": a new directory under the OS's temporary directory.
+	ContentDir string
+	// ContentMaxBytes bounds what ContentDir holds; 0: DefaultContentMaxBytes.
+	ContentMaxBytes int64
+}
+
+// DefaultContentMaxBytes is how much content a replica keeps for
+// contentURLs unless told otherwise.
+const DefaultContentMaxBytes = 512 << 20
+
+// DefaultContentAddress is where contentURLs point unless told otherwise:
+// config/webhook's Service in the system namespace, port 443.
+func DefaultContentAddress(systemNamespace string) string {
+	return "https://" + webhook.DefaultService + "." + systemNamespace + ".svc"
 }
 
 // Scheme knows the kinds the adapter reads and writes.
@@ -117,10 +136,19 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create discovery client: %w", err)
 	}
+	webhooksOn := o.WebhookAddr != "" && o.WebhookAddr != "0"
+	switch {
+	case !webhooksOn:
+		// Nothing would serve it.
+		o.Config.ContentAddress = ""
+	case o.Config.ContentAddress == "":
+		o.Config.ContentAddress = DefaultContentAddress(o.Config.SystemNamespace)
+	}
+	fetcher := newFetcher(mgr.GetClient(), o.Config.SystemNamespace)
 	var r *Reconciler
 	kapp := kappapi.New(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o) },
 		func(ctx context.Context) error { return r.WakeAll(ctx, mgr.GetCache()) })
-	r = assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp)
+	r = assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp, fetcher)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up controller: %w", err)
 	}
@@ -144,6 +172,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err == nil {
 		err = versions.Add(srv)
 	}
+	if err == nil {
+		err = addBundleContent(mgr, srv, o, fetcher)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +185,41 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// addBundleContent unpacks Bundles on their own (which needs no
+// kapp-controller) and serves every contentURL from the webhook server
+// (srv; nil when webhooks are off, and then nothing is served), with the
+// content kept in o.ContentDir.
+func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher store.SourceFetcher) error {
+	dir, limit := o.ContentDir, o.ContentMaxBytes
+	if dir == "" {
+		d, err := os.MkdirTemp("", "rukpak-kapp-content-")
+		if err != nil {
+			return fmt.Errorf("content store: %w", err)
+		}
+		dir = d
+	}
+	if limit == 0 {
+		limit = DefaultContentMaxBytes
+	}
+	kept, err := contenturl.NewStore(dir, limit)
+	if err != nil {
+		return err
+	}
+	content := unpacker.NewContent(mgr.GetAPIReader(), fetcher, kept, o.Classes, o.Config.SystemNamespace)
+	u := unpacker.New(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), content, o.Config.ContentAddress)
+	if err := u.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the Bundle controller: %w", err)
+	}
+	if err := mgr.Add(unpacker.NewForgetter(mgr.GetCache(), kept)); err != nil {
+		return err
+	}
+	if srv != nil {
+		reviewer := contenturl.KubeReviewer{Client: mgr.GetClient()}
+		srv.Register(contenturl.Prefix, contenturl.NewHandler(kept, reviewer, content, ctrl.Log.WithName("content")))
+	}
+	return nil
 }
 
 // withKapp starts what needs kapp-controller's API, once it is served: the

@@ -1,6 +1,7 @@
 package bundlefiles
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -84,6 +85,36 @@ func TestPlainFiles(t *testing.T) {
 			}
 			if d := cmp.Diff(tt.want, names); d != "" {
 				t.Errorf("files (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestCheckPlainObjects(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string][]byte
+		want  string
+	}{
+		{"objects", map[string][]byte{"manifests/a.yaml": []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n# nothing\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n"),
+			"manifests/b.json": []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`)}, ""},
+		// rukpak's test bundle plain-v0:subdir, flattened into a ConfigMap.
+		{"a .gitignore", map[string][]byte{"manifests/namespace-a.yaml": []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"), "manifests/.gitignore": []byte("!.gitignore\n")},
+			"get objects from bundle manifests: manifests/.gitignore: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go value of type map[string]interface {}"},
+		{"a list", map[string][]byte{"manifests/a.yaml": []byte("- a\n- b\n")}, "json: cannot unmarshal array into Go value"},
+		{"no kind", map[string][]byte{"manifests/a.yaml": []byte("apiVersion: v1\nkind: Namespace\n---\napiVersion: v1\nmetadata: {name: x}\n")},
+			"manifests/a.yaml: document 2 is not an object: it has no apiVersion or no kind"},
+		{"only comments", map[string][]byte{"manifests/a.yaml": []byte("# nothing here\n---\n")}, ZeroObjects},
+		{"broken YAML", map[string][]byte{"manifests/a.yaml": []byte("a: [\n")}, "get objects from bundle manifests: manifests/a.yaml:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckPlainObjects(tc.files)
+			var invalid *InvalidError
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.As(err, &invalid)):
+				t.Fatalf("got %v, want an InvalidError with %q", err, tc.want)
 			}
 		})
 	}

@@ -38,6 +38,9 @@ type Observed struct {
 	Invalid string
 	// Now is the reconcile's clock reading (condition transition times).
 	Now time.Time
+	// ContentURL is where the Bundle's content is served once unpacked;
+	// empty: it is not.
+	ContentURL string
 }
 
 // Result is the status of the BundleDeployment and of its current Bundle.
@@ -184,6 +187,10 @@ func bundleStatus(f Observed, installedNow bool) *rukpakv1alpha1.BundleStatus {
 		st.ResolvedSource = nil
 	} else if src := resolved(f, installedNow); src != nil {
 		st.ResolvedSource = src
+	}
+	if st.ResolvedSource != nil {
+		// Served from the source it names (adapter/contenturl).
+		st.ContentURL = f.ContentURL
 	}
 	return st
 }

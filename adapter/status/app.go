@@ -96,8 +96,8 @@ func pinned(ref, locked string) string {
 	return repo + digest
 }
 
-// describeSource names the source for a message, without credentials.
-func describeSource(bd *rukpakv1alpha2.BundleDeployment) string {
+// DescribeSource names the source for a message, without credentials.
+func DescribeSource(bd *rukpakv1alpha2.BundleDeployment) string {
 	src := bd.Spec.Source
 	switch {
 	case src.Image != nil:

@@ -181,7 +181,7 @@ func (s state) running() conditions {
 		doing = deployPhase(s.App.Status.Deploy)
 	default:
 		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpacking,
-			fmt.Sprintf("Fetching %s", describeSource(s.BD))))
+			fmt.Sprintf("Fetching %s", DescribeSource(s.BD))))
 	}
 	return s.installing(doing)
 }
@@ -226,7 +226,7 @@ func (s state) appFailed() conditions {
 				fmt.Sprintf("Unpacked the %s Bundle; it holds no files", s.BD.Spec.Source.Type)), "invalid bundle: "+zeroObjects)
 		}
 		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed,
-			sourceFailed(explainFetch(detail, s.referenceNamespace()), describeSource(s.BD))))
+			SourceFailedMessage(explainFetch(detail, s.referenceNamespace()), DescribeSource(s.BD))))
 	case stageTemplate:
 		return s.installFailed(s.unpackedTrue(), explainTemplate(detail))
 	default:
@@ -242,9 +242,9 @@ func (s state) appFailed() conditions {
 	}
 }
 
-// sourceFailed is Unpacked's message for a source that could not be
+// SourceFailedMessage is Unpacked's message for a source that could not be
 // fetched: rukpak's words for the cause, then which source it was.
-func sourceFailed(cause, source string) string {
+func SourceFailedMessage(cause, source string) string {
 	return fmt.Sprintf("source bundle content: %s (fetching %s)", cause, source)
 }
 
@@ -272,7 +272,7 @@ func (s state) failed(f Failure) conditions {
 	switch f.Kind {
 	case SourceFailed:
 		return s.pending(s.condNew(rukpakv1alpha2.TypeUnpacked, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnpackFailed,
-			sourceFailed(Message(f.Message), describeSource(s.BD))+retrying))
+			SourceFailedMessage(Message(f.Message), DescribeSource(s.BD))+retrying))
 	case BundleInvalid:
 		return s.installFailed(s.unpackedTrue(), "invalid bundle: "+msg)
 	case DependenciesUnmet:
@@ -471,6 +471,11 @@ func (s state) merge(c conditions) rukpakv1alpha2.BundleDeploymentStatus {
 		apimeta.SetStatusCondition(&st.Conditions, cond)
 	}
 	st.ResolvedSource = c.resolved.DeepCopy()
+	// The URL serves exactly what resolvedSource names, so it is said with it.
+	st.ContentURL = ""
+	if st.ResolvedSource != nil {
+		st.ContentURL = s.ContentURL
+	}
 	st.ObservedGeneration = c.installed.ObservedGeneration
 	return st
 }

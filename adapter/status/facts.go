@@ -42,6 +42,9 @@ type Facts struct {
 	// SystemNamespace holds the Secrets and ConfigMaps BundleDeployments
 	// name, for messages about them; empty: the App's namespace.
 	SystemNamespace string
+	// ContentURL is where the content of what is installed (its
+	// resolvedSource) is served; empty: it is not.
+	ContentURL string
 	// Package is set when the BundleDeployment installs through a
 	// PackageInstall (the serve mode): App is then the PackageInstall's.
 	Package *PackageFacts

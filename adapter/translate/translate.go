@@ -36,6 +36,10 @@ type Config struct {
 	// before the adapter reports it as failed (0: never). kapp-controller
 	// itself never stops the step.
 	TemplateTimeout time.Duration
+	// ContentAddress is where the adapter's webhook server is reached
+	// (scheme, host and port): a BundleDeployment's and a Bundle's
+	// status.contentURL point there. Empty: no contentURL is written.
+	ContentAddress string
 }
 
 // UnsupportedError says that a BundleDeployment asks for something this

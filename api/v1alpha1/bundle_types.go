@@ -25,7 +25,8 @@ type BundleStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// Conditions: Unpacked.
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// ContentURL is kept for compatibility with rukpak; rukpak-kapp leaves it empty.
+	// ContentURL is where the unpacked content is served, as a gzipped tarball, to
+	// bearer tokens that may get it.
 	ContentURL string `json:"contentURL,omitempty"`
 }
 

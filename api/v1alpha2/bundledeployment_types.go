@@ -57,7 +57,8 @@ type BundleDeploymentStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// ResolvedSource is the source pinned to what was deployed (image digest, git commit).
 	ResolvedSource *BundleSource `json:"resolvedSource,omitempty"`
-	// ContentURL is kept for compatibility with rukpak; rukpak-kapp leaves it empty.
+	// ContentURL is where the content resolvedSource names is served, as a gzipped
+	// tarball, to bearer tokens that may get it.
 	ContentURL string `json:"contentURL,omitempty"`
 	// ObservedGeneration is the generation the status describes.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -37,6 +38,9 @@ func newRunCommand() *cobra.Command {
 	webhookAddr := fs.String("webhook-bind-address", webhook.DefaultAddress, `address of the adapter's webhooks (the CRD upgrade safety check, the BundleDeployment conversion), which the API server reaches through the Service `+webhook.DefaultService+` ("0" disables; then remove the ValidatingWebhookConfiguration `+crdsafety.ConfigurationName+`, whose failure policy is Fail)`)
 	installWith := fs.String("install-with", string(adapter.InstallWithApp), "how BundleDeployments are installed: app (a kapp-controller App) or packageinstall (a Carvel Package the adapter publishes, installed by a PackageInstall); the annotation "+rukpakv1alpha2.AnnotationInstallWith+" wins")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so only one replica reconciles")
+	contentAddress := fs.String("content-address", "", "where clients reach the webhook server, which serves the content of every unpacked Bundle and BundleDeployment at its status.contentURL (<address>/bundles/...); empty: "+adapter.DefaultContentAddress("<system-namespace>"))
+	contentDir := fs.String("content-dir", "", "directory that keeps the content served at contentURLs, emptied at start (in the Deployment: an emptyDir); empty: a new directory under the temporary directory")
+	contentMax := fs.String("content-max-bytes", resource.NewQuantity(adapter.DefaultContentMaxBytes, resource.BinarySI).String(), "how much content --content-dir may hold (a quantity: 512Mi); a Bundle whose content does not fit beside the others unpacked here fails until some are deleted")
 	qps := fs.Float64("kube-api-qps", 50, "requests a second the adapter may send to kube-apiserver (client-side limit; controller-runtime's default, 20, is what bounds an install of many BundleDeployments on sharded kapp-controllers)")
 	burst := fs.Int("kube-api-burst", 100, "requests the adapter may send at once above --kube-api-qps")
 	kube := kubeconfigFlags(cmd)
@@ -55,6 +59,10 @@ func newRunCommand() *cobra.Command {
 		if err != nil {
 			return fmt.Errorf("--install-with: %w", err)
 		}
+		maxContent, err := resource.ParseQuantity(*contentMax)
+		if err != nil || maxContent.Value() <= 0 {
+			return fmt.Errorf("--content-max-bytes %q: give a positive quantity such as 512Mi", *contentMax)
+		}
 		cfg, err := kube.ToRESTConfig()
 		if err != nil {
 			return fmt.Errorf("load kubeconfig: %w", err)
@@ -68,13 +76,16 @@ func newRunCommand() *cobra.Command {
 				SyncPeriod:         *syncPeriod,
 				BranchSyncPeriod:   *branchSync,
 				TemplateTimeout:    *templateTimeout,
+				ContentAddress:     *contentAddress,
 			},
-			Classes:     claimed,
-			InstallWith: mode,
-			MetricsAddr: *metricsAddr,
-			ProbeAddr:   *probeAddr,
-			WebhookAddr: *webhookAddr,
-			LeaderElect: *leaderElect,
+			Classes:         claimed,
+			InstallWith:     mode,
+			MetricsAddr:     *metricsAddr,
+			ProbeAddr:       *probeAddr,
+			WebhookAddr:     *webhookAddr,
+			LeaderElect:     *leaderElect,
+			ContentDir:      *contentDir,
+			ContentMaxBytes: maxContent.Value(),
 		})
 		if err != nil {
 			return err

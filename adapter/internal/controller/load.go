@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/contenturl"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
@@ -63,7 +64,8 @@ func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error
 	cfg := r.set.Config
 	cfg.AppNamespace = ns
 	now := r.now()
-	facts := &status.Facts{BD: bd, Now: now, TemplateTimeout: cfg.TemplateTimeout, SystemNamespace: cfg.SystemNamespace}
+	facts := &status.Facts{BD: bd, Now: now, TemplateTimeout: cfg.TemplateTimeout, SystemNamespace: cfg.SystemNamespace,
+		ContentURL: contenturl.For(cfg.ContentAddress, contenturl.KindBundleDeployment, bd.Name)}
 	l.s = &scope.Scope{BD: bd, View: bd, Mode: mode, AppNS: ns, Cfg: cfg, Now: now, Facts: facts}
 	installs := l.route.Installs()
 	if installs {

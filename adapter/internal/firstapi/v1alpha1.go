@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/contenturl"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
@@ -43,12 +44,14 @@ type V1alpha1 struct {
 	// systemNamespace is where rukpak v0.16 installed a plain or helm
 	// bundle's objects that name no namespace.
 	systemNamespace string
+	// contentAddress is where Bundles' contentURLs point; empty: none.
+	contentAddress string
 }
 
 // NewV1alpha1 serves rukpak's first API over the Bundles of b, writing the
 // BundleDeployments' status through c; recorder may be nil.
-func NewV1alpha1(c client.Client, recorder events.EventRecorder, b Store, systemNamespace string) *V1alpha1 {
-	return &V1alpha1{client: c, recorder: recorder, bundles: b, systemNamespace: systemNamespace}
+func NewV1alpha1(c client.Client, recorder events.EventRecorder, b Store, systemNamespace, contentAddress string) *V1alpha1 {
+	return &V1alpha1{client: c, recorder: recorder, bundles: b, systemNamespace: systemNamespace, contentAddress: contentAddress}
 }
 
 // Serves says bd, as stored (v1alpha2), is one of rukpak's first API.
@@ -108,6 +111,7 @@ func (v *V1alpha1) Report(ctx context.Context, s *scope.Scope, facts status.Fact
 	res := generated.Status(generated.Observed{
 		BD: g.BD, Bundle: g.Bundle, BundleFailure: g.Failure, Status: out.Status, Resolved: facts.Fetched,
 		Invalid: status.InvalidContent(facts, s.View.Spec.ProvisionerClassName), Now: facts.Now,
+		ContentURL: v.contentURL(g.Bundle),
 	})
 	wrote = write || newsOfBundle(g.BD.Status.Conditions, res.BD.Conditions)
 	var errs []error
@@ -123,6 +127,14 @@ func (v *V1alpha1) Report(ctx context.Context, s *scope.Scope, facts status.Fact
 		errs = append(errs, v.bundles.Prune(ctx, g.BD, g.Listed, g.Bundle.Name))
 	}
 	return wrote, installed, errors.Join(errs...)
+}
+
+// contentURL is where b's content is served.
+func (v *V1alpha1) contentURL(b *rukpakv1alpha1.Bundle) string {
+	if b == nil {
+		return ""
+	}
+	return contenturl.For(v.contentAddress, contenturl.KindBundle, b.Name)
 }
 
 // newsOfBundle says HasValidBundle changed in a way written at once even

@@ -87,5 +87,5 @@ const eventNoteLimit = 1024
 
 // quietReasons are False conditions that report no failure of their own.
 var quietReasons = []string{
-	rukpakv1alpha2.ReasonUnpackPending, rukpakv1alpha2.ReasonInstallationStatusFalse, rukpakv1alpha2.ReasonDeleting,
+	rukpakv1alpha2.ReasonUnpackPending, rukpakv1alpha2.ReasonUnpacking, rukpakv1alpha2.ReasonInstallationStatusFalse, rukpakv1alpha2.ReasonDeleting,
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,3 +35,25 @@ func WriteV1alpha1Status(ctx context.Context, c client.Client, recorder events.E
 }
 
 var v1alpha1Types = []string{rukpakv1alpha1.TypeInstalled, rukpakv1alpha1.TypeHealthy, rukpakv1alpha1.TypeHasValidBundle}
+
+// WriteBundleStatus stores the status of a Bundle on its own when it
+// differs from what was read, recording an Event for an Unpacked
+// transition as WriteStatus records a BundleDeployment's.
+func WriteBundleStatus(ctx context.Context, c client.Client, recorder events.EventRecorder, b *rukpakv1alpha1.Bundle, st rukpakv1alpha1.BundleStatus) error {
+	if apiequality.Semantic.DeepEqual(b.Status, st) {
+		return nil
+	}
+	before := b.DeepCopy()
+	after := b.DeepCopy()
+	after.Status = st
+	if err := PatchStatus(ctx, c, after, before); err != nil {
+		return fmt.Errorf("update the status of the Bundle %s: %w", b.Name, err)
+	}
+	if c := apimeta.FindStatusCondition(st.Conditions, rukpakv1alpha1.TypeUnpacked); c == nil || c.Reason != rukpakv1alpha1.ReasonUnpacking {
+		// An Event tells the outcome, not that a fetch runs.
+		recordTransitions(ctx, recorder, after, before.Status.Conditions, st.Conditions, bundleTypes)
+	}
+	return nil
+}
+
+var bundleTypes = []string{rukpakv1alpha1.TypeUnpacked}

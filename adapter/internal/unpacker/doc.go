@@ -1,0 +1,18 @@
+// Package unpacker unpacks Bundles on their own (rukpak v0.16's Bundle
+// API, for Bundles no BundleDeployment generated) and finds the content
+// every contentURL serves.
+//
+// Unpacker is the controller of Bundles on their own: it fetches each one
+// itself, with no Pod (store.Materialize through the store's fetcher:
+// images with pull secrets and CAs, git with auth, http, ConfigMaps),
+// checks it as its class requires, keeps its content in the content store
+// and reports rukpak v0.16's status (adapter/standalone decides). Content is
+// the contenturl.Source of every replica: what an unpacked Bundle's or
+// BundleDeployment's contentURL serves, fetched again from the pinned
+// source when the replica does not hold it. Forgetter drops what is stored
+// for an object when it is deleted, on every replica.
+//
+// It remembers, per Bundle, the source a failed fetch again was pinned to
+// (so the retry never fetches a tag that moved). It may import store,
+// kube, scope, memo and the pure packages; the facade wires it.
+package unpacker

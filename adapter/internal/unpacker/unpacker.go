@@ -1,0 +1,204 @@
+package unpacker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/contenturl"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/memo"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/standalone"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
+)
+
+// Unpacker reconciles Bundles on their own.
+type Unpacker struct {
+	client   client.Client
+	recorder events.EventRecorder
+	content  *Content
+	// address is where contentURLs point; empty: none is written.
+	address string
+	now     func() time.Time
+	// pinned holds, for a Bundle whose fetch again failed (which cleared
+	// its resolved source), the source it had been pinned to.
+	pinned memo.Keyed[pinnedSource]
+}
+
+type pinnedSource struct {
+	uid types.UID
+	src rukpakv1alpha1.BundleSource
+}
+
+// New unpacks through content, reading Bundles and writing their status
+// with c (the manager's client); recorder may be nil.
+func New(c client.Client, recorder events.EventRecorder, content *Content, address string) *Unpacker {
+	return &Unpacker{client: c, recorder: recorder, content: content, address: address, now: time.Now}
+}
+
+// Reconcile brings one Bundle's status and stored content in line with its
+// spec. Failures are reported on the Bundle at once; the ones a retry can
+// end come back as errors (the queue backs off, up to five minutes), the
+// others as terminal errors, which only a change of what the Bundle reads
+// (a ConfigMap, a Secret) or a restart looks at again: its spec never
+// changes.
+func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b := &rukpakv1alpha1.Bundle{}
+	if err := u.client.Get(ctx, req.NamespacedName, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			u.pinned.Delete(req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("read the Bundle: %w", err)
+	}
+	class, claimed := u.content.classes[b.Spec.ProvisionerClassName]
+	if !claimed || standalone.Generated(b) {
+		return ctrl.Result{}, nil
+	}
+	if err := u.releaseFromRukpak(ctx, b); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !b.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	url := contenturl.For(u.address, contenturl.KindBundle, b.Name)
+	stored := false
+	if standalone.ReportsUnpacked(b) {
+		stored = u.content.store.Pin(bundleKey(b.UID, class, *b.Status.ResolvedSource))
+	}
+	step := standalone.Plan(b, stored, url)
+	if step == standalone.Rest {
+		return ctrl.Result{}, nil
+	}
+	log.FromContext(ctx).V(1).Info("unpacking", "step", step.String())
+	if step == standalone.Report {
+		return ctrl.Result{}, u.write(ctx, b, standalone.Outcome{Phase: standalone.Unpacked, Resolved: b.Status.ResolvedSource, ContentURL: url})
+	}
+
+	src := b.Spec.Source
+	switch p, ok := u.pinned.Load(b.Name); {
+	case step == standalone.Refetch:
+		src = *b.Status.ResolvedSource
+	case ok && p.uid == b.UID:
+		src = p.src
+	}
+	described := status.DescribeSource(standalone.View(b, class, src, ""))
+	files, resolved, err := u.fetch(ctx, b, class, src, step == standalone.Unpack, described)
+	if err == nil {
+		_, err = u.content.store.Put(bundleKey(b.UID, class, *resolved), files, true)
+	}
+	if err == nil {
+		u.pinned.Delete(b.Name)
+		return ctrl.Result{}, u.write(ctx, b, standalone.Outcome{Phase: standalone.Unpacked, Resolved: resolved, ContentURL: url})
+	}
+	if step == standalone.Refetch {
+		u.pinned.Store(b.Name, pinnedSource{uid: b.UID, src: src})
+	}
+	out, retry := outcomeOf(err, described)
+	if werr := u.write(ctx, b, out); werr != nil {
+		return ctrl.Result{}, errors.Join(scope.Redacted(err), werr)
+	}
+	if !retry {
+		return ctrl.Result{}, reconcile.TerminalError(scope.Redacted(err))
+	}
+	return ctrl.Result{}, scope.Redacted(err)
+}
+
+// UnpackingAfter is how long a first fetch runs before the Bundle says
+// Unpacking: most take less and go from no status to their outcome in one
+// write; a slow one shows within seconds that it was picked up.
+const UnpackingAfter = time.Second
+
+// fetch gets b's content as class from src. A first unpack (not a retry
+// after a failure, which keeps saying the failure until it ends) that
+// takes longer than UnpackingAfter is reported Unpacking meanwhile.
+func (u *Unpacker) fetch(ctx context.Context, b *rukpakv1alpha1.Bundle, class string, src rukpakv1alpha1.BundleSource, first bool,
+	described string) (map[string][]byte, *rukpakv1alpha1.BundleSource, error) {
+	type fetched struct {
+		files    map[string][]byte
+		resolved *rukpakv1alpha1.BundleSource
+		err      error
+	}
+	done := make(chan fetched, 1)
+	go func() {
+		files, resolved, err := u.content.bundleFiles(ctx, b, class, src)
+		done <- fetched{files, resolved, err}
+	}()
+	timer := time.NewTimer(UnpackingAfter)
+	defer timer.Stop()
+	select {
+	case f := <-done:
+		return f.files, f.resolved, f.err
+	case <-timer.C:
+	}
+	if first && b.Status.Phase != rukpakv1alpha1.PhaseFailing && b.Status.Phase != rukpakv1alpha1.PhaseUnpacking {
+		if err := u.write(ctx, b, standalone.Outcome{Phase: standalone.Unpacking, Source: described}); err != nil {
+			log.FromContext(ctx).Error(err, "could not say Unpacking; the outcome is written when the fetch ends")
+		}
+	}
+	f := <-done
+	return f.files, f.resolved, f.err
+}
+
+// outcomeOf classifies a failed unpack: which phase reports it, and
+// whether trying again can help.
+func outcomeOf(err error, source string) (standalone.Outcome, bool) {
+	if errors.Is(err, errUpload) {
+		return standalone.Outcome{Phase: standalone.SourceFailed, Source: source, Cause: err.Error()}, false
+	}
+	if errors.Is(err, contenturl.ErrFull) {
+		return standalone.Outcome{Phase: standalone.Failed, Cause: err.Error(), Retrying: true}, true
+	}
+	f := scope.FailureOf(err)
+	o := standalone.Outcome{Source: source, Cause: f.Message, Retrying: f.Retrying}
+	switch f.Kind {
+	case status.SourceFailed, status.SpecUnsupported:
+		o.Phase = standalone.SourceFailed
+	case status.BundleInvalid:
+		o.Phase = standalone.Invalid
+	default:
+		o.Phase = standalone.Failed
+	}
+	return o, f.Retrying
+}
+
+func (u *Unpacker) write(ctx context.Context, b *rukpakv1alpha1.Bundle, o standalone.Outcome) error {
+	st := standalone.Status(b, o, u.now())
+	if err := kube.WriteBundleStatus(ctx, u.client, u.recorder, b, st); err != nil {
+		return err
+	}
+	b.Status = st
+	return nil
+}
+
+// releaseFromRukpak takes rukpak v0.16's finalizer off a Bundle rukpak
+// unpacked: it deleted rukpak's cached copy of the content, and with rukpak
+// gone it would hold the Bundle's deletion forever. The patch carries the
+// resourceVersion read, so no finalizer added since is dropped.
+func (u *Unpacker) releaseFromRukpak(ctx context.Context, b *rukpakv1alpha1.Bundle) error {
+	before := b.DeepCopy()
+	if !takeover.StripRukpakFinalizers(b) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	if err := u.client.Patch(ctx, b, patch, client.FieldOwner(fieldowner.Name)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("remove rukpak's finalizer from the Bundle: %w", err)
+	}
+	return nil
+}
+
+// Forget drops what the Unpacker remembers of the Bundle name.
+func (u *Unpacker) Forget(name string) { u.pinned.Delete(name) }

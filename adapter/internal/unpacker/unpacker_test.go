@@ -1,0 +1,421 @@
+package unpacker
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/contenturl"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/fakekube"
+)
+
+const address = "https://rukpak-kapp-webhook.rukpak-system.svc"
+
+var classes = map[string]string{
+	rukpakv1alpha2.ClassPlain: rukpakv1alpha2.ClassPlain, rukpakv1alpha2.ClassRegistry: rukpakv1alpha2.ClassRegistry,
+	"kapp-plain": rukpakv1alpha2.ClassPlain,
+}
+
+// fetcher serves one set of files for any source, pinning image tags to
+// "@sha256:<digest>", and counts what it was asked for.
+type fetcher struct {
+	// gate, when set, holds every fetch until it is closed.
+	gate   chan struct{}
+	mu     sync.Mutex
+	files  fetch.Files
+	digest string
+	err    error
+	asked  []string
+}
+
+func (f *fetcher) Fetch(_ context.Context, bd *rukpakv1alpha2.BundleDeployment) (fetch.Files, *rukpakv1alpha2.BundleSource, error) {
+	if f.gate != nil {
+		<-f.gate
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	src := bd.Spec.Source.DeepCopy()
+	f.asked = append(f.asked, src.Image.Ref)
+	if f.err != nil {
+		return nil, nil, f.err
+	}
+	if repo, _, ok := strings.Cut(src.Image.Ref, ":"); ok && !strings.Contains(src.Image.Ref, "@") {
+		src.Image.Ref = repo + "@sha256:" + f.digest
+	}
+	return f.files, src, nil
+}
+
+func (f *fetcher) RemoteHead(context.Context, *rukpakv1alpha2.GitSource) (string, error) {
+	return "", errors.New("not here")
+}
+
+func (f *fetcher) set(files fetch.Files, digest string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.files, f.digest, f.err, f.asked = files, digest, err, nil
+}
+
+func (f *fetcher) fetched() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.asked...)
+}
+
+var valid = fetch.Files{"manifests/": nil, "manifests/ns.yaml": []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: combo}\n")}
+
+func standaloneBundle(name, class, ref string) *rukpakv1alpha1.Bundle {
+	return &rukpakv1alpha1.Bundle{
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), Generation: 1},
+		Spec: rukpakv1alpha1.BundleSpec{ProvisionerClassName: class, Source: rukpakv1alpha1.BundleSource{
+			Type: rukpakv1alpha1.SourceTypeImage, Image: &rukpakv1alpha1.ImageSource{Ref: ref}}},
+	}
+}
+
+type world struct {
+	k     *fakekube.Cluster
+	f     *fetcher
+	store *contenturl.Store
+	u     *Unpacker
+}
+
+func newWorld(t *testing.T, objs ...client.Object) *world {
+	k := fakekube.New(nil, objs...)
+	w := &world{k: k, f: &fetcher{files: valid, digest: "aaa"}}
+	w.restart(t)
+	return w
+}
+
+// restart is a new adapter process: nothing stored, nothing remembered.
+func (w *world) restart(t *testing.T) {
+	s, err := contenturl.NewStore(filepath.Join(t.TempDir(), "content"), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.store = s
+	w.u = New(w.k.Client, nil, NewContent(w.k.Direct, w.f, s, classes, "rukpak-system"), address)
+}
+
+func (w *world) reconcile(t *testing.T, name string) error {
+	t.Helper()
+	_, err := w.u.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: name}})
+	return err
+}
+
+func (w *world) bundle(t *testing.T, name string) *rukpakv1alpha1.Bundle {
+	t.Helper()
+	b := &rukpakv1alpha1.Bundle{}
+	if err := w.k.Raw.Get(context.Background(), client.ObjectKey{Name: name}, b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func unpackedCondition(b *rukpakv1alpha1.Bundle) metav1.Condition {
+	for _, c := range b.Status.Conditions {
+		if c.Type == rukpakv1alpha1.TypeUnpacked {
+			return c
+		}
+	}
+	return metav1.Condition{}
+}
+
+func TestUnpack_ThenRestCostsNothing(t *testing.T) {
+	w := newWorld(t, standaloneBundle("combo", rukpakv1alpha1.ClassPlain, "registry.example/combo:v1"))
+	if err := w.reconcile(t, "combo"); err != nil {
+		t.Fatal(err)
+	}
+	// A fetch that takes no time goes from no status to Unpacked in one write.
+	w.k.ExpectWrites(t, "the unpack", "status-patch Bundle /combo")
+	b := w.bundle(t, "combo")
+	if b.Status.Phase != rukpakv1alpha1.PhaseUnpacked || b.Status.ResolvedSource.Image.Ref != "registry.example/combo@sha256:aaa" ||
+		b.Status.ContentURL != address+"/bundles/combo.tgz" || b.Status.ObservedGeneration != 1 {
+		t.Fatalf("status %+v", b.Status)
+	}
+	if c := unpackedCondition(b); c.Reason != "UnpackSuccessful" || c.Message != "Successfully unpacked the image Bundle" {
+		t.Fatalf("condition %+v", c)
+	}
+	if stored, pinned := w.store.Has(bundleKey(b.UID, rukpakv1alpha2.ClassPlain, *b.Status.ResolvedSource)); !stored || !pinned {
+		t.Fatal("the content is not kept")
+	}
+
+	// At rest: no fetch, no write.
+	w.f.set(valid, "aaa", nil)
+	for range 3 {
+		if err := w.reconcile(t, "combo"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.k.ExpectWrites(t, "at rest")
+	if got := w.f.fetched(); len(got) != 0 {
+		t.Fatalf("fetched %v at rest", got)
+	}
+}
+
+func TestUnpack_ASlowFetchSaysUnpackingMeanwhile(t *testing.T) {
+	w := newWorld(t, standaloneBundle("slow", rukpakv1alpha1.ClassPlain, "registry.example/slow:v1"))
+	w.f.gate = make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- w.reconcile(t, "slow") }()
+	deadline := time.Now().Add(10 * UnpackingAfter)
+	for w.bundle(t, "slow").Status.Phase != rukpakv1alpha1.PhaseUnpacking {
+		if time.Now().After(deadline) {
+			t.Fatal("a fetch under way is not reported")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c := unpackedCondition(w.bundle(t, "slow"))
+	if c.Status != "False" || c.Reason != "Unpacking" || c.Message != "Unpacking the image Bundle: fetching image registry.example/slow:v1" {
+		t.Fatalf("condition %+v", c)
+	}
+	close(w.f.gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	w.k.ExpectWrites(t, "a slow unpack", "status-patch Bundle /slow", "status-patch Bundle /slow")
+	if b := w.bundle(t, "slow"); b.Status.Phase != rukpakv1alpha1.PhaseUnpacked {
+		t.Fatalf("status %+v", b.Status)
+	}
+}
+
+func TestRestart_FetchesThePinnedSourceAgain(t *testing.T) {
+	w := newWorld(t, standaloneBundle("combo", "kapp-plain", "registry.example/combo:v1"))
+	if err := w.reconcile(t, "combo"); err != nil {
+		t.Fatal(err)
+	}
+	w.k.Reset()
+	// The tag moved since; a new process must serve what was unpacked.
+	w.restart(t)
+	w.f.set(valid, "bbb", nil)
+	if err := w.reconcile(t, "combo"); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.f.fetched(); len(got) != 1 || got[0] != "registry.example/combo@sha256:aaa" {
+		t.Fatalf("fetched %v, want the pinned digest", got)
+	}
+	w.k.ExpectWrites(t, "a restart: the status already says it all")
+	b := w.bundle(t, "combo")
+	if stored, _ := w.store.Has(bundleKey(b.UID, rukpakv1alpha2.ClassPlain, *b.Status.ResolvedSource)); !stored {
+		t.Fatal("not stored after the restart")
+	}
+
+	// The pinned digest is gone from the registry: never Unpacked without
+	// content, and the retry asks for the pinned digest again, not the tag.
+	w.restart(t)
+	w.f.set(nil, "bbb", &scope.StepError{Step: scope.StepSource, Err: errors.New("MANIFEST_UNKNOWN: manifest unknown")})
+	err := w.reconcile(t, "combo")
+	if err == nil || errors.Is(err, reconcile.TerminalError(nil)) {
+		t.Fatalf("a source failure is retried: %v", err)
+	}
+	b = w.bundle(t, "combo")
+	if c := unpackedCondition(b); b.Status.Phase != rukpakv1alpha1.PhaseFailing || c.Reason != "UnpackFailed" || b.Status.ResolvedSource != nil || b.Status.ContentURL != "" ||
+		!strings.Contains(c.Message, "source bundle content: MANIFEST_UNKNOWN: manifest unknown (fetching image registry.example/combo@sha256:aaa); retrying with backoff") {
+		t.Fatalf("status %+v", b.Status)
+	}
+	w.k.Reset()
+	if err := w.reconcile(t, "combo"); err == nil {
+		t.Fatal("still failing")
+	}
+	w.k.ExpectWrites(t, "the same failure again")
+	w.f.set(valid, "bbb", nil)
+	if err := w.reconcile(t, "combo"); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.f.fetched(); len(got) != 1 || got[0] != "registry.example/combo@sha256:aaa" {
+		t.Fatalf("the retry fetched %v, want the pinned digest", got)
+	}
+	if b = w.bundle(t, "combo"); b.Status.Phase != rukpakv1alpha1.PhaseUnpacked || b.Status.ResolvedSource.Image.Ref != "registry.example/combo@sha256:aaa" {
+		t.Fatalf("status %+v", b.Status)
+	}
+}
+
+func TestRestart_TakesOverRukpaksContentURL(t *testing.T) {
+	b := standaloneBundle("combo", rukpakv1alpha1.ClassPlain, "registry.example/combo:v1")
+	pinned := rukpakv1alpha1.BundleSource{Type: rukpakv1alpha1.SourceTypeImage, Image: &rukpakv1alpha1.ImageSource{Ref: "registry.example/combo@sha256:aaa"}}
+	b.Status = rukpakv1alpha1.BundleStatus{Phase: rukpakv1alpha1.PhaseUnpacked, ResolvedSource: &pinned, ObservedGeneration: 1,
+		ContentURL: "https://core.rukpak-system.svc/bundles/combo.tgz",
+		Conditions: []metav1.Condition{{Type: "Unpacked", Status: "True", Reason: "UnpackSuccessful", Message: "Successfully unpacked the image Bundle", ObservedGeneration: 1}}}
+	w := newWorld(t, b)
+	if err := w.reconcile(t, "combo"); err != nil {
+		t.Fatal(err)
+	}
+	w.k.ExpectWrites(t, "rukpak's contentURL replaced", "status-patch Bundle /combo")
+	if got := w.bundle(t, "combo").Status.ContentURL; got != address+"/bundles/combo.tgz" {
+		t.Fatalf("contentURL %s", got)
+	}
+}
+
+func TestTakesRukpaksFinalizerOff(t *testing.T) {
+	b := standaloneBundle("combo", rukpakv1alpha1.ClassPlain, "registry.example/combo:v1")
+	b.Finalizers = []string{"core.rukpak.io/delete-cached-bundle", "example.com/keep"}
+	gone := standaloneBundle("gone", rukpakv1alpha1.ClassPlain, "registry.example/combo:v1")
+	gone.Finalizers = []string{"core.rukpak.io/delete-cached-bundle"}
+	now := metav1.Now()
+	gone.DeletionTimestamp = &now
+	w := newWorld(t, b, gone)
+	for _, name := range []string{"combo", "gone"} {
+		if err := w.reconcile(t, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := w.bundle(t, "combo").Finalizers; len(got) != 1 || got[0] != "example.com/keep" {
+		t.Fatalf("finalizers %v", got)
+	}
+	// A Bundle rukpak unpacked, deleted after rukpak stopped, goes.
+	if err := w.k.Raw.Get(context.Background(), client.ObjectKey{Name: "gone"}, &rukpakv1alpha1.Bundle{}); err == nil {
+		t.Fatal("a deleted Bundle is still held")
+	}
+	if got := w.f.fetched(); len(got) != 1 {
+		t.Fatalf("fetched %v: a deleted Bundle is not unpacked", got)
+	}
+}
+
+func TestFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		class    string
+		files    fetch.Files
+		err      error
+		terminal bool
+		message  string
+	}{
+		{"no manifests/", rukpakv1alpha1.ClassPlain, fetch.Files{"emptyfile": nil}, nil, true,
+			"invalid bundle: readdir manifests: file does not exist"},
+		{"an empty manifests/", rukpakv1alpha1.ClassPlain, fetch.Files{"manifests/": nil}, nil, true,
+			"invalid bundle: found zero objects: plain+v0 bundles are required to contain at least one object"},
+		{"a file that is no object", rukpakv1alpha1.ClassPlain, fetch.Files{"manifests/.gitignore": []byte("!.gitignore\n")}, nil, true,
+			"json: cannot unmarshal string into Go value"},
+		{"registry+v1 without a bundle", rukpakv1alpha1.ClassRegistry, valid, nil, true, "invalid bundle: "},
+		{"the registry refuses", rukpakv1alpha1.ClassPlain, nil, &scope.StepError{Step: scope.StepSource, Err: errors.New("error fetching image descriptor: UNAUTHORIZED")}, false,
+			"source bundle content: error fetching image descriptor: UNAUTHORIZED (fetching image registry.example/combo:v1); retrying with backoff"},
+		{"not a tarball", rukpakv1alpha1.ClassPlain, nil, &scope.StepError{Step: scope.StepSource, Err: fetch.ErrInvalidContent}, true,
+			"source bundle content: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, standaloneBundle("combo", tc.class, "registry.example/combo:v1"))
+			w.f.set(tc.files, "aaa", tc.err)
+			err := w.reconcile(t, "combo")
+			if err == nil || errors.Is(err, reconcile.TerminalError(nil)) != tc.terminal {
+				t.Fatalf("error %v, want terminal %v", err, tc.terminal)
+			}
+			b := w.bundle(t, "combo")
+			c := unpackedCondition(b)
+			if b.Status.Phase != rukpakv1alpha1.PhaseFailing || c.Status != "False" || c.Reason != "UnpackFailed" || !strings.Contains(c.Message, tc.message) {
+				t.Fatalf("status %+v", b.Status)
+			}
+			if _, objects := w.store.Used(); objects != 0 {
+				t.Fatal("failed content was stored")
+			}
+		})
+	}
+}
+
+func TestUpload(t *testing.T) {
+	b := standaloneBundle("up", rukpakv1alpha1.ClassPlain, "")
+	b.Spec.Source = rukpakv1alpha1.BundleSource{Type: rukpakv1alpha1.SourceTypeUpload, Upload: &rukpakv1alpha1.UploadSource{}}
+	w := newWorld(t, b)
+	if err := w.reconcile(t, "up"); !errors.Is(err, reconcile.TerminalError(nil)) {
+		t.Fatalf("error %v", err)
+	}
+	if c := unpackedCondition(w.bundle(t, "up")); !strings.Contains(c.Message, `source type "upload" is not served by rukpak-kapp`) {
+		t.Fatalf("condition %+v", c)
+	}
+	if got := w.f.fetched(); len(got) != 0 {
+		t.Fatalf("fetched %v", got)
+	}
+}
+
+func TestLeftAlone(t *testing.T) {
+	yes := true
+	mine := standaloneBundle("generated", rukpakv1alpha1.ClassPlain, "registry.example/combo:v1")
+	mine.OwnerReferences = []metav1.OwnerReference{{APIVersion: "core.rukpak.io/v1alpha1", Kind: "BundleDeployment", Name: "bd", UID: "bd-uid", Controller: &yes}}
+	other := standaloneBundle("other", "someone-elses", "registry.example/combo:v1")
+	w := newWorld(t, mine, other)
+	for _, name := range []string{"generated", "other", "gone"} {
+		if err := w.reconcile(t, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.k.ExpectWrites(t, "a generated Bundle, another class's, one that is gone")
+	if got := w.f.fetched(); len(got) != 0 {
+		t.Fatalf("fetched %v", got)
+	}
+}
+
+func TestStoreFull(t *testing.T) {
+	w := newWorld(t, standaloneBundle("big", rukpakv1alpha1.ClassPlain, "registry.example/big:v1"))
+	s, err := contenturl.NewStore(filepath.Join(t.TempDir(), "small"), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.u = New(w.k.Client, nil, NewContent(w.k.Direct, w.f, s, classes, "rukpak-system"), address)
+	err = w.reconcile(t, "big")
+	if err == nil || errors.Is(err, reconcile.TerminalError(nil)) {
+		t.Fatalf("error %v", err)
+	}
+	if c := unpackedCondition(w.bundle(t, "big")); !strings.Contains(c.Message, "content store is full") || !strings.Contains(c.Message, "retrying with backoff") {
+		t.Fatalf("condition %+v", c)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	plain := standaloneBundle("combo", rukpakv1alpha1.ClassPlain, "registry.example/combo:v1")
+	pending := standaloneBundle("pending", rukpakv1alpha1.ClassPlain, "registry.example/combo:v1")
+	bd := &rukpakv1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "bd", UID: "uid-bd", Generation: 1},
+		Spec: rukpakv1alpha2.BundleDeploymentSpec{ProvisionerClassName: "kapp-plain", InstallNamespace: "default",
+			Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "registry.example/combo:v2"}}},
+		Status: rukpakv1alpha2.BundleDeploymentStatus{ContentURL: address + "/bundles/bundledeployments/bd.tgz",
+			ResolvedSource: &rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "registry.example/combo@sha256:ccc"}}},
+	}
+	w := newWorld(t, plain, pending, bd)
+	if err := w.reconcile(t, "combo"); err != nil {
+		t.Fatal(err)
+	}
+	content := w.u.content
+	for _, tc := range []struct {
+		kind contenturl.Kind
+		name string
+		want error
+	}{
+		{contenturl.KindBundle, "pending", contenturl.ErrNoContent},
+		{contenturl.KindBundle, "missing", contenturl.ErrNoContent},
+		{contenturl.KindBundleDeployment, "combo", contenturl.ErrNoContent},
+	} {
+		if _, err := content.Lookup(context.Background(), tc.kind, tc.name); !errors.Is(err, tc.want) {
+			t.Errorf("%s %s: %v", tc.kind, tc.name, err)
+		}
+	}
+	c, err := content.Lookup(context.Background(), contenturl.KindBundle, "combo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored, _ := w.store.Has(c.Key); !stored {
+		t.Fatal("a Bundle's lookup names another key than its unpack stored")
+	}
+	w.f.set(valid, "zzz", nil)
+	c, err = content.Lookup(context.Background(), contenturl.KindBundleDeployment, "bd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := c.Fill(context.Background())
+	if err != nil || len(files) != len(valid) {
+		t.Fatalf("fill: %v, %v", files, err)
+	}
+	if got := w.f.fetched(); len(got) != 1 || got[0] != "registry.example/combo@sha256:ccc" {
+		t.Fatalf("fetched %v, want the BundleDeployment's resolved source", got)
+	}
+}

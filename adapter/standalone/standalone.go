@@ -1,0 +1,94 @@
+package standalone
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Generated says b is a BundleDeployment's: its controller is one. Such a
+// Bundle's status is written with its BundleDeployment's
+// (internal/firstapi), from kapp-controller's fetch.
+func Generated(b *rukpakv1alpha1.Bundle) bool {
+	ref := metav1.GetControllerOfNoCopy(b)
+	return ref != nil && ref.Kind == "BundleDeployment" && strings.HasPrefix(ref.APIVersion, rukpakv1alpha1.GroupVersion.Group+"/")
+}
+
+// View is the BundleDeployment (at v1alpha2) whose content b's is: the
+// built-in class b is unpacked as, src (b's source, or the source it was
+// pinned to), and the namespace rukpak v0.16 put b's objects in, which a
+// plain bundle's layout ignores and a registry+v1 bundle's conversion
+// chooses itself (the CSV's suggested namespace, watching all
+// namespaces; adapter/bundlefiles).
+func View(b *rukpakv1alpha1.Bundle, class string, src rukpakv1alpha1.BundleSource, systemNamespace string) *rukpakv1alpha2.BundleDeployment {
+	bd := &rukpakv1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: b.Name, UID: b.UID, Generation: b.Generation},
+		Spec: rukpakv1alpha2.BundleDeploymentSpec{
+			ProvisionerClassName: class,
+			Source:               rukpakv1alpha1.SourceToV1alpha2(src),
+		},
+	}
+	if class != rukpakv1alpha2.ClassRegistry {
+		bd.Spec.InstallNamespace = systemNamespace
+	}
+	return bd
+}
+
+// Step is what a reconcile of a Bundle on its own does.
+type Step int
+
+const (
+	// Rest: unpacked for its generation, its content kept here and its
+	// status saying so: nothing to fetch and nothing to write.
+	Rest Step = iota
+	// Report: unpacked and kept, but the status says another contentURL
+	// (the adapter's address changed, or rukpak wrote it): write it.
+	Report
+	// Refetch: the status says unpacked, but this replica does not hold
+	// the content (it started since, or took over from rukpak): fetch the
+	// source it was pinned to again, never the spec's, whose tag or branch
+	// may have moved.
+	Refetch
+	// Unpack: not unpacked for its generation: fetch the spec's source.
+	Unpack
+)
+
+func (s Step) String() string {
+	return [...]string{"Rest", "Report", "Refetch", "Unpack"}[s]
+}
+
+// Plan decides the step for b. stored says the content of b's pinned
+// source is kept here by this replica's unpack; url is the contentURL b
+// should report.
+func Plan(b *rukpakv1alpha1.Bundle, stored bool, url string) Step {
+	switch {
+	case !ReportsUnpacked(b):
+		return Unpack
+	case !stored:
+		return Refetch
+	case b.Status.ContentURL != url:
+		return Report
+	}
+	return Rest
+}
+
+// ReportsUnpacked says b's status reports its current generation unpacked, from
+// a pinned source.
+func ReportsUnpacked(b *rukpakv1alpha1.Bundle) bool {
+	st := b.Status
+	c := findCondition(st.Conditions, rukpakv1alpha1.TypeUnpacked)
+	return st.Phase == rukpakv1alpha1.PhaseUnpacked && st.ObservedGeneration == b.Generation && st.ResolvedSource != nil &&
+		c != nil && c.Status == metav1.ConditionTrue
+}
+
+func findCondition(cs []metav1.Condition, t string) *metav1.Condition {
+	for i := range cs {
+		if cs[i].Type == t {
+			return &cs[i]
+		}
+	}
+	return nil
+}
