@@ -99,7 +99,7 @@ var upstream = map[string]expected{
 		differs: &difference{why: whySubdirs, in: "It", message: "json: cannot unmarshal string into Go value of type map[string]interface {}\nto contain substring"},
 	},
 	"plain provisioner bundle when valid  bundle is created when start server for bundle contents reads the pod log": {
-		skip:       "runs a Job (curlimages/curl) that downloads status.contentURL and reads the Job Pod's log; no Pod runs on the fake nodes (and rukpak-kapp leaves contentURL empty, see README)",
+		skip:       "runs a Job (curlimages/curl) that downloads status.contentURL and reads the Job Pod's log; no Pod runs on the fake nodes",
 		replacedBy: "the content of a valid bundle",
 	},
 	"plain provisioner bundle plain provisioner bundleDeployment when a BundleDeployment is dependent on another BundleDeployment when the providing BundleDeployment does not exist should eventually project a failed installation for the dependent BundleDeployment": {},

@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"maps"
+	"net/http"
 	"slices"
 	"time"
 
@@ -72,11 +73,23 @@ var replacements = map[string]func(context.Context){
 		unpackedAndInstalled(ctx, "combo-git-local", src, env.RukpakE2E.LocalGitCommit)
 	},
 	"the content of a valid bundle": func(ctx context.Context) {
-		// rukpak's spec downloaded status.contentURL and listed the
-		// tarball's seven files; rukpak-kapp leaves contentURL empty (see
-		// README) and the objects of those seven files are what it installed.
+		// rukpak's spec downloaded status.contentURL with the token of an
+		// account bound to bundle-reader, from a Job's Pod, and listed the
+		// tarball's seven files; here the same download runs from the test,
+		// trusting the adapter's webhook CA as a pod would, and the objects
+		// of those seven files are what it installed.
 		name := unpackedAndInstalled(ctx, "combo-git-content", rukpakv1alpha2.GitSource{Repository: comboRepo, Ref: rukpakv1alpha2.GitRef{Commit: comboCommit}}, comboCommit)
-		Expect(bdtest.MustBD(ctx, name).Status.ContentURL).To(BeEmpty())
+		url := bdtest.MustBD(ctx, name).Status.ContentURL
+		Expect(url).To(HaveSuffix("/bundles/bundledeployments/" + name + ".tgz"))
+		c, err := env.ContentClient(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		token, err := env.AccountToken(ctx, "default", "content-reader-"+bdtest.RandSuffix(), "bundle-reader")
+		Expect(err).NotTo(HaveOccurred())
+		code, entries, body, err := bdtest.Download(ctx, c, url, token)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(http.StatusOK), body)
+		Expect(entries).To(ContainElements("manifests/00_namespace.yaml", "manifests/01_cluster_role.yaml", "manifests/01_service_account.yaml",
+			"manifests/02_deployment.yaml", "manifests/03_cluster_role_binding.yaml", "manifests/combo.io_combinations.yaml", "manifests/combo.io_templates.yaml"))
 		for file, obj := range map[string]client.Object{
 			"00_namespace.yaml":            &corev1.Namespace{},
 			"01_cluster_role.yaml":         &rbacv1.ClusterRole{},

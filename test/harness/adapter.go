@@ -55,6 +55,10 @@ func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error)
 			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port),
 			"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probes),
 			"--webhook-bind-address", webhooks,
+			// contentURLs name the address a test reaches the webhook server
+			// at (ContentClient verifies its certificate for the Service).
+			"--content-address", "https://" + webhooks,
+			"--content-dir", filepath.Join(e.Dir, "adapter-content"),
 			// kapp-controller re-fetches no more often than every 30 s.
 			"--branch-sync-period", "30s",
 			// Well above any honest template step here, below the 15-40 s the

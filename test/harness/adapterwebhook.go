@@ -2,9 +2,16 @@ package harness
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
+	"net/http"
 	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Names of config/webhook.
@@ -39,4 +46,24 @@ func (e *Env) AdapterWebhookAddress(ctx context.Context) (string, error) {
 	}
 	e.webhookAddr = net.JoinHostPort(ip, strconv.Itoa(port))
 	return e.webhookAddr, nil
+}
+
+// adapterWebhookSecret holds the adapter's webhook CA (config/webhook).
+const adapterWebhookSecret = "rukpak-kapp-webhook-certs"
+
+// ContentClient is an HTTP client that trusts the adapter's webhook
+// server as a pod in the cluster would: by the CA the adapter keeps in the
+// system namespace, for the name of its Service, whatever address a
+// contentURL names.
+func (e *Env) ContentClient(ctx context.Context) (*http.Client, error) {
+	secret := &corev1.Secret{}
+	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: SystemNamespace, Name: adapterWebhookSecret}, secret); err != nil {
+		return nil, fmt.Errorf("read the adapter's webhook CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(secret.Data["ca.crt"]) {
+		return nil, fmt.Errorf("the Secret %s holds no CA certificate", adapterWebhookSecret)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: AdapterWebhookService + "." + SystemNamespace + ".svc", MinVersion: tls.VersionTLS12}}
+	return &http.Client{Transport: tr, Timeout: time.Minute}, nil
 }

@@ -52,3 +52,29 @@ func (e *Env) ClusterAdminAccount(ctx context.Context, ns, name string) error {
 	}
 	return nil
 }
+
+// AccountToken makes the ServiceAccount ns/name, bound to the ClusterRole
+// role unless role is empty, and returns a fresh token of it, as a pod of
+// it would hold.
+func (e *Env) AccountToken(ctx context.Context, ns, name, role string) (string, error) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := e.Client.Create(ctx, sa); client.IgnoreAlreadyExists(err) != nil {
+		return "", fmt.Errorf("create service account %s/%s: %w", ns, name, err)
+	}
+	if role != "" {
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name + "-" + role},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
+		}
+		if err := e.Client.Create(ctx, binding); client.IgnoreAlreadyExists(err) != nil {
+			return "", fmt.Errorf("bind %s/%s to %s: %w", ns, name, role, err)
+		}
+	}
+	expiry := int64(60 * 60)
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}
+	if err := e.Client.SubResource("token").Create(ctx, sa, tr); err != nil {
+		return "", fmt.Errorf("request token for %s/%s: %w", ns, name, err)
+	}
+	return tr.Status.Token, nil
+}

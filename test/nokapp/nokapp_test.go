@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
@@ -60,6 +61,11 @@ var _ = Describe("a cluster without kapp-controller", func() {
 				"install kapp-controller v0.53.1 or newer, watching namespace "+harness.SystemNamespace))
 		}
 		Consistently(readyz).WithTimeout(2*time.Second).Should(Equal(http.StatusInternalServerError), "not ready without the App API")
+
+		By("a Bundle on its own needs no kapp-controller: the adapter unpacks it itself")
+		bdtest.StandaloneBundle(ctx, "before-kapp-bundle", rukpakv1alpha1.ClassPlain, bdtest.V1alpha1Image(configMapBundle("before-kapp-bundle")))
+		Eventually(bdtest.GetBundle(ctx, "before-kapp-bundle")).WithTimeout(10 * time.Second).Should(
+			bdtest.HaveBundlePhase(rukpakv1alpha1.PhaseUnpacked, "True", "UnpackSuccessful", "Successfully unpacked the image Bundle"))
 
 		By("kapp-controller's CRDs alone: the Apps are written, and one not picked up within the template timeout names the likely causes")
 		Expect(env.InstallKappControllerAPI(ctx)).To(Succeed())

@@ -8,6 +8,7 @@ package reconciler_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -96,12 +97,16 @@ func startAdapter(ctx context.Context) {
 			SyncPeriod:         10 * time.Minute,
 			BranchSyncPeriod:   branchPeriod,
 			TemplateTimeout:    10 * time.Second,
+			// contentURLs name the address the specs reach the webhook
+			// server at (harness.ContentClient verifies it as the Service).
+			ContentAddress: "https://" + webhooks,
 		},
 		Classes:     classes,
 		MetricsAddr: "0",
 		ProbeAddr:   "0",
 		WebhookAddr: webhooks,
 		Restartable: true,
+		ContentDir:  contentDir(),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -113,6 +118,10 @@ func startAdapter(ctx context.Context) {
 	}()
 	stopAdapter = func() { cancel(); <-done }
 }
+
+// contentDir is where the adapter in this process keeps what contentURLs
+// serve.
+func contentDir() string { return filepath.Join(env.Dir, "adapter-content") }
 
 // restartAdapter stops the adapter and starts a fresh one, with nothing in
 // memory, as a new Pod would.

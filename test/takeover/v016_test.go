@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
@@ -106,6 +108,9 @@ func takeOverV016() {
 	bds := []*v016{{name: "v016-plain"}, {name: "v016-helm"}, {name: "v016-registry"}}
 	var old *harness.RukpakV016
 	var widget *unstructured.Unstructured
+	// onItsOwn is a Bundle a user made, no BundleDeployment's, as rukpak
+	// v0.16.0 unpacked it.
+	var onItsOwn rukpakv1alpha1.Bundle
 
 	BeforeAll(func(ctx context.Context) {
 		// rukpak v0.24.0 serves v1alpha2 only; it comes back at the end.
@@ -148,6 +153,9 @@ func takeOverV016() {
 			}
 			Expect(env.Client.Create(ctx, bd)).To(Succeed())
 		}
+		onItsOwn = rukpakv1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "v016-on-its-own"},
+			Spec: rukpakv1alpha1.BundleSpec{ProvisionerClassName: rukpakv1alpha1.ClassPlain, Source: git(plain)}}
+		Expect(env.Client.Create(ctx, &onItsOwn)).To(Succeed())
 		for _, t := range bds {
 			Eventually(getV1alpha1(ctx, t.name)).WithTimeout(3*time.Minute).Should(And(
 				v1alpha1Condition("Installed", "True", "InstallationSucceeded", "Instantiated bundle", false),
@@ -175,6 +183,11 @@ func takeOverV016() {
 			Expect(t.bundle.Finalizers).To(ContainElement("core.rukpak.io/delete-cached-bundle"))
 			Expect(storedAs(ctx, t.name)).To(Equal("core.rukpak.io/v1alpha1"))
 		}
+		Eventually(func() (rukpakv1alpha1.Bundle, error) {
+			err := env.Client.Get(ctx, client.ObjectKeyFromObject(&onItsOwn), &onItsOwn)
+			return onItsOwn, err
+		}).Should(And(HaveField("Status.Phase", rukpakv1alpha1.PhaseUnpacked), HaveField("Status.ContentURL", Not(BeEmpty())),
+			HaveField("Finalizers", ContainElement("core.rukpak.io/delete-cached-bundle"))), "rukpak v0.16.0 did not unpack the Bundle on its own")
 		// Namespaced objects without a namespace are in the system namespace.
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: harness.SystemNamespace, Name: "widget-server"}, &corev1.Service{})).To(Succeed())
 	}, NodeTimeout(6*time.Minute))
@@ -183,6 +196,11 @@ func takeOverV016() {
 		for _, t := range bds {
 			deleteAndWait(ctx, t.name)
 		}
+		Expect(client.IgnoreNotFound(env.Client.Delete(ctx, &onItsOwn))).To(Succeed())
+		Eventually(func() error {
+			return env.Client.Get(ctx, client.ObjectKeyFromObject(&onItsOwn), &rukpakv1alpha1.Bundle{})
+		}).WithContext(ctx).
+			Should(Satisfy(apierrors.IsNotFound), "a Bundle rukpak unpacked is not held by rukpak's finalizer once rukpak is gone")
 		// The chart's crds/ CRD stays, as Helm keeps them (README, "CRD
 		// upgrade safety"); the contexts after this one install the chart
 		// anew.
@@ -249,15 +267,42 @@ func takeOverV016() {
 	})
 
 	It("keeps rukpak's Bundles, without rukpak's finalizer, and removes rukpak's release Secrets", func(ctx context.Context) {
+		contentURL := func(ctx context.Context, bundle string) string {
+			webhooks, err := env.AdapterWebhookAddress(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			return "https://" + webhooks + "/bundles/" + bundle + ".tgz"
+		}
 		for _, t := range bds {
 			Eventually(func() []rukpakv1alpha1.Bundle { return bundlesOf(ctx, t.name) }).Should(ConsistOf(And(
 				HaveField("UID", t.bundle.UID),
 				HaveField("Finalizers", BeEmpty()),
 				HaveField("Status.Phase", rukpakv1alpha1.PhaseUnpacked),
-				HaveField("Status.ContentURL", BeEmpty()),
+				// rukpak's own contentURL gave way to the adapter's.
+				HaveField("Status.ContentURL", contentURL(ctx, t.bundle.Name)),
 			)), t.name)
 			Expect(releaseSecrets(ctx, mustBD(ctx, t.name))).To(BeEmpty(), t.name)
 		}
+
+		By("a Bundle on its own: kept, unpacked again by the adapter from the commit rukpak pinned, served at the adapter's contentURL")
+		Eventually(func() (rukpakv1alpha1.Bundle, error) {
+			b := rukpakv1alpha1.Bundle{}
+			err := env.Client.Get(ctx, client.ObjectKeyFromObject(&onItsOwn), &b)
+			return b, err
+		}).Should(And(
+			HaveField("UID", onItsOwn.UID),
+			HaveField("Finalizers", BeEmpty()),
+			HaveField("Status.Phase", rukpakv1alpha1.PhaseUnpacked),
+			HaveField("Status.ResolvedSource", onItsOwn.Status.ResolvedSource),
+			HaveField("Status.ContentURL", contentURL(ctx, onItsOwn.Name)),
+		))
+		c, err := env.ContentClient(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		token, err := env.AccountToken(ctx, "default", "v016-reader", "bundle-reader")
+		Expect(err).NotTo(HaveOccurred())
+		code, entries, body, err := bdtest.Download(ctx, c, contentURL(ctx, onItsOwn.Name), token)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(http.StatusOK), body)
+		Expect(entries).To(ContainElement(HavePrefix("manifests/")))
 	})
 
 	It("finishes the storage migration as docs/v1alpha1.md says, and moves BundleDeployments to v1alpha2 without moving anything", func(ctx context.Context) {
