@@ -15,7 +15,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 # before the lanes start (PREBUILT=1 in the lanes).
 SUITES := $(BIN)/suites
 
-.PHONY: prebuilt cross-compile lane-e2e-b run run-tools conformance conformance-test test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-smoke
+.PHONY: prebuilt cross-compile lane-e2e-b run run-tools conformance conformance-test test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 ## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
@@ -190,6 +190,12 @@ CONCURRENCY ?= 10
 bench-scale:
 	go run ./test/bench/scale -n $(N) -idle $(IDLE) -shards $(SHARDS) -concurrency $(CONCURRENCY) $(if $(ALONE),-alone)
 
-## bench-smoke: the scale benchmark at N=5 with a short idle window, so it cannot rot
+## bench-bundles: N Bundles on their own (rukpak v0.16's Bundle API): the unpack, IDLE at rest and a
+## restart, without kapp-controller (N=100 by default; docs/benchmarks.md)
+bench-bundles:
+	go run ./test/bench/scale -standalone -n $(N) -idle $(IDLE)
+
+## bench-smoke: the scale benchmark at N=5 with a short idle window, and the Bundles one, so they cannot rot
 bench-smoke:
 	go run ./test/bench/scale -n 5 -idle 20s -drift 3 -check
+	go run ./test/bench/scale -standalone -n 5 -idle 5s -check

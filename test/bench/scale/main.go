@@ -36,6 +36,7 @@ func main() {
 	shards := flag.Int("shards", 1, "spread rukpak-kapp's Apps (and the floor's) over this many namespaces, each with a kapp-controller of its own (config/sharding)")
 	repairs := flag.Int("drift", 20, "installed objects to delete or edit, one after the other, timing each repair (rukpak-kapp and rukpak)")
 	timeline := flag.Bool("timeline", false, "print every API request made during each single apply at rest, from the audit log: where its time goes")
+	standalone := flag.Bool("standalone", false, "measure N Bundles on their own (rukpak v0.16's Bundle API) instead: the adapter's unpack, an idle window and a restart, without kapp-controller")
 	flag.Parse()
 	// The harness's clients log through controller-runtime; the benchmark
 	// prints its own lines and keeps theirs out of the report.
@@ -43,6 +44,9 @@ func main() {
 	setup := benchSetup{n: *n, idle: *idle, concurrency: *concurrency, shards: *shards, repairs: *repairs, timeline: *timeline}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
+	if *standalone {
+		os.Exit(standaloneMain(ctx, *n, *idle, *check))
+	}
 	started := time.Now()
 	var results []*result
 	var err error
@@ -199,4 +203,22 @@ func run(ctx context.Context, setup benchSetup, names []string, cleanup bool) ([
 		cleanupErr = errors.Join(cleanupErr, <-errs)
 	}
 	return results(), cleanupErr
+}
+
+func standaloneMain(ctx context.Context, n int, idle time.Duration, check bool) int {
+	started := time.Now()
+	r, err := runStandalone(ctx, n, idle)
+	fmt.Fprintf(os.Stderr, "benchmark ended after %s\n", time.Since(started).Round(time.Second))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchmark:", err)
+		return 1
+	}
+	fmt.Print(r.report())
+	if check {
+		if err := r.check(); err != nil {
+			fmt.Fprintln(os.Stderr, "benchmark:", err)
+			return 1
+		}
+	}
+	return 0
 }
