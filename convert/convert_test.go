@@ -327,3 +327,30 @@ func fixedCerts() CertSource {
 		return c, err
 	}
 }
+
+func TestObjects_TheSameCSVTwice(t *testing.T) {
+	t.Parallel()
+	b := csvBundle(map[string]bool{"AllNamespaces": true}, "")
+	// operator-controller v0.9.0's test bundle: one CSV in two files,
+	// indented differently.
+	b["manifests/demo.v1.0.0.clusterserviceversion.yaml"] = []byte(strings.ReplaceAll(string(b["manifests/demo.csv.yaml"]), "\n    - type:", "\n    -   type:"))
+	b["manifests/demo.v1.0.0.clusterserviceversion.yaml"] = []byte(strings.ReplaceAll(string(b["manifests/demo.v1.0.0.clusterserviceversion.yaml"]), "\n      supported:", "\n        supported:"))
+	res, err := Convert(b, Options{InstallNamespace: "op-ns"})
+	if err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	if len(find(res.Objects, "Deployment", "op-ns")) != 1 {
+		t.Fatalf("objects %v", keys(res.Objects))
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool {
+		return strings.Contains(n, "manifests/demo.csv.yaml and manifests/demo.v1.0.0.clusterserviceversion.yaml hold the same ClusterServiceVersion demo.v1.0.0")
+	}) {
+		t.Fatalf("notes %q", res.Notes)
+	}
+
+	b["manifests/demo.v1.0.0.clusterserviceversion.yaml"] = []byte(strings.ReplaceAll(string(b["manifests/demo.csv.yaml"]), "example.invalid/demo:v1", "example.invalid/demo:v2"))
+	_, err = Convert(b, Options{InstallNamespace: "op-ns"})
+	if err == nil || !strings.Contains(err.Error(), "more than one ClusterServiceVersion in manifests/ ([manifests/demo.csv.yaml manifests/demo.v1.0.0.clusterserviceversion.yaml]), and they differ") {
+		t.Fatalf("two different CSVs: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -77,6 +78,7 @@ func parse(files map[string][]byte) (*bundle, error) {
 	sort.Strings(names)
 	b.problems = dedupe(b.problems)
 	var csvs []string
+	var csvObjects []*unstructured.Unstructured
 	for _, p := range names {
 		objs, err := decodeAll(files[p])
 		if err != nil {
@@ -87,6 +89,11 @@ func parse(files map[string][]byte) (*bundle, error) {
 			switch {
 			case o.GetKind() == "ClusterServiceVersion":
 				csvs = append(csvs, p)
+				csvObjects = append(csvObjects, o)
+				if len(csvObjects) > 1 && equality.Semantic.DeepEqual(csvObjects[0].Object, o.Object) {
+					// The same CSV again: read once (below).
+					continue
+				}
 				csv := &v1alpha1.ClusterServiceVersion{}
 				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, csv); err != nil {
 					b.problems.addf("%s: the ClusterServiceVersion does not match its schema: %v", p, err)
@@ -108,9 +115,14 @@ func parse(files map[string][]byte) (*bundle, error) {
 	switch {
 	case len(csvs) == 0:
 		b.problems.addf("no ClusterServiceVersion in %s/", manifestsDir)
+	case len(csvs) > 1 && sameObjects(csvObjects):
+		// operator-controller's own test bundle ships its CSV twice, the
+		// copies differing only in their YAML's indentation; rukpak read
+		// both and kept the last.
+		b.notes = append(b.notes, fmt.Sprintf("%s hold the same ClusterServiceVersion %s; it is read once", strings.Join(csvs, " and "), csvObjects[0].GetName()))
 	case len(csvs) > 1:
 		sort.Strings(csvs)
-		b.problems.addf("more than one ClusterServiceVersion in %s/ (%v)", manifestsDir, csvs)
+		b.problems.addf("more than one ClusterServiceVersion in %s/ (%v), and they differ: keep one (rukpak used the last, in file name order)", manifestsDir, csvs)
 	}
 	return b, nil
 }
@@ -209,4 +221,14 @@ func ReadDir(fsys fs.FS) (map[string][]byte, error) {
 		return nil, fmt.Errorf("read bundle: %w", err)
 	}
 	return files, nil
+}
+
+// sameObjects says every object decodes to the same content as the first.
+func sameObjects(objs []*unstructured.Unstructured) bool {
+	for _, o := range objs[1:] {
+		if !equality.Semantic.DeepEqual(objs[0].Object, o.Object) {
+			return false
+		}
+	}
+	return true
 }
