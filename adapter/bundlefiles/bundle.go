@@ -2,6 +2,7 @@ package bundlefiles
 
 import (
 	"fmt"
+	"strings"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
@@ -31,7 +32,8 @@ func invalid(reason string) error { return &InvalidError{Reason: reason} }
 
 // AdapterFetches reports whether the adapter must fetch bd's content itself.
 // kapp-controller can only widen TLS trust for the whole cluster, so a
-// per-BundleDeployment CA or skip-verify stays with the adapter.
+// per-BundleDeployment CA or skip-verify stays with the adapter; so does an
+// image reference vendir would read differently (vendirMisreads).
 // registry+v1 bundles are converted by the adapter. Helm bundles are
 // fetched by the adapter too: rukpak finds the chart at the root or in a
 // single top-level directory, and kapp-controller's helmTemplate needs that
@@ -45,7 +47,7 @@ func AdapterFetches(bd *rukpakv1alpha2.BundleDeployment) bool {
 	case rukpakv1alpha2.ClassPlain:
 		switch {
 		case src.Type == rukpakv1alpha2.SourceTypeImage && src.Image != nil:
-			return src.Image.CertificateData != "" || src.Image.InsecureSkipTLSVerify
+			return src.Image.CertificateData != "" || src.Image.InsecureSkipTLSVerify || vendirMisreads(src.Image.Ref)
 		case src.Type == rukpakv1alpha2.SourceTypeHTTP && src.HTTP != nil:
 			return src.HTTP.Auth.InsecureSkipVerify
 		case src.Type == rukpakv1alpha2.SourceTypeGit && src.Git != nil:
@@ -53,6 +55,17 @@ func AdapterFetches(bd *rukpakv1alpha2.BundleDeployment) bool {
 		}
 	}
 	return false
+}
+
+// vendirMisreads says vendir would fetch ref from elsewhere than the
+// adapter and rukpak do: a reference whose registry is localhost without
+// a port (localhost/team/bundle:v1, HTTPS on localhost:443) is read by
+// go-containerregistry before v0.22, which vendir v0.41 is built with, as
+// the Docker Hub repository localhost/team/bundle. operator-controller's
+// test catalog names its bundles so.
+func vendirMisreads(ref string) bool {
+	first, _, ok := strings.Cut(ref, "/")
+	return ok && first == "localhost"
 }
 
 // Layout is a bundle laid out for the App.
