@@ -52,6 +52,9 @@ jobs_table=(
   "rukpak - rukpak-core=github.com/operator-framework/rukpak/cmd/core rukpak-helm=github.com/operator-framework/rukpak/cmd/helm"
   "rukpak-e2e test rukpak-e2e.test=github.com/operator-framework/rukpak/test/e2e"
   "rukpak-v0.16 - rukpak-v0.16-core=github.com/operator-framework/rukpak/cmd/core rukpak-v0.16-helm=github.com/operator-framework/rukpak/cmd/helm"
+  "operator-controller - operator-controller=github.com/operator-framework/operator-controller/cmd/manager"
+  "operator-controller-e2e test operator-controller-e2e.test=github.com/operator-framework/operator-controller/test/e2e"
+  "catalogd - catalogd=github.com/operator-framework/catalogd/cmd/manager"
   "kwok - kwok=sigs.k8s.io/kwok/cmd/kwok"
   "helm - helm=helm.sh/helm/v3/cmd/helm"
   "kapp - kapp=carvel.dev/kapp/cmd/kapp"
@@ -63,8 +66,9 @@ jobs_table=(
   "controller-gen - controller-gen=sigs.k8s.io/controller-tools/cmd/controller-gen"
 )
 # rukpak-e2e shares every dependency version with rukpak: built in the same
-# worker, right after it, it compiles only its own test package.
-declare -A after=([rukpak-e2e]=rukpak)
+# worker, right after it, it compiles only its own test package; so does
+# operator-controller-e2e with operator-controller.
+declare -A after=([rukpak-e2e]=rukpak [operator-controller-e2e]=operator-controller)
 
 only=" ${*:-} "
 wanted() { [[ "$only" == "  " || "$only" == *" $1 "* ]]; }
