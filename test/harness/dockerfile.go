@@ -22,12 +22,23 @@ import (
 
 // PushDockerContext pushes the image that dir's Dockerfile builds to
 // repo:tag on this registry, without a container runtime: the Dockerfile
-// may only say FROM scratch and COPY, which is all rukpak's test bundles
-// say. Each COPY puts a file, or a directory's content, at its destination
-// in one layer; .dockerignore's paths are left out, as docker leaves them
-// out of the build context.
+// may only say FROM scratch, COPY (or ADD) of files of the context and
+// LABEL, which is all rukpak's and operator-controller's test bundles and
+// catalogs say. Each COPY puts a file, or a directory's content, at its
+// destination in one layer; .dockerignore's paths are left out, as docker
+// leaves them out of the build context; labels go into the image's config.
 func (r *Registry) PushDockerContext(dir, repoTag string) (string, v1.Hash, error) {
-	data, err := DockerContextLayer(dir)
+	return r.PushDockerfile(dir, "Dockerfile", repoTag)
+}
+
+// PushDockerfile is PushDockerContext with the Dockerfile named file (in
+// dir, the context), as `docker build -f file dir` builds it.
+func (r *Registry) PushDockerfile(dir, file, repoTag string) (string, v1.Hash, error) {
+	df, err := readDockerfile(filepath.Join(dir, file))
+	if err != nil {
+		return "", v1.Hash{}, err
+	}
+	data, err := contextLayer(dir, df)
 	if err != nil {
 		return "", v1.Hash{}, err
 	}
@@ -39,6 +50,11 @@ func (r *Registry) PushDockerContext(dir, repoTag string) (string, v1.Hash, erro
 	if err != nil {
 		return "", v1.Hash{}, fmt.Errorf("build image of %s: %w", dir, err)
 	}
+	if len(df.labels) > 0 {
+		if img, err = mutate.Config(img, v1.Config{Labels: df.labels}); err != nil {
+			return "", v1.Hash{}, fmt.Errorf("label image of %s: %w", dir, err)
+		}
+	}
 	return r.PushImage(img, repoTag)
 }
 
@@ -46,16 +62,20 @@ func (r *Registry) PushDockerContext(dir, repoTag string) (string, v1.Hash, erro
 // (see PushDockerContext): sorted entries, no times, so one context always
 // gives one digest.
 func DockerContextLayer(dir string) ([]byte, error) {
-	copies, err := dockerfileCopies(filepath.Join(dir, "Dockerfile"))
+	df, err := readDockerfile(filepath.Join(dir, "Dockerfile"))
 	if err != nil {
 		return nil, err
 	}
+	return contextLayer(dir, df)
+}
+
+func contextLayer(dir string, df dockerfile) ([]byte, error) {
 	ignored, err := dockerignore(filepath.Join(dir, ".dockerignore"))
 	if err != nil {
 		return nil, err
 	}
 	entries := map[string]string{} // path in the image -> file in dir ("" for a directory)
-	for _, c := range copies {
+	for _, c := range df.copies {
 		for _, src := range c.sources {
 			if err := addCopy(entries, dir, src, c.dest, len(c.sources) > 1, ignored); err != nil {
 				return nil, err
@@ -70,14 +90,22 @@ type dockerCopy struct {
 	dest    string
 }
 
-// dockerfileCopies reads the COPY instructions of a FROM scratch Dockerfile.
-func dockerfileCopies(file string) ([]dockerCopy, error) {
+// dockerfile is what a FROM scratch Dockerfile says.
+type dockerfile struct {
+	copies []dockerCopy
+	labels map[string]string
+}
+
+// readDockerfile reads the COPY, ADD (of the context's files: ADD's URLs
+// and archive extraction are refused) and LABEL instructions of a FROM
+// scratch Dockerfile.
+func readDockerfile(file string) (dockerfile, error) {
+	df := dockerfile{labels: map[string]string{}}
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, err
+		return df, err
 	}
 	defer f.Close()
-	var copies []dockerCopy
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
@@ -87,18 +115,32 @@ func dockerfileCopies(file string) ([]dockerCopy, error) {
 		switch strings.ToUpper(fields[0]) {
 		case "FROM":
 			if len(fields) != 2 || fields[1] != "scratch" {
-				return nil, fmt.Errorf("%s: only FROM scratch is supported, not %q", file, sc.Text())
+				return df, fmt.Errorf("%s: only FROM scratch is supported, not %q", file, sc.Text())
 			}
-		case "COPY":
+		case "COPY", "ADD":
 			if len(fields) < 3 || strings.HasPrefix(fields[1], "--") {
-				return nil, fmt.Errorf("%s: only COPY SOURCE... DEST is supported, not %q", file, sc.Text())
+				return df, fmt.Errorf("%s: only %s SOURCE... DEST is supported, not %q", file, fields[0], sc.Text())
 			}
-			copies = append(copies, dockerCopy{sources: fields[1 : len(fields)-1], dest: fields[len(fields)-1]})
+			sources := fields[1 : len(fields)-1]
+			for _, src := range sources {
+				if strings.Contains(src, "://") || strings.HasSuffix(src, ".tar") || strings.HasSuffix(src, ".tgz") || strings.HasSuffix(src, ".tar.gz") {
+					return df, fmt.Errorf("%s: %s of a URL or an archive is not supported, not %q", file, fields[0], sc.Text())
+				}
+			}
+			df.copies = append(df.copies, dockerCopy{sources: sources, dest: fields[len(fields)-1]})
+		case "LABEL":
+			for _, kv := range fields[1:] {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return df, fmt.Errorf("%s: only LABEL KEY=VALUE... is supported, not %q", file, sc.Text())
+				}
+				df.labels[k] = strings.Trim(v, `"`)
+			}
 		default:
-			return nil, fmt.Errorf("%s: instruction %q is not supported", file, fields[0])
+			return df, fmt.Errorf("%s: instruction %q is not supported", file, fields[0])
 		}
 	}
-	return copies, sc.Err()
+	return df, sc.Err()
 }
 
 // dockerignore reads the patterns of a .dockerignore (none without one).
@@ -140,7 +182,7 @@ func addCopy(entries map[string]string, dir, src, dest string, many bool, ignore
 	root := filepath.Join(dir, filepath.FromSlash(src))
 	info, err := os.Stat(root)
 	if err != nil {
-		return fmt.Errorf("COPY %s: %w", src, err)
+		return fmt.Errorf("COPY or ADD %s: %w", src, err)
 	}
 	intoDir := strings.HasSuffix(dest, "/") || many
 	dest = strings.TrimPrefix(path.Clean("/"+dest), "/")

@@ -8,7 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
 func TestDockerContextLayer(t *testing.T) {
@@ -90,5 +94,69 @@ func layerNames(t *testing.T, data []byte) []string {
 			t.Fatal(err)
 		}
 		names = append(names, h.Name)
+	}
+}
+
+// operator-controller's test catalog: a named Dockerfile that ADDs a
+// directory and labels where the catalog is.
+func TestPushDockerfile_AddAndLabel(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"test-catalog.Dockerfile":   "FROM scratch\nADD test-catalog /configs\n\n# where the catalog is\nLABEL operators.operatorframework.io.index.configs.v1=/configs\n",
+		"test-catalog/catalog.yaml": "schema: olm.package\nname: demo\n",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg, err := StartRegistry("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Stop()
+	ref, _, err := reg.PushDockerfile(dir, "test-catalog.Dockerfile", "test-catalog:e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := remote.Image(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Config.Labels["operators.operatorframework.io.index.configs.v1"]; got != "/configs" {
+		t.Fatalf("labels %v", cfg.Config.Labels)
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("layers %d, %v", len(layers), err)
+	}
+	rc, err := layers[0].Compressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := layerNames(t, data); !slices.Equal(got, []string{"configs/", "configs/catalog.yaml"}) {
+		t.Fatalf("layer holds %q", got)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\nADD https://example.com/x.tgz /x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DockerContextLayer(dir); err == nil || !strings.Contains(err.Error(), "URL or an archive") {
+		t.Fatalf("ADD of a URL: %v", err)
 	}
 }

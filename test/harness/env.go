@@ -63,6 +63,13 @@ type Options struct {
 	// github.com, under the names it uses, for the adapter and
 	// kapp-controller. Needs root.
 	RukpakE2E bool
+	// OLM serves what operator-controller v0.9.0's end-to-end suite
+	// expects of its cluster (olm.go): its test catalog's image on the
+	// harness's registry and the catalog's bundle images on localhost:443
+	// in the adapter's and kapp-controller's view of the network. Needs
+	// root and Servers; StartOLMControllers then runs catalogd and
+	// operator-controller.
+	OLM bool
 	// Bare leaves out rukpak-kapp's own objects (CRD, system namespace,
 	// RBAC, admission policy), for tests that install a release as a user
 	// would. Not with Adapter.
@@ -98,6 +105,8 @@ type Env struct {
 	UntrustedCA    *TestCA
 	// RukpakE2E is set with Options.RukpakE2E.
 	RukpakE2E *RukpakE2E
+	// OLM is set with Options.OLM.
+	OLM *OLM
 	// ClusterCA stands for the CAs a cluster's kapp-controller is configured
 	// to trust; the harness hands it to kapp-controller's git.
 	ClusterCA *TestCA
@@ -223,6 +232,14 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 			return fmt.Errorf("serve what rukpak's end-to-end suite expects: %w", err)
 		}
 	}
+	if opts.OLM {
+		if opts.RukpakE2E {
+			return fmt.Errorf("OLM and RukpakE2E each set up the fetchers' view of the network: choose one")
+		}
+		if err := e.startOLM(ctx); err != nil {
+			return fmt.Errorf("serve what operator-controller's end-to-end suite expects: %w", err)
+		}
+	}
 	if opts.PackagingAPI && !opts.KappController {
 		return fmt.Errorf("the packaging API is served by kapp-controller: PackagingAPI needs KappController")
 	}
@@ -300,9 +317,14 @@ func (e *Env) InstallAdmission(ctx context.Context) error {
 	})
 }
 
-// Kustomize renders a kustomization under the repository root.
+// Kustomize renders a kustomization under the repository root, or at an
+// absolute path (another module's).
 func (e *Env) Kustomize(ctx context.Context, dir string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, filepath.Join(e.tools.bin, "kustomize"), "build", filepath.Join(e.Root, dir))
+	abs := dir
+	if !filepath.IsAbs(dir) {
+		abs = filepath.Join(e.Root, dir)
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(e.tools.bin, "kustomize"), "build", abs)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -325,11 +347,17 @@ func (e *Env) Stop() {
 		}
 		cancel()
 	}
+	if e.OLM != nil {
+		e.OLM.StopOLMControllers()
+	}
 	if e.Adapter != nil {
 		e.Adapter.Stop()
 	}
 	if e.KappController != nil {
 		e.KappController.Stop()
+	}
+	if e.OLM != nil && e.OLM.Bundles != nil {
+		e.OLM.Bundles.Stop()
 	}
 	if e.Registry != nil {
 		e.Registry.Stop()

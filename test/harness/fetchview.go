@@ -52,14 +52,8 @@ func (e *Env) newFetchView(ctx context.Context, dir string, names map[string]str
 	if err != nil {
 		return nil, fmt.Errorf("read /etc/hosts to extend it: %w", err)
 	}
-	var b strings.Builder
-	b.Write(hosts)
-	b.WriteString("\n# served on loopback by the rukpak-kapp test harness\n")
-	for _, name := range slices.Sorted(maps.Keys(names)) {
-		fmt.Fprintf(&b, "%s %s\n", names[name], name)
-	}
 	v := &fetchView{hostsFile: filepath.Join(dir, "hosts"), certFile: filepath.Join(dir, "ca-certificates.crt"), webCA: webCA}
-	if err := os.WriteFile(v.hostsFile, []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(v.hostsFile, []byte(hostsServing(hosts, names)), 0o644); err != nil {
 		return nil, err
 	}
 	var roots []byte
@@ -76,6 +70,27 @@ func (e *Env) newFetchView(ctx context.Context, dir string, names map[string]str
 		return nil, err
 	}
 	return v, nil
+}
+
+// hostsServing is the machine's hosts file with names, each host name to
+// its loopback address. The machine's lines that name a served host go:
+// the first line naming a host wins (localhost, for one, is 127.0.0.1
+// there).
+func hostsServing(machine []byte, names map[string]string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(string(machine), "\n"), "\n") {
+		fields := strings.Fields(strings.SplitN(line, "#", 2)[0])
+		if len(fields) > 1 && slices.ContainsFunc(fields[1:], func(n string) bool { _, served := names[n]; return served }) {
+			b.WriteString("# served by the harness instead: " + line + "\n")
+			continue
+		}
+		b.WriteString(line + "\n")
+	}
+	b.WriteString("\n# served on loopback by the rukpak-kapp test harness\n")
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		fmt.Fprintf(&b, "%s %s\n", names[name], name)
+	}
+	return b.String()
 }
 
 // privateMounts builds test/harness/cmd/privatemounts once per harness.

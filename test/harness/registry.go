@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -84,10 +85,14 @@ func serveRegistry(l net.Listener, host, username, password string, ca *TestCA) 
 	r := &Registry{Host: l.Addr().String(), Username: username, Password: password, CA: ca, server: &http.Server{Handler: h}, addr: l.Addr().String()}
 	var names []string
 	if host != "" {
+		// name:port, or a name alone for a TLS registry on 443.
 		r.Host = host
 		name, _, err := net.SplitHostPort(host)
 		if err != nil {
-			return nil, fmt.Errorf("registry host %q: %w", host, err)
+			if ca == nil || strings.Contains(host, ":") {
+				return nil, fmt.Errorf("registry host %q: %w", host, err)
+			}
+			name = host
 		}
 		names = append(names, name)
 	}
@@ -141,8 +146,12 @@ func (r *Registry) PushImage(img v1.Image, repoTag string) (string, v1.Hash, err
 		// Host's name resolves only in the adapter's and kapp-controller's
 		// view of the network.
 		dialer := &net.Dialer{}
+		hostPort := r.Host
+		if !strings.Contains(hostPort, ":") {
+			hostPort += ":443"
+		}
 		transport.DialContext = func(ctx context.Context, network, address string) (net.Conn, error) {
-			if address == r.Host {
+			if address == hostPort {
 				address = r.addr
 			}
 			return dialer.DialContext(ctx, network, address)
