@@ -15,7 +15,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 # before the lanes start (PREBUILT=1 in the lanes).
 SUITES := $(BIN)/suites
 
-.PHONY: prebuilt cross-compile lane-e2e-b run run-tools conformance conformance-test test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
+.PHONY: prebuilt cross-compile lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
 
 ## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
 ## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
@@ -26,24 +26,25 @@ run: run-tools build
 
 ## test: everything. The suites that run a local control plane mostly wait on
 ## timers (sync periods, backoff windows) and keep under half of two cores
-## busy, so they run in four lanes of about equal time (docs/benchmarks.md):
-## each half of the end-to-end suite (its own local control plane), the
-## second with the smoke benchmark; the suites that run rukpak (its own
-## end-to-end suite as the conformance suite, which mostly waits out its
-## one-minute timeouts; the take-over; the packaging suite) with the
-## no-kapp-controller suite; and the other suites one after the other, the
-## release suite last.
+## busy, so they run in lanes side by side (docs/benchmarks.md): each half
+## of the end-to-end suite (its own local control plane), the second with
+## the smoke benchmarks; the suites that run rukpak (its own end-to-end
+## suite as the conformance suite, which mostly waits out its one-minute
+## timeouts; the take-over; the packaging suite) with the
+## no-kapp-controller suite; the other suites one after the other, the
+## release suite last; and, short, the OLM v1 lane (operator-controller's
+## suite against rukpak-kapp).
 ##
 ## Before the lanes, every binary they run is built once (prebuilt), so four
 ## lanes on two cores never compile or link the same package side by side,
 ## and the release suite's second platform is compiled (cross-compile, at the
 ## lowest priority) while the lanes wait.
 test: tools verify unit fuzz prebuilt
-	$(MAKE) --no-print-directory -j5 --output-sync=target PREBUILT=1 e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile
+	$(MAKE) --no-print-directory -j6 --output-sync=target PREBUILT=1 e2e-a lane-e2e-b lane-rukpak lane-suites conformance-olm-test cross-compile
 
 # The suites' test binaries, the adapter and the harness's helpers, each
 # compiled once in one go command per kind.
-SUITE_PKGS := api reconciler e2e conformance takeover nokapp packaging release
+SUITE_PKGS := api reconciler e2e conformance takeover nokapp packaging release olm
 prebuilt:
 	go build -o $(BIN)/ ./cmd/rukpak-kapp ./test/harness/cmd/...
 	go test -c -o $(SUITES)/ $(addprefix ./test/,$(SUITE_PKGS))
@@ -77,11 +78,13 @@ lane-suites:
 	$(MAKE) --no-print-directory release-test
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
-## (make run needs RUN_TOOLS only; rukpak v0.24.0's binaries and its e2e suite, and rukpak v0.16.0's
-## binaries (the take-over suite), are for the tests)
+## (make run needs RUN_TOOLS only; rukpak v0.24.0's binaries and its e2e suite, rukpak v0.16.0's
+## binaries (the take-over suite), and operator-controller v0.9.0 with its e2e suite and catalogd
+## v0.10.0 (the OLM v1 lane) are for the tests)
 ## (kbld only templates Carvel Packages: the packaging and release suites use it, make run does not)
 RUN_TOOLS := kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt helm kapp
-TOOLS := controller-gen $(RUN_TOOLS) kbld rukpak-core rukpak-helm rukpak-e2e.test rukpak-v0.16-core rukpak-v0.16-helm
+OLM_TOOLS := operator-controller operator-controller-e2e.test catalogd
+TOOLS := controller-gen $(RUN_TOOLS) kbld rukpak-core rukpak-helm rukpak-e2e.test rukpak-v0.16-core rukpak-v0.16-helm $(OLM_TOOLS)
 tools:
 	bash test/tools/build.sh $(TOOLS)
 run-tools:
@@ -138,6 +141,20 @@ conformance:
 # The suite alone, for make test (whose tools target built everything).
 conformance-test:
 	export CONFORMANCE_REPORT=$(CURDIR)/docs/conformance.md; $(call suite,conformance,30m,-ginkgo.v)
+
+## conformance-olm: OLM v1 (operator-controller v0.9.0, catalogd v0.10.0) installing through rukpak-kapp,
+## and operator-controller's own end-to-end suite, unchanged (as root); writes docs/conformance-olm.md
+conformance-olm:
+	bash test/tools/build.sh $(OLM_TOOLS) $(RUN_TOOLS)
+	$(MAKE) --no-print-directory conformance-olm-test
+# The suite alone, for make test.
+conformance-olm-test:
+	export OLM_CONFORMANCE_REPORT=$(CURDIR)/docs/conformance-olm.md; $(call suite,olm,30m,-ginkgo.v)
+## conformance-olm-baseline: the same suite against rukpak v0.16.0 itself (as root): fails if a test's
+## outcome there differs from the baseline docs/conformance-olm.md records
+conformance-olm-baseline:
+	bash test/tools/build.sh $(OLM_TOOLS) rukpak-v0.16-core rukpak-v0.16-helm $(RUN_TOOLS)
+	export OLM_BASELINE=rukpak-v0.16.0; $(call suite,olm,30m,-ginkgo.v)
 
 ## packaging-test: kapp-controller's own packaging API (as root), render --as-package installed through PackageInstalls
 packaging-test:
