@@ -90,8 +90,8 @@ func parse(files map[string][]byte) (*bundle, error) {
 			case o.GetKind() == "ClusterServiceVersion":
 				csvs = append(csvs, p)
 				csvObjects = append(csvObjects, o)
-				if len(csvObjects) > 1 && equality.Semantic.DeepEqual(csvObjects[0].Object, o.Object) {
-					// The same CSV again: read once (below).
+				if len(csvObjects) > 1 {
+					// Read once when they are the same; refused below if not.
 					continue
 				}
 				csv := &v1alpha1.ClusterServiceVersion{}

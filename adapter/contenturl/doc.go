@@ -17,5 +17,6 @@
 // reviews, not registries.
 //
 // It owns the store's index and files. It may import adapter/status (to
-// word a failure as a condition would) and the API types.
+// word a failure as a condition would), ocibundle (its tarballs are
+// ocibundle's layers) and the API types.
 package contenturl

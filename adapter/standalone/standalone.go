@@ -3,6 +3,7 @@ package standalone
 import (
 	"strings"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
@@ -79,16 +80,7 @@ func Plan(b *rukpakv1alpha1.Bundle, stored bool, url string) Step {
 // a pinned source.
 func ReportsUnpacked(b *rukpakv1alpha1.Bundle) bool {
 	st := b.Status
-	c := findCondition(st.Conditions, rukpakv1alpha1.TypeUnpacked)
+	c := apimeta.FindStatusCondition(st.Conditions, rukpakv1alpha1.TypeUnpacked)
 	return st.Phase == rukpakv1alpha1.PhaseUnpacked && st.ObservedGeneration == b.Generation && st.ResolvedSource != nil &&
 		c != nil && c.Status == metav1.ConditionTrue
-}
-
-func findCondition(cs []metav1.Condition, t string) *metav1.Condition {
-	for i := range cs {
-		if cs[i].Type == t {
-			return &cs[i]
-		}
-	}
-	return nil
 }

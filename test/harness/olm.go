@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -219,22 +218,9 @@ func (o *OLM) start(ctx context.Context, moduleDir, bin string, metrics, probe i
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(e.tools.bin, bin)
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("%s is not built; run `make tools`: %w", bin, err)
-	}
 	probeAddr := fmt.Sprintf("127.0.0.1:%d", probe)
 	args = append(args, "--kubeconfig", kubeconfig, fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metrics), "--health-probe-bind-address="+probeAddr)
-	p, err := startProcess(bin, dir, e.tools.base, e.tools.logDir, path, args...)
-	if err != nil {
-		return nil, err
-	}
-	c := &http.Client{Timeout: time.Second}
-	if err := p.waitFor(ctx, 30*time.Second, "health probe", func() error { return httpOK(c, "http://"+probeAddr+"/healthz", "") }); err != nil {
-		p.Stop(5 * time.Second)
-		return nil, err
-	}
-	return p, nil
+	return e.startTool(ctx, bin, bin, dir, probeAddr, args)
 }
 
 // managerArgs are the args of d's manager container with set's values for

@@ -78,11 +78,17 @@ func (e *Env) startRukpakProcess(ctx context.Context, name, version string, dirs
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	probe := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	return e.startTool(ctx, name, "rukpak "+version, dir, probe, args(dir, addr, probe))
+}
+
+// startTool runs the tool bin/name (what names it in an error) in dir and
+// waits until its health probe at probe answers.
+func (e *Env) startTool(ctx context.Context, name, what, dir, probe string, args []string) (*process, error) {
 	bin := filepath.Join(e.tools.bin, name)
 	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("rukpak %s is not built; run `make tools`: %w", version, err)
+		return nil, fmt.Errorf("%s is not built; run `make tools`: %w", what, err)
 	}
-	p, err := startProcess(name, dir, e.tools.base, e.tools.logDir, bin, args(dir, addr, probe)...)
+	p, err := startProcess(name, dir, e.tools.base, e.tools.logDir, bin, args...)
 	if err != nil {
 		return nil, err
 	}

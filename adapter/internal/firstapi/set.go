@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 )
@@ -88,18 +86,11 @@ func (s *Set) create(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, b
 }
 
 // releaseFromRukpak takes rukpak v0.16's finalizer off the Bundles rukpak
-// made: it deleted rukpak's cached copy of the content, and with rukpak
-// gone it would hold each Bundle's deletion forever.
+// made (kube.ReleaseBundleFromRukpak).
 func (s *Set) releaseFromRukpak(ctx context.Context, owned []rukpakv1alpha1.Bundle) error {
 	for i := range owned {
-		b := &owned[i]
-		before := b.DeepCopy()
-		if !takeover.StripRukpakFinalizers(b) {
-			continue
-		}
-		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-		if err := s.client.Patch(ctx, b, patch, client.FieldOwner(fieldowner.Name)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("remove rukpak's finalizer from the Bundle %s: %w", b.Name, err)
+		if err := kube.ReleaseBundleFromRukpak(ctx, s.client, &owned[i]); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -107,16 +98,7 @@ func (s *Set) releaseFromRukpak(ctx context.Context, owned []rukpakv1alpha1.Bund
 
 // Report writes b's status when it differs from st.
 func (s *Set) Report(ctx context.Context, b *rukpakv1alpha1.Bundle, st rukpakv1alpha1.BundleStatus) error {
-	if apiequality.Semantic.DeepEqual(b.Status, st) {
-		return nil
-	}
-	before := b.DeepCopy()
-	after := b.DeepCopy()
-	after.Status = st
-	if err := kube.PatchStatus(ctx, s.client, after, before); err != nil {
-		return fmt.Errorf("update the status of the Bundle %s: %w", b.Name, err)
-	}
-	return nil
+	return kube.WriteBundleStatus(ctx, s.client, nil, b, st)
 }
 
 // Prune deletes bd's Bundles other than current, which is installed.

@@ -15,13 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/contenturl"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/memo"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/standalone"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 )
 
@@ -68,7 +66,7 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if !claimed || standalone.Generated(b) {
 		return ctrl.Result{}, nil
 	}
-	if err := u.releaseFromRukpak(ctx, b); err != nil {
+	if err := kube.ReleaseBundleFromRukpak(ctx, u.client, b); err != nil {
 		return ctrl.Result{}, err
 	}
 	if !b.DeletionTimestamp.IsZero() {
@@ -155,13 +153,10 @@ func (u *Unpacker) fetch(ctx context.Context, b *rukpakv1alpha1.Bundle, class st
 
 // outcomeOf classifies a failed unpack: which phase reports it, and
 // whether trying again can help.
+// The classes are the dispatcher's (scope.FailureOf): an upload source is
+// a spec the adapter cannot serve; a full content store, a failure of its
+// own, retried.
 func outcomeOf(err error, source string) (standalone.Outcome, bool) {
-	if errors.Is(err, errUpload) {
-		return standalone.Outcome{Phase: standalone.SourceFailed, Source: source, Cause: err.Error()}, false
-	}
-	if errors.Is(err, contenturl.ErrFull) {
-		return standalone.Outcome{Phase: standalone.Failed, Cause: err.Error(), Retrying: true}, true
-	}
 	f := scope.FailureOf(err)
 	o := standalone.Outcome{Source: source, Cause: f.Message, Retrying: f.Retrying}
 	switch f.Kind {
@@ -183,22 +178,3 @@ func (u *Unpacker) write(ctx context.Context, b *rukpakv1alpha1.Bundle, o standa
 	b.Status = st
 	return nil
 }
-
-// releaseFromRukpak takes rukpak v0.16's finalizer off a Bundle rukpak
-// unpacked: it deleted rukpak's cached copy of the content, and with rukpak
-// gone it would hold the Bundle's deletion forever. The patch carries the
-// resourceVersion read, so no finalizer added since is dropped.
-func (u *Unpacker) releaseFromRukpak(ctx context.Context, b *rukpakv1alpha1.Bundle) error {
-	before := b.DeepCopy()
-	if !takeover.StripRukpakFinalizers(b) {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	if err := u.client.Patch(ctx, b, patch, client.FieldOwner(fieldowner.Name)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("remove rukpak's finalizer from the Bundle: %w", err)
-	}
-	return nil
-}
-
-// Forget drops what the Unpacker remembers of the Bundle name.
-func (u *Unpacker) Forget(name string) { u.pinned.Delete(name) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -67,6 +68,15 @@ func (f *fetcher) set(files fetch.Files, digest string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.files, f.digest, f.err, f.asked = files, digest, err, nil
+}
+
+// expectFetched fails t unless the fetches since the last set asked for
+// exactly refs, in order.
+func (f *fetcher) expectFetched(t *testing.T, what string, refs ...string) {
+	t.Helper()
+	if got := f.fetched(); !slices.Equal(got, refs) {
+		t.Fatalf("%s: fetched %q, want %q", what, got, refs)
+	}
 }
 
 func (f *fetcher) fetched() []string {
@@ -160,9 +170,7 @@ func TestUnpack_ThenRestCostsNothing(t *testing.T) {
 		}
 	}
 	w.k.ExpectWrites(t, "at rest")
-	if got := w.f.fetched(); len(got) != 0 {
-		t.Fatalf("fetched %v at rest", got)
-	}
+	w.f.expectFetched(t, "at rest")
 }
 
 func TestUnpack_ASlowFetchSaysUnpackingMeanwhile(t *testing.T) {
@@ -203,9 +211,7 @@ func TestRestart_FetchesThePinnedSourceAgain(t *testing.T) {
 	if err := w.reconcile(t, "combo"); err != nil {
 		t.Fatal(err)
 	}
-	if got := w.f.fetched(); len(got) != 1 || got[0] != "registry.example/combo@sha256:aaa" {
-		t.Fatalf("fetched %v, want the pinned digest", got)
-	}
+	w.f.expectFetched(t, "a restart", "registry.example/combo@sha256:aaa")
 	w.k.ExpectWrites(t, "a restart: the status already says it all")
 	b := w.bundle(t, "combo")
 	if stored, _ := w.store.Has(bundleKey(b.UID, rukpakv1alpha2.ClassPlain, *b.Status.ResolvedSource)); !stored {
@@ -234,9 +240,7 @@ func TestRestart_FetchesThePinnedSourceAgain(t *testing.T) {
 	if err := w.reconcile(t, "combo"); err != nil {
 		t.Fatal(err)
 	}
-	if got := w.f.fetched(); len(got) != 1 || got[0] != "registry.example/combo@sha256:aaa" {
-		t.Fatalf("the retry fetched %v, want the pinned digest", got)
-	}
+	w.f.expectFetched(t, "the retry", "registry.example/combo@sha256:aaa")
 	if b = w.bundle(t, "combo"); b.Status.Phase != rukpakv1alpha1.PhaseUnpacked || b.Status.ResolvedSource.Image.Ref != "registry.example/combo@sha256:aaa" {
 		t.Fatalf("status %+v", b.Status)
 	}
@@ -278,9 +282,7 @@ func TestTakesRukpaksFinalizerOff(t *testing.T) {
 	if err := w.k.Raw.Get(context.Background(), client.ObjectKey{Name: "gone"}, &rukpakv1alpha1.Bundle{}); err == nil {
 		t.Fatal("a deleted Bundle is still held")
 	}
-	if got := w.f.fetched(); len(got) != 1 {
-		t.Fatalf("fetched %v: a deleted Bundle is not unpacked", got)
-	}
+	w.f.expectFetched(t, "a deleted Bundle is not unpacked", "registry.example/combo:v1")
 }
 
 func TestFailures(t *testing.T) {
@@ -333,9 +335,7 @@ func TestUpload(t *testing.T) {
 	if c := unpackedCondition(w.bundle(t, "up")); !strings.Contains(c.Message, `source type "upload" is not served by rukpak-kapp`) {
 		t.Fatalf("condition %+v", c)
 	}
-	if got := w.f.fetched(); len(got) != 0 {
-		t.Fatalf("fetched %v", got)
-	}
+	w.f.expectFetched(t, "nothing to unpack")
 }
 
 func TestLeftAlone(t *testing.T) {
@@ -350,9 +350,7 @@ func TestLeftAlone(t *testing.T) {
 		}
 	}
 	w.k.ExpectWrites(t, "a generated Bundle, another class's, one that is gone")
-	if got := w.f.fetched(); len(got) != 0 {
-		t.Fatalf("fetched %v", got)
-	}
+	w.f.expectFetched(t, "nothing to unpack")
 }
 
 func TestStoreFull(t *testing.T) {
@@ -415,7 +413,5 @@ func TestLookup(t *testing.T) {
 	if err != nil || len(files) != len(valid) {
 		t.Fatalf("fill: %v, %v", files, err)
 	}
-	if got := w.f.fetched(); len(got) != 1 || got[0] != "registry.example/combo@sha256:ccc" {
-		t.Fatalf("fetched %v, want the BundleDeployment's resolved source", got)
-	}
+	w.f.expectFetched(t, "a BundleDeployment's content: its resolved source", "registry.example/combo@sha256:ccc")
 }

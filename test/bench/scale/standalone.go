@@ -107,15 +107,27 @@ func runStandalone(ctx context.Context, n int, idle time.Duration) (*standaloneR
 	slices.Sort(res.Latencies)
 	fmt.Fprintf(os.Stderr, "%s: %d of %d Unpacked in %s\n", time.Now().Format(time.TimeOnly), len(seen), n, res.All.Round(10*time.Millisecond))
 
-	// The audit log records a request when it completes: the unpack's last
-	// writes (Events are sent asynchronously) are counted in its window,
-	// which the idle window follows.
-	time.Sleep(2 * time.Second)
-	idleFrom := time.Now()
-	counts, err := countRequests(env.ControlPlane.AuditLog, start, idleFrom)
-	if err != nil {
-		return nil, err
+	// The unpack ends with its last write in the audit log: every status
+	// is (the poll saw it), but the Events go out asynchronously. The idle
+	// window starts once one per unpacked Bundle is logged.
+	var counts map[string]apiCount
+	for {
+		if counts, err = countRequests(env.ControlPlane.AuditLog, start, time.Now()); err != nil {
+			return nil, err
+		}
+		if counts["adapter"].EventWrites >= len(seen) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the adapter recorded %d Events for %d unpacked Bundles", counts["adapter"].EventWrites, len(seen))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
+	idleFrom := time.Now()
 	res.Unpack = counts["adapter"]
 	select {
 	case <-ctx.Done():
@@ -154,6 +166,10 @@ func runStandalone(ctx context.Context, n int, idle time.Duration) (*standaloneR
 		time.Sleep(100 * time.Millisecond)
 	}
 	res.Refetched = time.Since(restartFrom)
+	// A status write would follow each tarball within milliseconds: the
+	// restart's window runs two seconds past the last one, for -check to see
+	// none (a window over which nothing must happen, not a wait for
+	// something to).
 	time.Sleep(2 * time.Second)
 	if res.RestartPeakRSS, err = peakRSSMiB(env.Adapter.Pid()); err != nil {
 		return nil, err
