@@ -12,7 +12,12 @@
 // source when the replica does not hold it. Forgetter drops what is stored
 // for an object when it is deleted, on every replica.
 //
+// A fetch runs in a goroutine of its own (fetches.go) and writes nothing:
+// a reconcile waits for it at most UnpackingAfter, says Unpacking on a
+// first unpack when it is not done, and returns; the fetch's end queues the
+// Bundle again, and that reconcile writes the outcome.
+//
 // It remembers, per Bundle, the source a failed fetch again was pinned to
-// (so the retry never fetches a tag that moved). It may import store,
+// (so the retry never fetches a tag that moved) and the fetch under way. It may import store,
 // kube, scope, memo and the pure packages; the facade wires it.
 package unpacker

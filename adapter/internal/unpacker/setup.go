@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/standalone"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
@@ -47,6 +48,16 @@ func (u *Unpacker) SetupWithManager(mgr ctrl.Manager) error {
 		_, claimed := u.content.classes[b.Spec.ProvisionerClassName]
 		return claimed && !standalone.Generated(b)
 	}
+	// A fetch that outlived its reconcile queues its Bundle when it ends.
+	fetched := make(chan event.GenericEvent)
+	u.fetches.wake = func(ctx context.Context, name string) {
+		b := &rukpakv1alpha1.Bundle{}
+		b.Name = name
+		select {
+		case fetched <- event.GenericEvent{Object: b}:
+		case <-ctx.Done():
+		}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("bundle").
 		For(&rukpakv1alpha1.Bundle{}, builder.WithPredicates(predicate.Funcs{
@@ -64,6 +75,7 @@ func (u *Unpacker) SetupWithManager(mgr ctrl.Manager) error {
 			},
 			GenericFunc: func(event.GenericEvent) bool { return false },
 		})).
+		WatchesRawSource(source.Channel(fetched, &handler.EnqueueRequestForObject{})).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(u.reading("configmap"))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(u.reading("secret"))).
 		WithOptions(controller.Options{

@@ -34,6 +34,8 @@ type Unpacker struct {
 	// pinned holds, for a Bundle whose fetch again failed (which cleared
 	// its resolved source), the source it had been pinned to.
 	pinned memo.Keyed[pinnedSource]
+	// fetches are the unpacks under way.
+	fetches fetches
 }
 
 type pinnedSource struct {
@@ -58,6 +60,7 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if err := u.client.Get(ctx, req.NamespacedName, b); err != nil {
 		if apierrors.IsNotFound(err) {
 			u.pinned.Delete(req.Name)
+			u.fetches.drop(req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("read the Bundle: %w", err)
@@ -94,7 +97,21 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		src = p.src
 	}
 	described := status.DescribeSource(standalone.View(b, class, src, ""))
-	files, resolved, err := u.fetch(ctx, b, class, src, step == standalone.Unpack, described)
+	read := b.DeepCopy()
+	job := u.fetches.start(ctx, b, src, func(ctx context.Context) (map[string][]byte, *rukpakv1alpha1.BundleSource, error) {
+		return u.content.bundleFiles(ctx, read, class, src)
+	})
+	if !job.wait(ctx, UnpackingAfter) {
+		// The fetch goes on; its end queues the Bundle again. A first
+		// unpack says it runs (a retry after a failure keeps saying the
+		// failure until it ends).
+		if step == standalone.Unpack && b.Status.Phase != rukpakv1alpha1.PhaseFailing && b.Status.Phase != rukpakv1alpha1.PhaseUnpacking {
+			return ctrl.Result{}, u.write(ctx, b, standalone.Outcome{Phase: standalone.Unpacking, Source: described})
+		}
+		return ctrl.Result{}, nil
+	}
+	u.fetches.finish(b.Name, job)
+	files, resolved, err := job.files, job.resolved, job.err
 	if err == nil {
 		_, err = u.content.store.Put(bundleKey(b.UID, class, *resolved), files, true)
 	}
@@ -115,41 +132,11 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	return ctrl.Result{}, scope.Redacted(err)
 }
 
-// UnpackingAfter is how long a first fetch runs before the Bundle says
-// Unpacking: most take less and go from no status to their outcome in one
-// write; a slow one shows within seconds that it was picked up.
+// UnpackingAfter is how long a reconcile waits for a fetch before it
+// returns, and a first unpack then says Unpacking: most fetches take less
+// and go from no status to their outcome in one write; a slow one shows
+// within seconds that it was picked up, and holds no worker.
 const UnpackingAfter = time.Second
-
-// fetch gets b's content as class from src. A first unpack (not a retry
-// after a failure, which keeps saying the failure until it ends) that
-// takes longer than UnpackingAfter is reported Unpacking meanwhile.
-func (u *Unpacker) fetch(ctx context.Context, b *rukpakv1alpha1.Bundle, class string, src rukpakv1alpha1.BundleSource, first bool,
-	described string) (map[string][]byte, *rukpakv1alpha1.BundleSource, error) {
-	type fetched struct {
-		files    map[string][]byte
-		resolved *rukpakv1alpha1.BundleSource
-		err      error
-	}
-	done := make(chan fetched, 1)
-	go func() {
-		files, resolved, err := u.content.bundleFiles(ctx, b, class, src)
-		done <- fetched{files, resolved, err}
-	}()
-	timer := time.NewTimer(UnpackingAfter)
-	defer timer.Stop()
-	select {
-	case f := <-done:
-		return f.files, f.resolved, f.err
-	case <-timer.C:
-	}
-	if first && b.Status.Phase != rukpakv1alpha1.PhaseFailing && b.Status.Phase != rukpakv1alpha1.PhaseUnpacking {
-		if err := u.write(ctx, b, standalone.Outcome{Phase: standalone.Unpacking, Source: described}); err != nil {
-			log.FromContext(ctx).Error(err, "could not say Unpacking; the outcome is written when the fetch ends")
-		}
-	}
-	f := <-done
-	return f.files, f.resolved, f.err
-}
 
 // outcomeOf classifies a failed unpack: which phase reports it, and
 // whether trying again can help.

@@ -176,27 +176,41 @@ func TestUnpack_ThenRestCostsNothing(t *testing.T) {
 func TestUnpack_ASlowFetchSaysUnpackingMeanwhile(t *testing.T) {
 	w := newWorld(t, standaloneBundle("slow", rukpakv1alpha1.ClassPlain, "registry.example/slow:v1"))
 	w.f.gate = make(chan struct{})
-	done := make(chan error, 1)
-	go func() { done <- w.reconcile(t, "slow") }()
-	deadline := time.Now().Add(10 * UnpackingAfter)
-	for w.bundle(t, "slow").Status.Phase != rukpakv1alpha1.PhaseUnpacking {
-		if time.Now().After(deadline) {
-			t.Fatal("a fetch under way is not reported")
-		}
-		time.Sleep(10 * time.Millisecond)
+	woken := make(chan string, 1)
+	w.u.fetches.wake = func(_ context.Context, name string) { woken <- name }
+	// The reconcile returns while the fetch goes on, having said so: the
+	// status is written by reconciles only, never by the fetch.
+	if err := w.reconcile(t, "slow"); err != nil {
+		t.Fatal(err)
 	}
+	w.k.ExpectWrites(t, "a slow fetch", "status-patch Bundle /slow")
 	c := unpackedCondition(w.bundle(t, "slow"))
 	if c.Status != "False" || c.Reason != "Unpacking" || c.Message != "Unpacking the image Bundle: fetching image registry.example/slow:v1" {
 		t.Fatalf("condition %+v", c)
 	}
-	close(w.f.gate)
-	if err := <-done; err != nil {
+	// Another look meanwhile neither fetches again nor writes.
+	if err := w.reconcile(t, "slow"); err != nil {
 		t.Fatal(err)
 	}
-	w.k.ExpectWrites(t, "a slow unpack", "status-patch Bundle /slow", "status-patch Bundle /slow")
+	w.k.ExpectWrites(t, "a look while the fetch runs")
+	close(w.f.gate)
+	select {
+	case name := <-woken:
+		if name != "slow" {
+			t.Fatalf("the fetch's end woke %q", name)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fetch's end woke nothing")
+	}
+	w.f.expectFetched(t, "one fetch", "registry.example/slow:v1")
+	if err := w.reconcile(t, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	w.k.ExpectWrites(t, "the fetch's outcome", "status-patch Bundle /slow")
 	if b := w.bundle(t, "slow"); b.Status.Phase != rukpakv1alpha1.PhaseUnpacked {
 		t.Fatalf("status %+v", b.Status)
 	}
+	w.f.expectFetched(t, "its result taken, not fetched again", "registry.example/slow:v1")
 }
 
 func TestRestart_FetchesThePinnedSourceAgain(t *testing.T) {
