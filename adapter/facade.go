@@ -96,7 +96,7 @@ func assemble(c client.Client, direct client.Reader, cfg translate.Config, class
 	content := store.New(c, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
 	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content, kapp).
-		WithBundles(firstapi.NewV1alpha1(c, recorder, firstapi.New(c, direct), cfg.SystemNamespace, cfg.ContentAddress))
+		WithBundles(firstapi.NewV1alpha1(c, recorder, firstapi.New(c, direct, recorder), cfg.SystemNamespace, cfg.ContentAddress))
 }
 
 // Render returns the objects the controller would apply for bd, offline.

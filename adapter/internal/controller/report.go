@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -84,6 +85,14 @@ func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p p
 	out := status.Compute(facts)
 	d := decide(p, out, o, facts.Failure)
 	wrote, installed, err := l.write(ctx, s, facts, out, d.write, p == installing)
+	switch {
+	case apierrors.IsConflict(err):
+		// The status was read stale (the cache behind a newer write): it is
+		// not written over; another look with backoff computes it afresh.
+		return ctrl.Result{Requeue: true}, nil
+	case err != nil:
+		return ctrl.Result{}, scope.Redacted(err)
+	}
 	if wrote {
 		if p == installing {
 			r.progress.Forget(s.BD.Name, s.BD.UID)
@@ -91,9 +100,6 @@ func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p p
 		if installed != nil {
 			r.states.set(s.BD.Name, string(installed.Status), installed.Reason)
 		}
-	}
-	if err != nil {
-		return ctrl.Result{}, scope.Redacted(err)
 	}
 	return d.result, d.err
 }

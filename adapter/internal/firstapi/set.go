@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
@@ -18,12 +19,16 @@ import (
 // Set reads Bundles from c (the informer cache) and direct (the API
 // server, where the cache may lag behind a Bundle just made).
 type Set struct {
-	client client.Client
-	direct client.Reader
+	client   client.Client
+	direct   client.Reader
+	recorder events.EventRecorder
 }
 
-// New is a Set over c and direct.
-func New(c client.Client, direct client.Reader) *Set { return &Set{client: c, direct: direct} }
+// New is a Set over c and direct; recorder (nil: none) records a
+// generated Bundle's transitions as a Bundle on its own's are recorded.
+func New(c client.Client, direct client.Reader, recorder events.EventRecorder) *Set {
+	return &Set{client: c, direct: direct, recorder: recorder}
+}
 
 // Generate lists bd's Bundles and finds the one of its current template,
 // making it when makeMissing is set and bd may have one more. The error is
@@ -96,9 +101,10 @@ func (s *Set) releaseFromRukpak(ctx context.Context, owned []rukpakv1alpha1.Bund
 	return nil
 }
 
-// Report writes b's status when it differs from st.
+// Report writes b's status when it differs from st, with its Event
+// (kube.WriteBundleStatus, the one status writer of Bundles).
 func (s *Set) Report(ctx context.Context, b *rukpakv1alpha1.Bundle, st rukpakv1alpha1.BundleStatus) error {
-	return kube.WriteBundleStatus(ctx, s.client, nil, b, st)
+	return kube.WriteBundleStatus(ctx, s.client, s.recorder, b, st)
 }
 
 // Prune deletes bd's Bundles other than current, which is installed.

@@ -40,7 +40,7 @@ func made(bd *rukpakv1alpha1.BundleDeployment, age time.Duration, finalizers ...
 func TestGenerate_MakesTheTemplatesBundleOnce(t *testing.T) {
 	bd := v1alpha1BD(nil)
 	k := fakekube.New(nil)
-	s := New(k.Client, k.Direct)
+	s := New(k.Client, k.Direct, nil)
 
 	g, err := s.Generate(context.Background(), bd, false)
 	if err != nil || g.Bundle != nil || g.Failure == "" {
@@ -64,7 +64,7 @@ func TestGenerate_FindsABundleTheCacheHasNotSeen(t *testing.T) {
 	bd := v1alpha1BD(nil)
 	k := fakekube.New(nil, made(bd, 0))
 	// The informer cache lags: its list misses the Bundle made a moment ago.
-	s := New(&emptyLister{Client: k.Client}, k.Direct)
+	s := New(&emptyLister{Client: k.Client}, k.Direct, nil)
 	g, err := s.Generate(context.Background(), bd, true)
 	if err != nil || g.Bundle == nil || g.Bundle.ResourceVersion == "" {
 		t.Fatalf("%+v, %v", g, err)
@@ -79,7 +79,7 @@ func TestGenerate_ABundleOfAnotherIncarnationIsNotTaken(t *testing.T) {
 	other := made(bd, time.Hour)
 	other.OwnerReferences[0].UID = "an-earlier-olm"
 	k := fakekube.New(nil, other)
-	s := New(&emptyLister{Client: k.Client}, k.Direct)
+	s := New(&emptyLister{Client: k.Client}, k.Direct, nil)
 	g, err := s.Generate(context.Background(), bd, true)
 	if err == nil || g.Bundle != nil || !strings.Contains(g.Failure, "is not this BundleDeployment's") || !scope.Permanent(err) {
 		t.Fatalf("%+v, %v", g, err)
@@ -95,7 +95,7 @@ func TestGenerate_ARefusedBundleIsAPermanentFailure(t *testing.T) {
 		}
 		return nil
 	}
-	g, err := New(k.Client, k.Direct).Generate(context.Background(), bd, true)
+	g, err := New(k.Client, k.Direct, nil).Generate(context.Background(), bd, true)
 	if err == nil || !scope.Permanent(err) || !strings.Contains(g.Failure, "fix spec.template") {
 		t.Fatalf("%+v, %v", g, err)
 	}
@@ -105,7 +105,7 @@ func TestGenerate_ARefusedBundleIsAPermanentFailure(t *testing.T) {
 		}
 		return nil
 	}
-	g, err = New(k.Client, k.Direct).Generate(context.Background(), bd, true)
+	g, err = New(k.Client, k.Direct, nil).Generate(context.Background(), bd, true)
 	if err == nil || scope.Permanent(err) || g.Failure == "" {
 		t.Fatalf("a transient failure is retried: %+v, %v", g, err)
 	}
@@ -115,7 +115,7 @@ func TestGenerate_TakesRukpaksFinalizerOff(t *testing.T) {
 	old := v1alpha1BD(map[string]string{"v": "0"})
 	bd := v1alpha1BD(map[string]string{"v": "1"})
 	k := fakekube.New(nil, made(old, time.Hour, "core.rukpak.io/delete-cached-bundle"), made(bd, time.Minute, "core.rukpak.io/delete-cached-bundle"))
-	g, err := New(k.Client, k.Direct).Generate(context.Background(), bd, true)
+	g, err := New(k.Client, k.Direct, nil).Generate(context.Background(), bd, true)
 	if err != nil || g.Bundle == nil || len(g.Listed) != 2 {
 		t.Fatalf("%+v, %v", g, err)
 	}
@@ -134,7 +134,7 @@ func TestReportAndPrune(t *testing.T) {
 	foreign := made(v1alpha1BD(map[string]string{"v": "2"}), 2*time.Hour)
 	foreign.OwnerReferences[0].UID = "someone-else"
 	k := fakekube.New(nil, made(old, time.Hour), made(bd, time.Minute), foreign)
-	s := New(k.Client, k.Direct)
+	s := New(k.Client, k.Direct, nil)
 	g, err := s.Generate(context.Background(), bd, true)
 	if err != nil {
 		t.Fatal(err)

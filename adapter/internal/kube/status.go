@@ -37,9 +37,12 @@ func WriteStatus(ctx context.Context, c client.Client, recorder events.EventReco
 
 // PatchStatus writes obj's status subresource as changed from before (a
 // merge patch under the adapter's field owner): the one status write of
-// the adapter, whichever object and API generation it is for.
+// the adapter, whichever object and API generation it is for. The patch
+// carries the resourceVersion read, so a reconcile that read a stale copy
+// (the cache behind a write of its own, or of another replica) gets a
+// conflict instead of writing over a newer status; the caller looks again.
 func PatchStatus(ctx context.Context, c client.Client, obj, before client.Object) error {
-	return c.Status().Patch(ctx, obj, client.MergeFrom(before), client.FieldOwner(fieldowner.Name))
+	return c.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(fieldowner.Name))
 }
 
 // reportedTypes are the conditions a v1alpha2 BundleDeployment's Events

@@ -110,14 +110,20 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		}
 		return ctrl.Result{}, nil
 	}
-	u.fetches.finish(b.Name, job)
+	// The fetch's result is kept until its status is written: a write
+	// refused (a conflict with a status the cache had not shown yet) is
+	// tried again with it, not with a new fetch.
 	files, resolved, err := job.files, job.resolved, job.err
 	if err == nil {
 		_, err = u.content.store.Put(bundleKey(b.UID, class, *resolved), files, true)
 	}
 	if err == nil {
+		if err := u.write(ctx, b, standalone.Outcome{Phase: standalone.Unpacked, Resolved: resolved, ContentURL: url}); err != nil {
+			return ctrl.Result{}, err
+		}
+		u.fetches.finish(b.Name, job)
 		u.pinned.Delete(b.Name)
-		return ctrl.Result{}, u.write(ctx, b, standalone.Outcome{Phase: standalone.Unpacked, Resolved: resolved, ContentURL: url})
+		return ctrl.Result{}, nil
 	}
 	if step == standalone.Refetch {
 		u.pinned.Store(b.Name, pinnedSource{uid: b.UID, src: src})
@@ -126,6 +132,7 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if werr := u.write(ctx, b, out); werr != nil {
 		return ctrl.Result{}, errors.Join(scope.Redacted(err), werr)
 	}
+	u.fetches.finish(b.Name, job)
 	if !retry {
 		return ctrl.Result{}, reconcile.TerminalError(scope.Redacted(err))
 	}
