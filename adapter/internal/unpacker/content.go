@@ -69,9 +69,14 @@ func (c *Content) Lookup(ctx context.Context, kind contenturl.Kind, name string)
 		key := contenturl.Key{UID: bd.UID, Version: contenturl.VersionOf(class, view.Spec.Source)}
 		return contenturl.Content{Key: key, Fill: func(ctx context.Context) (map[string][]byte, error) {
 			// A BundleDeployment's content is its source as fetched, as
-			// rukpak v0.24 stored it before its handler read it.
-			files, _, err := c.fetcher.Fetch(ctx, view)
-			return files, err
+			// rukpak v0.24 stored it before its handler read it; fetched
+			// as every content is, within store.FetchTimeout and checked
+			// by its layout.
+			m, err := store.Materialize(ctx, c.fetcher, view, noCertificates)
+			if err != nil {
+				return nil, err
+			}
+			return m.Files, nil
 		}}, nil
 	}
 	return contenturl.Content{}, contenturl.ErrNoContent

@@ -428,4 +428,11 @@ func TestLookup(t *testing.T) {
 		t.Fatalf("fill: %v, %v", files, err)
 	}
 	w.f.expectFetched(t, "a BundleDeployment's content: its resolved source", "registry.example/combo@sha256:ccc")
+
+	// Fetched as every content is (store.Materialize): what does not lay
+	// out as a bundle of its class is refused, not served.
+	w.f.set(fetch.Files{"README.md": []byte("no manifests")}, "zzz", nil)
+	if files, err := c.Fill(context.Background()); err == nil {
+		t.Fatalf("fill of content that is no plain bundle served %v", files)
+	}
 }
