@@ -72,6 +72,15 @@ var layers = map[string]int{
 	"api/v1alpha2":         -3,
 }
 
+// testSupport are the test side's packages that a product package's tests
+// may import although they rank above it: fakes and makers of test data,
+// and the harness's servers (registries, git) for the fetchers' tests.
+var testSupport = map[string]bool{
+	"test/fakekube": true,
+	"test/tarball":  true,
+	"test/harness":  true,
+}
+
 func TestLayering(t *testing.T) {
 	for dir, rank := range packagesUnder(t, ".") {
 		pkg, err := build.ImportDir(filepath.Join("..", dir), 0)
@@ -82,20 +91,70 @@ func TestLayering(t *testing.T) {
 			t.Errorf("package %s has no layer: add it to layers", dir)
 			continue
 		}
-		for _, imp := range pkg.Imports {
-			rel, ok := strings.CutPrefix(imp, module)
-			if !ok {
-				continue
-			}
-			to, known := layers[rel]
-			switch {
-			case !known:
-				t.Errorf("%s imports %s, which has no layer", dir, rel)
-			case to == rank:
-				t.Errorf("%s imports %s of the same layer (%d): peers never import each other", dir, rel, rank)
-			case to > rank:
-				t.Errorf("%s (layer %d) imports %s (layer %d): a lower package must not import a higher one", dir, rank, rel, to)
-			}
+		tests := append(append([]string(nil), pkg.TestImports...), pkg.XTestImports...)
+		for _, problem := range importProblems(dir, rank, pkg.Imports, tests) {
+			t.Error(problem)
+		}
+	}
+}
+
+// importProblems are the rules broken by the package dir of rank, which
+// imports imports and whose tests import tests: an import of no layer, of
+// the same layer (peers never import each other) or of a higher one; a
+// test may also import its own package and the test support packages.
+func importProblems(dir string, rank int, imports, tests []string) []string {
+	var out []string
+	check := func(imp string, test bool) {
+		rel, ok := strings.CutPrefix(imp, module)
+		if !ok || (test && (rel == dir || testSupport[rel])) {
+			return
+		}
+		what := "imports"
+		if test {
+			what = "has a test that imports"
+		}
+		to, known := layers[rel]
+		switch {
+		case !known:
+			out = append(out, fmt.Sprintf("%s %s %s, which has no layer", dir, what, rel))
+		case to == rank:
+			out = append(out, fmt.Sprintf("%s %s %s of the same layer (%d): peers never import each other", dir, what, rel, rank))
+		case to > rank:
+			out = append(out, fmt.Sprintf("%s (layer %d) %s %s (layer %d): a lower package must not import a higher one", dir, rank, what, rel, to))
+		}
+	}
+	for _, imp := range imports {
+		check(imp, false)
+	}
+	for _, imp := range tests {
+		check(imp, true)
+	}
+	return out
+}
+
+// TestImportProblems shows the check fails where it must: a climb, an
+// import of a package given no layer, a peer, and a climb made by a test
+// only; and passes a test's import of its own package and of a fake.
+func TestImportProblems(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		dir            string
+		imports, tests []string
+		want           string
+	}{
+		{"a climb", "adapter/status", []string{module + "adapter/internal/kube"}, nil, "a lower package must not import a higher one"},
+		{"no layer", "adapter/status", []string{module + "adapter/nowhere"}, nil, "which has no layer"},
+		{"peers", "adapter/internal/appmode", []string{module + "adapter/internal/servemode"}, nil, "peers never import each other"},
+		{"a test's climb", "adapter/translate", nil, []string{module + "adapter/internal/controller"}, "has a test that imports adapter/internal/controller (layer 9)"},
+		{"a test's own package and a fake", "adapter/internal/kube", []string{"fmt"},
+			[]string{module + "adapter/internal/kube", module + "test/fakekube", module + "adapter/status"}, ""},
+	} {
+		got := importProblems(tc.dir, layers[tc.dir], tc.imports, tc.tests)
+		switch {
+		case tc.want == "" && len(got) > 0:
+			t.Errorf("%s: %q, want none", tc.name, got)
+		case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
+			t.Errorf("%s: %q, want one problem saying %q", tc.name, got, tc.want)
 		}
 	}
 }
