@@ -18,6 +18,15 @@
 // content, translate, packaging, takeover, status, generated (and convert
 // at the repository root).
 //
-// It owns no memory of its own and may import every package of the
-// adapter and api/; only cmd/ and test/ import it.
+// It owns no memory of its own; only cmd/ and test/ import it.
+//
+// May import (this module): adapter/chartcrds, adapter/contenturl,
+// adapter/crdsafety, adapter/drift, adapter/fetch, adapter/fieldowner,
+// adapter/generated, adapter/internal/appmode, adapter/internal/controller,
+// adapter/internal/firstapi, adapter/internal/kube,
+// adapter/internal/offline, adapter/internal/scope,
+// adapter/internal/servemode, adapter/internal/store,
+// adapter/internal/unpacker, adapter/kappapi, adapter/takeover,
+// adapter/translate, adapter/versions, adapter/webhook, api/v1alpha1,
+// api/v1alpha2.
 package adapter

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -92,17 +93,61 @@ func TestLayering(t *testing.T) {
 			continue
 		}
 		tests := append(append([]string(nil), pkg.TestImports...), pkg.XTestImports...)
-		for _, problem := range importProblems(dir, rank, pkg.Imports, tests) {
+		var declared []string
+		if dir == "adapter" || strings.HasPrefix(dir, "adapter/") {
+			if declared, err = mayImport(filepath.Join("..", dir, "doc.go")); err != nil {
+				t.Errorf("%s: %v", dir, err)
+				continue
+			}
+			for _, d := range declared {
+				if _, ok := layers[d]; !ok {
+					t.Errorf("%s/doc.go may import %s, which is no package of the module", dir, d)
+				}
+			}
+		}
+		for _, problem := range importProblems(dir, rank, pkg.Imports, tests, declared) {
 			t.Error(problem)
 		}
 	}
 }
 
+// declaration starts the line of a package's doc.go that lists what of
+// the module it may import (every package under adapter/ has one).
+const declaration = "May import (this module):"
+
+// mayImport reads the packages of the module that the doc.go at path says
+// its package may import: the comma-separated list after declaration, up to
+// the full stop, over as many comment lines as it takes ("nothing": none).
+func mayImport(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	text := strings.ReplaceAll(string(data), "\n// ", " ")
+	_, rest, ok := strings.Cut(text, "// "+declaration)
+	if !ok {
+		return nil, fmt.Errorf("doc.go has no %q line", declaration)
+	}
+	list, _, ok := strings.Cut(rest, ".\n")
+	if !ok {
+		return nil, fmt.Errorf("doc.go's %q list does not end with a full stop", declaration)
+	}
+	var out []string
+	for _, item := range strings.Split(list, ",") {
+		if item = strings.TrimSpace(item); item != "nothing" {
+			out = append(out, item)
+		}
+	}
+	return out, nil
+}
+
 // importProblems are the rules broken by the package dir of rank, which
 // imports imports and whose tests import tests: an import of no layer, of
-// the same layer (peers never import each other) or of a higher one; a
-// test may also import its own package and the test support packages.
-func importProblems(dir string, rank int, imports, tests []string) []string {
+// the same layer (peers never import each other) or of a higher one, or
+// (when declared is not nil, the list of its doc.go) one its doc.go does not
+// declare; a test may also import its own package and the test support
+// packages.
+func importProblems(dir string, rank int, imports, tests, declared []string) []string {
 	var out []string
 	check := func(imp string, test bool) {
 		rel, ok := strings.CutPrefix(imp, module)
@@ -115,6 +160,8 @@ func importProblems(dir string, rank int, imports, tests []string) []string {
 		}
 		to, known := layers[rel]
 		switch {
+		case !test && declared != nil && !slices.Contains(declared, rel):
+			out = append(out, fmt.Sprintf("%s imports %s, which its doc.go does not declare (%s): a new import is declared on purpose", dir, rel, declaration))
 		case !known:
 			out = append(out, fmt.Sprintf("%s %s %s, which has no layer", dir, what, rel))
 		case to == rank:
@@ -133,23 +180,26 @@ func importProblems(dir string, rank int, imports, tests []string) []string {
 }
 
 // TestImportProblems shows the check fails where it must: a climb, an
-// import of a package given no layer, a peer, and a climb made by a test
-// only; and passes a test's import of its own package and of a fake.
+// import of a package given no layer, a peer, an import its doc.go does not
+// declare, and a climb made by a test only; and passes a test's import of
+// its own package, of a fake and of what its package does not declare.
 func TestImportProblems(t *testing.T) {
 	for _, tc := range []struct {
-		name           string
-		dir            string
-		imports, tests []string
-		want           string
+		name                     string
+		dir                      string
+		imports, tests, declared []string
+		want                     string
 	}{
-		{"a climb", "adapter/status", []string{module + "adapter/internal/kube"}, nil, "a lower package must not import a higher one"},
-		{"no layer", "adapter/status", []string{module + "adapter/nowhere"}, nil, "which has no layer"},
-		{"peers", "adapter/internal/appmode", []string{module + "adapter/internal/servemode"}, nil, "peers never import each other"},
-		{"a test's climb", "adapter/translate", nil, []string{module + "adapter/internal/controller"}, "has a test that imports adapter/internal/controller (layer 9)"},
-		{"a test's own package and a fake", "adapter/internal/kube", []string{"fmt"},
-			[]string{module + "adapter/internal/kube", module + "test/fakekube", module + "adapter/status"}, ""},
+		{"a climb", "adapter/status", []string{module + "adapter/internal/kube"}, nil, nil, "a lower package must not import a higher one"},
+		{"no layer", "adapter/status", []string{module + "adapter/nowhere"}, nil, nil, "which has no layer"},
+		{"peers", "adapter/internal/appmode", []string{module + "adapter/internal/servemode"}, nil, nil, "peers never import each other"},
+		{"undeclared", "adapter/internal/kube", []string{module + "adapter/status", module + "adapter/translate"}, nil,
+			[]string{"adapter/status"}, "imports adapter/translate, which its doc.go does not declare"},
+		{"a test's climb", "adapter/translate", nil, []string{module + "adapter/internal/controller"}, nil, "has a test that imports adapter/internal/controller (layer 9)"},
+		{"a test's own package and a fake", "adapter/internal/kube", []string{"fmt", module + "adapter/status"},
+			[]string{module + "adapter/internal/kube", module + "test/fakekube", module + "adapter/translate"}, []string{"adapter/status"}, ""},
 	} {
-		got := importProblems(tc.dir, layers[tc.dir], tc.imports, tc.tests)
+		got := importProblems(tc.dir, layers[tc.dir], tc.imports, tc.tests, tc.declared)
 		switch {
 		case tc.want == "" && len(got) > 0:
 			t.Errorf("%s: %q, want none", tc.name, got)

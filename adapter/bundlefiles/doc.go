@@ -1,7 +1,9 @@
-// Package bundle decides which bundles the adapter fetches itself and lays
+// Package bundlefiles decides which bundles the adapter fetches itself and lays
 // their files out for the App: a plain bundle's manifests, a helm chart with
 // its values, a registry+v1 bundle converted to plain objects. It is pure:
 // fetched files in, the files the content Secrets hold out.
 //
-// It owns nothing between calls and may import convert and api/v1alpha2.
+// It owns nothing between calls.
+//
+// May import (this module): api/v1alpha2, convert.
 package bundlefiles

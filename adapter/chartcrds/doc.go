@@ -10,5 +10,8 @@
 // of the same chart finds it owned by another App.
 //
 // It runs beside the reconciler, wired in the facade's manager, and owns no memory
-// between reconciles. It may import adapter/bundlefiles, adapter/translate and api/.
+// between reconciles.
+//
+// May import (this module): adapter/bundlefiles, adapter/fieldowner,
+// adapter/translate, api/v1alpha2.
 package chartcrds

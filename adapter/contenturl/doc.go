@@ -16,7 +16,8 @@
 // (adapter/internal/unpacker): this package knows tarballs, paths and
 // reviews, not registries.
 //
-// It owns the store's index and files. It may import adapter/status (to
-// word a failure as a condition would), ocibundle (its tarballs are
-// ocibundle's layers) and the API types.
+// It owns the store's index and files. It words a failure as a condition
+// would (adapter/status); its tarballs are ocibundle's layers.
+//
+// May import (this module): adapter/status, ocibundle.
 package contenturl

@@ -6,6 +6,8 @@
 // as rukpak's CRD validating webhook did. The decision is pure but for the
 // listing of custom resources, which it asks of a Lister.
 //
-// It runs beside the reconciler (the validating webhook, wired in the facade's manager). It may
-// import adapter/translate, adapter/webhook and api/.
+// It runs beside the reconciler (the validating webhook, wired in the facade's manager).
+//
+// May import (this module): adapter/translate, adapter/webhook,
+// api/v1alpha2.
 package crdsafety

@@ -6,6 +6,7 @@
 // App at once, coalescing bursts and backing off from a writer that keeps
 // changing the object back.
 //
-// It owns the watches and queues of the repair, and the memory of what it watches per App; it may
-// import adapter/status and api/.
+// It owns the watches and queues of the repair, and the memory of what it watches per App.
+//
+// May import (this module): adapter/status, api/v1alpha2.
 package drift

@@ -7,8 +7,9 @@
 // they write as drift.KickManager, so a kick is never mistaken for the
 // adapter's own App.
 //
-// It owns nothing and imports nothing; every package of the adapter may
-// import it.
+// It owns nothing; every package of the adapter may import it.
+//
+// May import (this module): nothing.
 package fieldowner
 
 // Name is the adapter's field manager and Event source.

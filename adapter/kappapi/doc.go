@@ -5,5 +5,7 @@
 // working when the API appears, without a restart. It is a Runnable of its
 // own, wired in the facade's manager; the dispatcher only asks Ready.
 //
-// It owns whether the API was found and may import nothing of the module.
+// It owns whether the API was found.
+//
+// May import (this module): nothing.
 package kappapi

@@ -3,5 +3,8 @@
 // reconciler: a Package per content version, its PackageMetadata, a values
 // Secret and the PackageInstall. It is pure: no client, no clock.
 //
-// It owns nothing between calls and may import adapter/bundlefiles, adapter/translate and api/.
+// It owns nothing between calls.
+//
+// May import (this module): adapter/bundlefiles, adapter/translate,
+// api/v1alpha2, convert.
 package packaging

@@ -8,5 +8,7 @@
 // out as (View) and which Bundles are left to their BundleDeployment
 // (Generated) are decided here, without a client or a clock.
 //
-// It owns no state and may import adapter/status and the API types.
+// It owns no state.
+//
+// May import (this module): adapter/status, api/v1alpha1, api/v1alpha2.
 package standalone

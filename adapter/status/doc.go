@@ -11,5 +11,7 @@
 // carries the newer generation. status.observedGeneration is the Installed
 // condition's generation, and resolvedSource describes what is installed.
 //
-// It owns nothing between calls and may import only api/.
+// It owns nothing between calls.
+//
+// May import (this module): adapter/fieldowner, api/v1alpha2.
 package status

@@ -3,5 +3,7 @@
 // BundleDeployment, rukpak's Helm release Secrets and the live objects, and
 // gets back what will change, what blocks, and what to clean up.
 //
-// It owns nothing between calls and may import adapter/translate, convert and api/.
+// It owns nothing between calls.
+//
+// May import (this module): adapter/translate, api/v1alpha2, convert.
 package takeover

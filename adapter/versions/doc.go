@@ -6,6 +6,7 @@
 // stored in: v1alpha1 requests, and v1alpha2 reads of objects rukpak v0.16
 // stored as v1alpha1 (docs/v1alpha1.md).
 //
-// It runs beside the reconciler, wired in the facade's manager, and may import adapter/webhook and
-// api/.
+// It runs beside the reconciler, wired in the facade's manager.
+//
+// May import (this module): adapter/webhook, api/v1alpha1, api/v1alpha2.
 package versions

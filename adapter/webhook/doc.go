@@ -7,5 +7,7 @@
 // ValidatingWebhookConfiguration, a CRD's conversion webhook) and written
 // again whenever someone changes it there.
 //
-// It owns the serving certificate in memory and may import convert/certs only.
+// It owns the serving certificate in memory.
+//
+// May import (this module): adapter/fieldowner, convert/certs.
 package webhook

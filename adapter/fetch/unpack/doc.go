@@ -3,6 +3,8 @@
 // It imports only the standard library, so that its fuzz target's
 // instrumented build (make fuzz) compiles this package and nothing else.
 //
-// It owns no state and may import only the standard library; adapter/fetch
-// is its one importer and names its types for the rest of the adapter.
+// It owns no state; adapter/fetch is its one importer and names its types
+// for the rest of the adapter.
+//
+// May import (this module): nothing.
 package unpack

@@ -5,6 +5,10 @@
 // BundleDeployment's class is no longer claimed (Release), and the removal
 // of the App and everything it installed (Finalize).
 //
-// It remembers nothing between reconciles. It may import offline, store, kube,
-// scope and the pure packages; never the serve mode or the dispatcher.
+// It remembers nothing between reconciles. It never imports the serve mode
+// or the dispatcher.
+//
+// May import (this module): adapter/content, adapter/internal/kube,
+// adapter/internal/offline, adapter/internal/scope, adapter/internal/store,
+// adapter/status, adapter/takeover, adapter/translate, api/v1alpha2.
 package appmode

@@ -9,7 +9,11 @@
 //
 // The modes, the content store and the Bundles of rukpak's first API are
 // consumer-side interfaces (AppMode, ServeMode, DependencyWaits, Bundles), so the
-// dispatcher is tested with fakes. It may import every package under
-// adapter/internal and the pure packages; nothing under adapter/internal
-// imports it.
+// dispatcher is tested with fakes. Nothing under adapter/internal imports
+// it.
+//
+// May import (this module): adapter/bundlefiles, adapter/contenturl,
+// adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
+// adapter/kappapi, adapter/status, adapter/translate, api/v1alpha1,
+// api/v1alpha2.
 package controller

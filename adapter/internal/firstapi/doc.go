@@ -10,6 +10,10 @@
 // the cluster, and takes rukpak v0.16's finalizer off Bundles rukpak made,
 // which nothing else would remove once rukpak-kapp has taken over.
 //
-// It remembers nothing. It may import kube, scope and the pure packages;
-// the dispatcher uses it through its Bundles interface.
+// It remembers nothing. The dispatcher uses it through its Bundles
+// interface.
+//
+// May import (this module): adapter/contenturl, adapter/fieldowner,
+// adapter/generated, adapter/internal/kube, adapter/internal/scope,
+// adapter/status, adapter/translate, api/v1alpha1, api/v1alpha2.
 package firstapi

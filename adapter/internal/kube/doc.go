@@ -3,7 +3,10 @@
 // deployed), the BundleDeployment's finalizers and status, the copies of
 // what an App references in its namespace, and the installed workloads.
 //
-// It decides nothing about a BundleDeployment's route or content. It may
-// import scope and the pure packages (status, translate, bundlefiles); the store,
+// It decides nothing about a BundleDeployment's route or content. The store,
 // the modes and the dispatcher import it, never the other way round.
+//
+// May import (this module): adapter/bundlefiles, adapter/fieldowner,
+// adapter/internal/scope, adapter/status, adapter/takeover, api/v1alpha1,
+// api/v1alpha2.
 package kube

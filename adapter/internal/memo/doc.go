@@ -3,6 +3,8 @@
 // that run side by side, with the Forget every memory of a BundleDeployment
 // has (the dispatcher's finish calls each one).
 //
-// It owns no memory itself, only the type, and imports only the standard
-// library and apimachinery's types; every internal package may import it.
+// It owns no memory itself, only the type; every internal package may
+// import it.
+//
+// May import (this module): nothing.
 package memo

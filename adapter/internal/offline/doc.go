@@ -8,6 +8,9 @@
 // and `rukpak-kapp migrate` read alike. Every bundle goes through
 // store.Materialize; without a cluster, NoCluster stands in for the API.
 //
-// It remembers nothing. It may import store and the pure packages; the App
-// mode and the facade import it.
+// It remembers nothing. The App mode and the facade import it.
+//
+// May import (this module): adapter/bundlefiles, adapter/internal/store,
+// adapter/packaging, adapter/takeover, adapter/translate, api/v1alpha2,
+// convert.
 package offline

@@ -8,6 +8,11 @@
 // without a cluster is internal/offline's.
 //
 // It owns what it remembers to keep an idle install from reading the
-// packaging API (Forget drops it). It may import store, kube, scope and
-// the pure packages; never the App mode or the dispatcher.
+// packaging API (Forget drops it). It never imports the App mode or the
+// dispatcher.
+//
+// May import (this module): adapter/bundlefiles, adapter/fieldowner,
+// adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
+// adapter/internal/store, adapter/packaging, adapter/status,
+// adapter/translate, api/v1alpha2, convert.
 package servemode

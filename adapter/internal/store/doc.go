@@ -8,6 +8,11 @@
 //
 // It owns the content cache and the waiting set; the image digests are the
 // fetcher's (fetch.DigestCache, handed to SourceFetcher). Forget drops what
-// it remembers of one BundleDeployment. It may import kube, scope and the
-// pure packages; offline, the modes and the dispatcher import it.
+// it remembers of one BundleDeployment. Offline, the modes and the
+// dispatcher import it.
+//
+// May import (this module): adapter/bundlefiles, adapter/content,
+// adapter/fetch, adapter/fieldowner, adapter/internal/kube,
+// adapter/internal/scope, adapter/status, adapter/translate, api/v1alpha2,
+// convert, convert/certs.
 package store

@@ -18,6 +18,11 @@
 // Bundle again, and that reconcile writes the outcome.
 //
 // It remembers, per Bundle, the source a failed fetch again was pinned to
-// (so the retry never fetches a tag that moved) and the fetch under way. It may import store,
-// kube, scope, memo and the pure packages; the facade wires it.
+// (so the retry never fetches a tag that moved) and the fetch under way.
+// The facade wires it.
+//
+// May import (this module): adapter/bundlefiles, adapter/contenturl,
+// adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
+// adapter/internal/store, adapter/standalone, adapter/status,
+// adapter/translate, api/v1alpha1, api/v1alpha2, convert.
 package unpacker
