@@ -14,7 +14,6 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -87,11 +86,8 @@ func (v *V1alpha1) Load(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment
 	return g, reported, nil
 }
 
-// ErrUpload refuses, for the reconciler and the offline render alike, rukpak v0.16's upload source: its content lived in
-// rukpak's own upload service, which rukpak-kapp does not run.
-var ErrUpload = &translate.UnsupportedError{Reason: `source type "upload" is not served by rukpak-kapp: rukpakctl run uploaded bundles to ` +
-	"rukpak v0.16's own upload service, which rukpak-kapp does not run. Serve the bundle from an image, a git repository, " +
-	"an http URL or configMaps (kubectl create configmap --from-file in the system namespace) and set spec.template.spec.source to it"}
+// ErrUpload refuses a template's upload source (scope.UploadRefused).
+var ErrUpload = scope.UploadRefused("set spec.template.spec.source to it")
 
 // Report is the dispatcher's status write for s's BundleDeployment: the
 // v1alpha2 status out, computed from facts as for any BundleDeployment, is

@@ -76,3 +76,14 @@ type redacted struct{ err error }
 
 func (e redacted) Error() string { return status.Redact(e.err.Error()) }
 func (e redacted) Unwrap() error { return e.err }
+
+// UploadRefused refuses rukpak v0.16's upload source, for a Bundle on its
+// own, a BundleDeployment's template and the offline render alike: its
+// content lived in rukpak's own upload service, which rukpak-kapp does not
+// run. then says what to do with the bundle once it is served from
+// elsewhere. It is a spec the adapter cannot serve: never retried.
+func UploadRefused(then string) error {
+	return &translate.UnsupportedError{Reason: `source type "upload" is not served by rukpak-kapp: rukpakctl run uploaded bundles to ` +
+		"rukpak v0.16's own upload service, which rukpak-kapp does not run. Serve the bundle from an image, a git repository, " +
+		"an http URL or configMaps (kubectl create configmap --from-file in the system namespace) and " + then}
+}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/contenturl"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/standalone"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
@@ -129,9 +129,6 @@ func bundleKey(uid types.UID, class string, resolved rukpakv1alpha1.BundleSource
 
 func noCertificates(string, string) (convert.ServingCert, error) { return convert.ServingCert{}, nil }
 
-// errUpload refuses rukpak v0.16's upload source: its content lived in
-// rukpak's own upload service, which rukpak-kapp does not run. Only a new
-// Bundle can change the source.
-var errUpload = &translate.UnsupportedError{Reason: `source type "upload" is not served by rukpak-kapp: rukpakctl run uploaded bundles to rukpak v0.16's own upload service, ` +
-	"which rukpak-kapp does not run. Serve the bundle from an image, a git repository, an http URL or configMaps " +
-	"(kubectl create configmap --from-file in the system namespace) and make a new Bundle of it: a Bundle's spec never changes"}
+// errUpload refuses a Bundle's upload source (scope.UploadRefused): only a
+// new Bundle can change it.
+var errUpload = scope.UploadRefused("make a new Bundle of it: a Bundle's spec never changes")
