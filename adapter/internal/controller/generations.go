@@ -15,16 +15,17 @@ func (r *Reconciler) WithBundles(b Bundles) *Reconciler {
 	return r
 }
 
-// generations says bd is one of rukpak's first API, served as one.
-func (r *Reconciler) generations(bd *rukpakv1alpha2.BundleDeployment) bool {
+// servesFirstAPI says bd is one of rukpak's first API, served as one: load
+// asks it once per reconcile.
+func (r *Reconciler) servesFirstAPI(bd *rukpakv1alpha2.BundleDeployment) bool {
 	return r.bundles != nil && r.bundles.Serves(bd)
 }
 
 // viewOf is bd as it is installed: an alias class replaced by its built-in
-// class and, for rukpak's first API, what Bundles.View makes of it.
-func (r *Reconciler) viewOf(bd *rukpakv1alpha2.BundleDeployment) *rukpakv1alpha2.BundleDeployment {
+// class and, for rukpak's first API (firstAPI), what Bundles.View makes of it.
+func (r *Reconciler) viewOf(bd *rukpakv1alpha2.BundleDeployment, firstAPI bool) *rukpakv1alpha2.BundleDeployment {
 	view := r.set.Classes.asBuiltin(bd)
-	if !r.generations(bd) {
+	if !firstAPI {
 		return view
 	}
 	return r.bundles.View(view)

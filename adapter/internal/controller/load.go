@@ -58,7 +58,8 @@ func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error
 	if l.route == Skip {
 		return l, nil
 	}
-	if r.generations(bd) {
+	firstAPI := r.servesFirstAPI(bd)
+	if firstAPI {
 		l.write = r.bundles.Report
 	}
 	cfg := r.set.Config
@@ -77,7 +78,7 @@ func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error
 			return l, nil
 		}
 	}
-	l.s.View = r.viewOf(bd)
+	l.s.View = r.viewOf(bd, firstAPI)
 	live, err := r.readApp(ctx, ns, bd.Name)
 	switch {
 	case err != nil && installs:
@@ -93,7 +94,7 @@ func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error
 		// App as read.
 		facts.App = live
 	}
-	if l.route != HandBack && r.generations(bd) {
+	if l.route != HandBack && firstAPI {
 		g, reported, stop := r.bundles.Load(ctx, bd, installs)
 		l.s.Generated = g
 		facts.BD = reported
