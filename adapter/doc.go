@@ -8,7 +8,7 @@
 //	internal/appmode     an App; take-over of rukpak; hand-back; removal
 //	internal/servemode   a Package and PackageInstall; leaving the mode; export
 //	internal/store       what the adapter fetches itself: Materialize, content Secrets, deps
-//	internal/firstapi    rukpak's first API (v1alpha1) behind the Bundles seam
+//	v1alpha1/deployments    rukpak's first API (v1alpha1) behind the Bundles seam
 //	internal/kube        the App, finalizers, the status write, mirrors, workloads
 //	internal/scope       one reconcile's Scope and Outcome; error classes
 //	internal/memo        the keyed memory every per-BundleDeployment memory is
@@ -23,7 +23,7 @@
 // May import (this module): adapter/chartcrds, adapter/contenturl,
 // adapter/crdsafety, adapter/drift, adapter/fetch, adapter/fieldowner,
 // adapter/generated, adapter/internal/appmode, adapter/internal/controller,
-// adapter/internal/firstapi, adapter/internal/kube,
+// adapter/v1alpha1/deployments, adapter/internal/kube,
 // adapter/internal/offline, adapter/internal/scope,
 // adapter/internal/servemode, adapter/internal/store,
 // adapter/internal/unpacker, adapter/kappapi, adapter/takeover,

@@ -13,7 +13,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/appmode"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/controller"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/firstapi"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/offline"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
@@ -96,7 +96,7 @@ func assemble(c client.Client, direct client.Reader, cfg translate.Config, class
 	content := store.New(c, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
 	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content, kapp).
-		WithBundles(firstapi.NewV1alpha1(c, recorder, firstapi.New(c, direct, recorder), cfg.SystemNamespace, cfg.ContentAddress))
+		WithBundles(deployments.NewV1alpha1(c, recorder, deployments.New(c, direct, recorder), cfg.SystemNamespace, cfg.ContentAddress))
 }
 
 // Render returns the objects the controller would apply for bd, offline.
@@ -109,7 +109,7 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 	}
 	first := rukpakv1alpha1.FromV1alpha2(bd)
 	if first.Spec.Template.Spec.Source.Type == rukpakv1alpha1.SourceTypeUpload {
-		return nil, firstapi.ErrUpload
+		return nil, deployments.ErrUpload
 	}
 	objs, err := offline.Render(ctx, generated.View(bd, cfg.SystemNamespace), cfg)
 	if err != nil {

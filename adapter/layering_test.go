@@ -32,19 +32,19 @@ var layers = map[string]int{
 	"test/fakekube":                    12,
 	"test/tarball":                     12,
 	// The binaries: the CLI and controller, and the release builder.
-	"cmd/rukpak-kapp":             11,
-	"release":                     11,
-	"adapter":                     10, // the facade: manager and forwarded names
-	"adapter/internal/controller": 9,  // the dispatcher
-	"adapter/internal/appmode":    8,  // the App mode
-	"adapter/internal/servemode":  8,  // the serve mode
-	"adapter/internal/offline":    7,  // rendering without a cluster, and the take-over's input
-	"adapter/internal/unpacker":   7,  // Bundles on their own; what contentURLs serve
-	"adapter/internal/store":      6,  // what the adapter fetches itself
-	"adapter/internal/kube":       5,  // the adapter's own reads and writes
-	"adapter/internal/firstapi":   6,  // rukpak's first API, behind the Bundles seam
-	"adapter/internal/scope":      4,  // one reconcile's facts; error classes
-	"adapter/internal/memo":       0,  // the keyed memory every memory uses
+	"cmd/rukpak-kapp":              11,
+	"release":                      11,
+	"adapter":                      10, // the facade: manager and forwarded names
+	"adapter/internal/controller":  9,  // the dispatcher
+	"adapter/internal/appmode":     8,  // the App mode
+	"adapter/internal/servemode":   8,  // the serve mode
+	"adapter/internal/offline":     7,  // rendering without a cluster, and the take-over's input
+	"adapter/internal/unpacker":    7,  // Bundles on their own; what contentURLs serve
+	"adapter/internal/store":       6,  // what the adapter fetches itself
+	"adapter/internal/kube":        5,  // the adapter's own reads and writes
+	"adapter/v1alpha1/deployments": 6,  // rukpak's first API, behind the Bundles seam
+	"adapter/internal/scope":       4,  // one reconcile's facts; error classes
+	"adapter/internal/memo":        0,  // the keyed memory every memory uses
 	// Parts that run beside the reconciler, wired in the facade's manager.
 	"adapter/crdsafety": 3,
 	"adapter/kappapi":   3,

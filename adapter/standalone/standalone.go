@@ -12,7 +12,7 @@ import (
 
 // Generated says b is a BundleDeployment's: its controller is one. Such a
 // Bundle's status is written with its BundleDeployment's
-// (internal/firstapi), from kapp-controller's fetch.
+// (v1alpha1/deployments), from kapp-controller's fetch.
 func Generated(b *rukpakv1alpha1.Bundle) bool {
 	ref := metav1.GetControllerOfNoCopy(b)
 	return ref != nil && ref.Kind == "BundleDeployment" && strings.HasPrefix(ref.APIVersion, rukpakv1alpha1.GroupVersion.Group+"/")

@@ -5,7 +5,7 @@ import (
 )
 
 // A BundleDeployment of rukpak's first API (v1alpha1) is served behind the
-// Bundles seam (package firstapi): the dispatcher asks it for the view, in
+// Bundles seam (package deployments): the dispatcher asks it for the view, in
 // load for the generated Bundles, and in report for the status write.
 
 // WithBundles has r serve BundleDeployments of rukpak's first API with b.

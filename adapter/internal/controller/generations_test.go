@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/firstapi"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -26,7 +26,7 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// fakeBundles is firstapi's Store over an in-memory list: the dispatcher
+// fakeBundles is deployments' Store over an in-memory list: the dispatcher
 // runs with the v1alpha1 serving it is given in production, over Bundles
 // that need no API server.
 type fakeBundles struct {
@@ -127,7 +127,7 @@ func v1alpha1Setup(t *testing.T, app AppMode, log *calls, b *fakeBundles, bd *ru
 	}
 	set := Settings{Config: translate.Config{SystemNamespace: "rukpak-system"}, Classes: classes}
 	f.r = New(f.c, f.c, nil, set, app, fakeServe{calls: log, leaveGone: true}, fakeContent{log}, kappAPI{ready: true}).
-		WithBundles(firstapi.NewV1alpha1(f.c, nil, b, set.Config.SystemNamespace, set.Config.ContentAddress))
+		WithBundles(deployments.NewV1alpha1(f.c, nil, b, set.Config.SystemNamespace, set.Config.ContentAddress))
 	return f
 }
 

@@ -42,7 +42,7 @@ type DependencyWaits interface {
 }
 
 // Bundles serves BundleDeployments of rukpak's first API (v1alpha1):
-// everything v1alpha1-specific is behind it (package firstapi), and the
+// everything v1alpha1-specific is behind it (package deployments), and the
 // dispatcher asks it at three points of one reconcile: the view, load and
 // the status write.
 type Bundles interface {

@@ -1,4 +1,4 @@
-package firstapi
+package deployments
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package firstapi serves BundleDeployments of rukpak's first API
+// Package deployments serves BundleDeployments of rukpak's first API
 // (v1alpha1) behind the dispatcher's Bundles seam: everything the
 // dispatcher does differently for one is here (V1alpha1). Its view is
 // rukpak v0.16's install namespace; its load lists the BundleDeployment's
@@ -16,4 +16,4 @@
 // May import (this module): adapter/contenturl, adapter/fieldowner,
 // adapter/generated, adapter/internal/kube, adapter/internal/scope,
 // adapter/status, adapter/translate, api/v1alpha1, api/v1alpha2.
-package firstapi
+package deployments
