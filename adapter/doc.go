@@ -22,7 +22,7 @@
 //
 // May import (this module): adapter/chartcrds, adapter/contenturl,
 // adapter/crdsafety, adapter/drift, adapter/fetch, adapter/fieldowner,
-// adapter/generated, adapter/internal/appmode, adapter/internal/controller,
+// adapter/v1alpha1/deployments/templates, adapter/internal/appmode, adapter/internal/controller,
 // adapter/v1alpha1/deployments, adapter/internal/kube,
 // adapter/internal/offline, adapter/internal/scope,
 // adapter/internal/servemode, adapter/internal/store,

@@ -10,10 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/appmode"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/controller"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/offline"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
@@ -21,6 +19,8 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments/templates"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -111,11 +111,11 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 	if first.Spec.Template.Spec.Source.Type == rukpakv1alpha1.SourceTypeUpload {
 		return nil, deployments.ErrUpload
 	}
-	objs, err := offline.Render(ctx, generated.View(bd, cfg.SystemNamespace), cfg)
+	objs, err := offline.Render(ctx, templates.View(bd, cfg.SystemNamespace), cfg)
 	if err != nil {
 		return nil, err
 	}
-	return append([]runtime.Object{generated.Desired(first)}, objs...), nil
+	return append([]runtime.Object{templates.Desired(first)}, objs...), nil
 }
 
 // PackageOptions say where the packaging objects of `render --as-package`
@@ -127,7 +127,7 @@ type PackageExport = offline.PackageExport
 
 // RenderPackage makes the Carvel packaging objects that install bd's content.
 func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opts PackageOptions) (*PackageExport, error) {
-	return offline.RenderPackage(ctx, generated.View(bd, opts.Config.SystemNamespace), opts)
+	return offline.RenderPackage(ctx, templates.View(bd, opts.Config.SystemNamespace), opts)
 }
 
 // TakeOverInput reads what takeover.Take decides the take-over of bd from.

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments/templates"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -150,7 +150,7 @@ func planAll(ctx context.Context, c client.Reader, mapper meta.RESTMapper, syste
 			view := bd.DeepCopy()
 			view.Spec.ProvisionerClassName = builtin
 			// rukpak's first API: installed where rukpak v0.16 installed it.
-			view = generated.View(view, systemNamespace)
+			view = templates.View(view, systemNamespace)
 			in, err := adapter.TakeOverInput(ctx, c, mapper, systemNamespace, view, true)
 			if err != nil {
 				return nil, fmt.Errorf("plan %s: %w", bd.Name, err)

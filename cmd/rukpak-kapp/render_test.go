@@ -10,7 +10,7 @@ import (
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments/templates"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 )
 
@@ -55,7 +55,7 @@ func TestRender_V1alpha1(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(v1alpha1Example), &first); err != nil {
 		t.Fatal(err)
 	}
-	if b.Kind != "Bundle" || b.Name != generated.Desired(&first).Name || b.Labels["app"] != "my-bundle" {
+	if b.Kind != "Bundle" || b.Name != templates.Desired(&first).Name || b.Labels["app"] != "my-bundle" {
 		t.Errorf("the Bundle: %s", docs[0])
 	}
 	var app kappctrlv1alpha1.App

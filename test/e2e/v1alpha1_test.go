@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments/templates"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -36,7 +36,7 @@ var (
 func generatedOf(ctx context.Context, name string) string {
 	bd, err := getV1alpha1BD(ctx, name)()
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return generated.Desired(bd).Name
+	return templates.Desired(bd).Name
 }
 
 // v016Case is one BundleDeployment of rukpak v0.16.0's suite and what

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments/templates"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
@@ -26,7 +26,7 @@ var _ = Describe("the serve mode with rukpak's first API", func() {
 		}
 		Eventually(func() error { return env.Client.Create(ctx, bd.DeepCopy()) }).WithContext(ctx).WithTimeout(serveTimeout).Should(Succeed())
 		DeferCleanup(deleteBD, name)
-		generated := generated.Desired(bd).Name
+		generated := templates.Desired(bd).Name
 
 		Eventually(func(g Gomega) {
 			got := &rukpakv1alpha1.BundleDeployment{}

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments/templates"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
@@ -24,14 +24,14 @@ import (
 func bundleOf(ctx context.Context, name string) string {
 	bd, err := bdtest.GetV1alpha1BD(ctx, name)()
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return generated.Desired(bd).Name
+	return templates.Desired(bd).Name
 }
 
 // templateHash is the hash label of the Bundle bd's template generates now.
 func templateHash(ctx context.Context, name string) string {
 	bd, err := bdtest.GetV1alpha1BD(ctx, name)()
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return generated.TemplateHash(bd.Spec.Template)
+	return templates.TemplateHash(bd.Spec.Template)
 }
 
 func bundleNames(bs []rukpakv1alpha1.Bundle) []string {
@@ -161,7 +161,7 @@ var _ = Describe("a v1alpha1 BundleDeployment", func() {
 		}
 		Eventually(bdtest.BundlesOf(ctx, name)).Should(HaveLen(rukpakv1alpha1.MaxGeneratedBundles))
 		bdtest.UpdateV1alpha1BD(ctx, name, func(bd *rukpakv1alpha1.BundleDeployment) { bd.Spec.Template.Labels = map[string]string{"try": "five"} })
-		Eventually(bdtest.GetV1alpha1BD(ctx, name)).Should(bdtest.HaveV1alpha1Condition("HasValidBundle", "Unknown", "ReconcileFailed", generated.ErrMaxGenerated))
+		Eventually(bdtest.GetV1alpha1BD(ctx, name)).Should(bdtest.HaveV1alpha1Condition("HasValidBundle", "Unknown", "ReconcileFailed", templates.ErrMaxGenerated))
 		Consistently(bdtest.BundlesOf(ctx, name)).WithTimeout(time.Second).Should(HaveLen(rukpakv1alpha1.MaxGeneratedBundles))
 
 		listed, err := bdtest.BundlesOf(ctx, name)()

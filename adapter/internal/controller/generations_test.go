@@ -17,11 +17,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments/templates"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -46,10 +46,10 @@ func (f *fakeBundles) Generate(_ context.Context, bd *rukpakv1alpha1.BundleDeplo
 		g.Failure = f.err.Error()
 		return g, f.err
 	case f.blocked:
-		g.Failure = generated.ErrMaxGenerated
+		g.Failure = templates.ErrMaxGenerated
 		return g, nil
 	}
-	gen := generated.Generate(bd, f.listed)
+	gen := templates.Generate(bd, f.listed)
 	g.Bundle = gen.Current
 	if g.Bundle == nil && makeMissing {
 		g.Bundle = gen.Create
@@ -165,7 +165,7 @@ func TestReconcile_V1alpha1InstallsAfterItsBundleAndReportsAtV1alpha1(t *testing
 	// registry+v1; superseded Bundles go once the App deployed this one.
 	expectCalls(t, log, "store.Generate makeMissing=true", "serve.Leave", "app.Install "+rukpakv1alpha2.ClassRegistry,
 		"store.Report Unpacked", "store.Prune")
-	name := generated.Desired(bd).Name
+	name := templates.Desired(bd).Name
 	if got := condOf(f.written, "Installed"); got != "True/InstallationSucceeded: Instantiated bundle "+name+" successfully" {
 		t.Errorf("Installed: %s", got)
 	}
@@ -220,7 +220,7 @@ func TestReconcile_V1alpha1WithoutItsBundleInstallsNothing(t *testing.T) {
 		wantErr  bool
 		wantCond string
 	}{
-		{name: "the Bundle limit", bundles: &fakeBundles{blocked: true}, wantCond: "Unknown/ReconcileFailed: " + generated.ErrMaxGenerated},
+		{name: "the Bundle limit", bundles: &fakeBundles{blocked: true}, wantCond: "Unknown/ReconcileFailed: " + templates.ErrMaxGenerated},
 		{name: "a failed read", bundles: &fakeBundles{err: errors.New("etcd is slow")}, wantErr: true, wantCond: "Unknown/ReconcileFailed: etcd is slow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

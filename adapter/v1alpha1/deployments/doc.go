@@ -6,7 +6,7 @@
 // (refusing the upload source, which rukpak-kapp does not serve); its
 // status write maps the v1alpha2 status the dispatcher computed to the
 // BundleDeployment's and its Bundle's v1alpha1 statuses and deletes the
-// Bundles superseded, as adapter/generated decides. Set keeps the Bundles in
+// Bundles superseded, as adapter/v1alpha1/deployments/templates decides. Set keeps the Bundles in
 // the cluster, and takes rukpak v0.16's finalizer off Bundles rukpak made,
 // which nothing else would remove once rukpak-kapp has taken over.
 //
@@ -14,6 +14,6 @@
 // interface.
 //
 // May import (this module): adapter/contenturl, adapter/fieldowner,
-// adapter/generated, adapter/internal/kube, adapter/internal/scope,
+// adapter/v1alpha1/deployments/templates, adapter/internal/kube, adapter/internal/scope,
 // adapter/status, adapter/translate, api/v1alpha1, api/v1alpha2.
 package deployments

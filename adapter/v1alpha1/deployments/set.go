@@ -9,10 +9,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments/templates"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 )
 
@@ -38,16 +38,16 @@ func New(c client.Client, direct client.Reader, recorder events.EventRecorder) *
 func (s *Set) Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, makeMissing bool) (*scope.Generated, error) {
 	g := &scope.Generated{BD: bd}
 	list := &rukpakv1alpha1.BundleList{}
-	if err := s.client.List(ctx, list, client.MatchingLabels(generated.Selector(bd.Name))); err != nil {
+	if err := s.client.List(ctx, list, client.MatchingLabels(templates.Selector(bd.Name))); err != nil {
 		g.Failure = fmt.Sprintf("The Bundles of the BundleDeployment could not be listed, the adapter retries: %v", err)
 		return g, fmt.Errorf("list the Bundles of %s: %w", bd.Name, err)
 	}
 	g.Listed = list.Items
-	if err := s.releaseFromRukpak(ctx, generated.Owned(bd, g.Listed)); err != nil {
+	if err := s.releaseFromRukpak(ctx, templates.Owned(bd, g.Listed)); err != nil {
 		g.Failure = fmt.Sprintf("rukpak's finalizer could not be removed from a Bundle, the adapter retries: %v", err)
 		return g, err
 	}
-	gen := generated.Generate(bd, g.Listed)
+	gen := templates.Generate(bd, g.Listed)
 	switch {
 	case gen.Current != nil:
 		g.Bundle = gen.Current
@@ -83,7 +83,7 @@ func (s *Set) create(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, b
 	if err := s.direct.Get(ctx, client.ObjectKeyFromObject(b), live); err != nil {
 		return nil, scope.InStep(scope.StepStore, "read the Bundle %s of the template, the adapter retries: %w", b.Name, err)
 	}
-	if owned := generated.Owned(bd, []rukpakv1alpha1.Bundle{*live}); len(owned) == 0 {
+	if owned := templates.Owned(bd, []rukpakv1alpha1.Bundle{*live}); len(owned) == 0 {
 		return nil, &translate.UnsupportedError{Reason: fmt.Sprintf("A Bundle named %s exists and is not this BundleDeployment's; "+
 			"delete it (or rename the BundleDeployment) and the template's Bundle is made", b.Name)}
 	}
@@ -113,7 +113,7 @@ func (s *Set) Prune(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, li
 	for i := range listed {
 		uids[listed[i].Name] = &listed[i]
 	}
-	for _, name := range generated.Superseded(bd, listed, current) {
+	for _, name := range templates.Superseded(bd, listed, current) {
 		b := uids[name]
 		if err := s.client.Delete(ctx, b, client.Preconditions{UID: &b.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("delete the superseded Bundle %s: %w", name, err)

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments/templates"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	"github.com/rukpak-kapp/rukpak-kapp/test/fakekube"
 )
@@ -31,7 +31,7 @@ func v1alpha1BD(labels map[string]string) *rukpakv1alpha1.BundleDeployment {
 
 // made is the Bundle Desired makes for bd, as stored, created age ago.
 func made(bd *rukpakv1alpha1.BundleDeployment, age time.Duration, finalizers ...string) *rukpakv1alpha1.Bundle {
-	b := generated.Desired(bd)
+	b := templates.Desired(bd)
 	b.CreationTimestamp = metav1.NewTime(time.Now().Add(-age).Truncate(time.Second))
 	b.Finalizers = finalizers
 	return b
@@ -49,7 +49,7 @@ func TestGenerate_MakesTheTemplatesBundleOnce(t *testing.T) {
 	k.ExpectWrites(t, "looking without create")
 
 	g, err = s.Generate(context.Background(), bd, true)
-	if err != nil || g.Bundle == nil || g.Bundle.Name != generated.Desired(bd).Name || len(g.Listed) != 1 {
+	if err != nil || g.Bundle == nil || g.Bundle.Name != templates.Desired(bd).Name || len(g.Listed) != 1 {
 		t.Fatalf("first: %+v, %v", g, err)
 	}
 	k.ExpectWrites(t, "the first reconcile", "create Bundle /"+g.Bundle.Name)
@@ -119,11 +119,11 @@ func TestGenerate_TakesRukpaksFinalizerOff(t *testing.T) {
 	if err != nil || g.Bundle == nil || len(g.Listed) != 2 {
 		t.Fatalf("%+v, %v", g, err)
 	}
-	k.ExpectWrites(t, "a take-over", "patch Bundle /"+generated.Desired(old).Name, "patch Bundle /"+generated.Desired(bd).Name)
+	k.ExpectWrites(t, "a take-over", "patch Bundle /"+templates.Desired(old).Name, "patch Bundle /"+templates.Desired(bd).Name)
 	for _, b := range []*rukpakv1alpha1.BundleDeployment{old, bd} {
 		live := &rukpakv1alpha1.Bundle{}
-		if err := k.Raw.Get(context.Background(), client.ObjectKey{Name: generated.Desired(b).Name}, live); err != nil || len(live.Finalizers) != 0 {
-			t.Fatalf("%s: finalizers %v, %v", generated.Desired(b).Name, live.Finalizers, err)
+		if err := k.Raw.Get(context.Background(), client.ObjectKey{Name: templates.Desired(b).Name}, live); err != nil || len(live.Finalizers) != 0 {
+			t.Fatalf("%s: finalizers %v, %v", templates.Desired(b).Name, live.Finalizers, err)
 		}
 	}
 }
@@ -149,7 +149,7 @@ func TestReportAndPrune(t *testing.T) {
 	if err := s.Prune(context.Background(), bd, g.Listed, g.Bundle.Name); err != nil {
 		t.Fatal(err)
 	}
-	k.ExpectWrites(t, "report twice, then prune", "status-patch Bundle /"+g.Bundle.Name, "delete Bundle /"+generated.Desired(old).Name)
+	k.ExpectWrites(t, "report twice, then prune", "status-patch Bundle /"+g.Bundle.Name, "delete Bundle /"+templates.Desired(old).Name)
 	live := &rukpakv1alpha1.Bundle{}
 	if err := k.Raw.Get(context.Background(), client.ObjectKeyFromObject(g.Bundle), live); err != nil || live.Status.Phase != rukpakv1alpha1.PhaseUnpacked {
 		t.Fatalf("the status was not stored: %+v, %v", live.Status, err)

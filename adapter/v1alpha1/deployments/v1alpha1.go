@@ -10,10 +10,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/contenturl"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/generated"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments/templates"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -60,7 +60,7 @@ func (v *V1alpha1) Serves(bd *rukpakv1alpha2.BundleDeployment) bool {
 
 // View is bd as it is installed: rukpak v0.16's install namespace.
 func (v *V1alpha1) View(bd *rukpakv1alpha2.BundleDeployment) *rukpakv1alpha2.BundleDeployment {
-	return generated.View(bd, v.systemNamespace)
+	return templates.View(bd, v.systemNamespace)
 }
 
 // Load finds bd's Bundles and the current template's, making it when
@@ -73,7 +73,7 @@ func (v *V1alpha1) Load(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment
 	if g == nil {
 		g = &scope.Generated{BD: rukpakv1alpha1.FromV1alpha2(bd)}
 	}
-	reported = generated.Reported(bd, g.Listed)
+	reported = templates.Reported(bd, g.Listed)
 	switch {
 	case err != nil:
 		return g, reported, &scope.Outcome{Err: err}
@@ -92,7 +92,7 @@ var ErrUpload = scope.UploadRefused("set spec.template.spec.source to it")
 // Report is the dispatcher's status write for s's BundleDeployment: the
 // v1alpha2 status out, computed from facts as for any BundleDeployment, is
 // mapped to the BundleDeployment's and its current Bundle's v1alpha1
-// statuses (generated.Status) and written when write (the dispatcher's
+// statuses (templates.Status) and written when write (the dispatcher's
 // decision) says so, or when the Bundle's news cannot wait; the Bundles the
 // current one supersedes go once it is installed (when installing). wrote
 // says the BundleDeployment's status was written, and installed is its
@@ -104,7 +104,7 @@ func (v *V1alpha1) Report(ctx context.Context, s *scope.Scope, facts status.Fact
 		// the status waits for a reconcile that read them.
 		return false, nil, nil
 	}
-	res := generated.Status(generated.Observed{
+	res := templates.Status(templates.Observed{
 		BD: g.BD, Bundle: g.Bundle, BundleFailure: g.Failure, Status: out.Status, Resolved: facts.Fetched,
 		Invalid: status.InvalidContent(facts, s.View.Spec.ProvisionerClassName), Now: facts.Now,
 		ContentURL: v.contentURL(g.Bundle),

@@ -1,4 +1,4 @@
-// Package generated holds the decisions about a v1alpha1 BundleDeployment's
+// Package templates holds the decisions about a v1alpha1 BundleDeployment's
 // generated Bundles: which Bundle its template asks for (named and
 // labelled as rukpak v0.16 named them, so a take-over finds rukpak's
 // own), which Bundles to make and to delete, and the v1alpha1 statuses
@@ -8,4 +8,4 @@
 // It owns nothing between calls.
 //
 // May import (this module): api/v1alpha1, api/v1alpha2.
-package generated
+package templates
