@@ -26,7 +26,7 @@
 // adapter/v1alpha1/deployments, adapter/internal/kube,
 // adapter/internal/offline, adapter/internal/scope,
 // adapter/internal/servemode, adapter/internal/store,
-// adapter/internal/unpacker, adapter/kappapi, adapter/takeover,
+// adapter/v1alpha1/bundles, adapter/kappapi, adapter/takeover,
 // adapter/translate, adapter/versions, adapter/webhook, api/v1alpha1,
 // api/v1alpha2.
 package adapter

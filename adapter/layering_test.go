@@ -39,7 +39,7 @@ var layers = map[string]int{
 	"adapter/internal/appmode":     8,  // the App mode
 	"adapter/internal/servemode":   8,  // the serve mode
 	"adapter/internal/offline":     7,  // rendering without a cluster, and the take-over's input
-	"adapter/internal/unpacker":    7,  // Bundles on their own; what contentURLs serve
+	"adapter/v1alpha1/bundles":     7,  // Bundles on their own; what contentURLs serve
 	"adapter/internal/store":       6,  // what the adapter fetches itself
 	"adapter/internal/kube":        5,  // the adapter's own reads and writes
 	"adapter/v1alpha1/deployments": 6,  // rukpak's first API, behind the Bundles seam

@@ -27,9 +27,9 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/drift"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/unpacker"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/kappapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/bundles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/versions"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhook"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
@@ -207,12 +207,12 @@ func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher 
 	if err != nil {
 		return err
 	}
-	content := unpacker.NewContent(mgr.GetAPIReader(), fetcher, kept, o.Classes, o.Config.SystemNamespace)
-	u := unpacker.New(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), content, o.Config.ContentAddress)
+	content := bundles.NewContent(mgr.GetAPIReader(), fetcher, kept, o.Classes, o.Config.SystemNamespace)
+	u := bundles.New(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), content, o.Config.ContentAddress)
 	if err := u.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the Bundle controller: %w", err)
 	}
-	if err := mgr.Add(unpacker.NewForgetter(mgr.GetCache(), kept)); err != nil {
+	if err := mgr.Add(bundles.NewForgetter(mgr.GetCache(), kept)); err != nil {
 		return err
 	}
 	if srv != nil {

@@ -13,7 +13,7 @@
 // a replica's unpack made is kept until the object goes; what a request
 // made a replica fetch again may be dropped, least recently served first,
 // to make room. Where the content comes from is the Source's business
-// (adapter/internal/unpacker): this package knows tarballs, paths and
+// (adapter/v1alpha1/bundles): this package knows tarballs, paths and
 // reviews, not registries.
 //
 // It owns the store's index and files. It words a failure as a condition

@@ -1,4 +1,4 @@
-package unpacker
+package bundles
 
 import (
 	"context"

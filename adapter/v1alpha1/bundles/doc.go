@@ -1,4 +1,4 @@
-// Package unpacker unpacks Bundles on their own (rukpak v0.16's Bundle
+// Package bundles unpacks Bundles on their own (rukpak v0.16's Bundle
 // API, for Bundles no BundleDeployment generated) and finds the content
 // every contentURL serves.
 //
@@ -25,4 +25,4 @@
 // adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
 // adapter/internal/store, adapter/standalone, adapter/status,
 // adapter/translate, api/v1alpha1, api/v1alpha2, convert.
-package unpacker
+package bundles
