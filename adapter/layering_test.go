@@ -65,7 +65,7 @@ var layers = map[string]int{
 	"adapter/fieldowner":                     0,
 	"adapter/drift":                          2,
 	"adapter/v1alpha1/deployments/templates": 1,
-	"adapter/standalone":                     2,
+	"adapter/v1alpha1/bundles/plan":          2,
 	"convert":                                0,
 	"ocibundle":                              0,
 	"convert/certs":                          -1,

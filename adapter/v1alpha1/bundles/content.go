@@ -12,7 +12,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/contenturl"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/standalone"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/bundles/plan"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
@@ -104,7 +104,7 @@ func (c *Content) bundleFiles(ctx context.Context, b *rukpakv1alpha1.Bundle, cla
 	if src.Type == rukpakv1alpha1.SourceTypeUpload {
 		return nil, nil, errUpload
 	}
-	m, err := store.Materialize(ctx, c.fetcher, standalone.View(b, class, src, c.systemNamespace), noCertificates)
+	m, err := store.Materialize(ctx, c.fetcher, plan.View(b, class, src, c.systemNamespace), noCertificates)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/standalone"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/bundles/plan"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 )
 
@@ -46,7 +46,7 @@ func (u *Unpacker) SetupWithManager(mgr ctrl.Manager) error {
 			return false
 		}
 		_, claimed := u.content.classes[b.Spec.ProvisionerClassName]
-		return claimed && !standalone.Generated(b)
+		return claimed && !plan.Generated(b)
 	}
 	// A fetch that outlived its reconcile queues its Bundle when it ends.
 	fetched := make(chan event.GenericEvent)
@@ -70,7 +70,7 @@ func (u *Unpacker) SetupWithManager(mgr ctrl.Manager) error {
 				if !mine(e.ObjectNew) {
 					return false
 				}
-				return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() || standalone.Generated(e.ObjectOld.(*rukpakv1alpha1.Bundle)) ||
+				return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() || plan.Generated(e.ObjectOld.(*rukpakv1alpha1.Bundle)) ||
 					!e.ObjectNew.GetDeletionTimestamp().Equal(e.ObjectOld.GetDeletionTimestamp())
 			},
 			GenericFunc: func(event.GenericEvent) bool { return false },
@@ -88,7 +88,7 @@ func (u *Unpacker) SetupWithManager(mgr ctrl.Manager) error {
 // references is what a Bundle's source reads from the system namespace.
 func references(o client.Object) []string {
 	b, ok := o.(*rukpakv1alpha1.Bundle)
-	if !ok || standalone.Generated(b) {
+	if !ok || plan.Generated(b) {
 		return nil
 	}
 	src := b.Spec.Source

@@ -18,8 +18,8 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/memo"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/standalone"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/bundles/plan"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 )
 
@@ -66,7 +66,7 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		return ctrl.Result{}, fmt.Errorf("read the Bundle: %w", err)
 	}
 	class, claimed := u.content.classes[b.Spec.ProvisionerClassName]
-	if !claimed || standalone.Generated(b) {
+	if !claimed || plan.Generated(b) {
 		return ctrl.Result{}, nil
 	}
 	if err := kube.ReleaseBundleFromRukpak(ctx, u.client, b); err != nil {
@@ -77,26 +77,26 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	}
 	url := contenturl.For(u.address, contenturl.KindBundle, b.Name)
 	stored := false
-	if standalone.ReportsUnpacked(b) {
+	if plan.ReportsUnpacked(b) {
 		stored = u.content.store.Pin(bundleKey(b.UID, class, *b.Status.ResolvedSource))
 	}
-	step := standalone.Plan(b, stored, url)
-	if step == standalone.Rest {
+	step := plan.Plan(b, stored, url)
+	if step == plan.Rest {
 		return ctrl.Result{}, nil
 	}
 	log.FromContext(ctx).V(1).Info("unpacking", "step", step.String())
-	if step == standalone.Report {
-		return ctrl.Result{}, u.write(ctx, b, standalone.Outcome{Phase: standalone.Unpacked, Resolved: b.Status.ResolvedSource, ContentURL: url})
+	if step == plan.Report {
+		return ctrl.Result{}, u.write(ctx, b, plan.Outcome{Phase: plan.Unpacked, Resolved: b.Status.ResolvedSource, ContentURL: url})
 	}
 
 	src := b.Spec.Source
 	switch p, ok := u.pinned.Load(b.Name); {
-	case step == standalone.Refetch:
+	case step == plan.Refetch:
 		src = *b.Status.ResolvedSource
 	case ok && p.uid == b.UID:
 		src = p.src
 	}
-	described := status.DescribeSource(standalone.View(b, class, src, ""))
+	described := status.DescribeSource(plan.View(b, class, src, ""))
 	read := b.DeepCopy()
 	job := u.fetches.start(ctx, b, src, func(ctx context.Context) (map[string][]byte, *rukpakv1alpha1.BundleSource, error) {
 		return u.content.bundleFiles(ctx, read, class, src)
@@ -105,8 +105,8 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		// The fetch goes on; its end queues the Bundle again. A first
 		// unpack says it runs (a retry after a failure keeps saying the
 		// failure until it ends).
-		if step == standalone.Unpack && b.Status.Phase != rukpakv1alpha1.PhaseFailing && b.Status.Phase != rukpakv1alpha1.PhaseUnpacking {
-			return ctrl.Result{}, u.write(ctx, b, standalone.Outcome{Phase: standalone.Unpacking, Source: described})
+		if step == plan.Unpack && b.Status.Phase != rukpakv1alpha1.PhaseFailing && b.Status.Phase != rukpakv1alpha1.PhaseUnpacking {
+			return ctrl.Result{}, u.write(ctx, b, plan.Outcome{Phase: plan.Unpacking, Source: described})
 		}
 		return ctrl.Result{}, nil
 	}
@@ -118,14 +118,14 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		_, err = u.content.store.Put(bundleKey(b.UID, class, *resolved), files, true)
 	}
 	if err == nil {
-		if err := u.write(ctx, b, standalone.Outcome{Phase: standalone.Unpacked, Resolved: resolved, ContentURL: url}); err != nil {
+		if err := u.write(ctx, b, plan.Outcome{Phase: plan.Unpacked, Resolved: resolved, ContentURL: url}); err != nil {
 			return ctrl.Result{}, err
 		}
 		u.fetches.finish(b.Name, job)
 		u.pinned.Delete(b.Name)
 		return ctrl.Result{}, nil
 	}
-	if step == standalone.Refetch {
+	if step == plan.Refetch {
 		u.pinned.Store(b.Name, pinnedSource{uid: b.UID, src: src})
 	}
 	out, retry := outcomeOf(err, described)
@@ -150,22 +150,22 @@ const UnpackingAfter = time.Second
 // The classes are the dispatcher's (scope.FailureOf): an upload source is
 // a spec the adapter cannot serve; a full content store, a failure of its
 // own, retried.
-func outcomeOf(err error, source string) (standalone.Outcome, bool) {
+func outcomeOf(err error, source string) (plan.Outcome, bool) {
 	f := scope.FailureOf(err)
-	o := standalone.Outcome{Source: source, Cause: f.Message, Retrying: f.Retrying}
+	o := plan.Outcome{Source: source, Cause: f.Message, Retrying: f.Retrying}
 	switch f.Kind {
 	case status.SourceFailed, status.SpecUnsupported:
-		o.Phase = standalone.SourceFailed
+		o.Phase = plan.SourceFailed
 	case status.BundleInvalid:
-		o.Phase = standalone.Invalid
+		o.Phase = plan.Invalid
 	default:
-		o.Phase = standalone.Failed
+		o.Phase = plan.Failed
 	}
 	return o, f.Retrying
 }
 
-func (u *Unpacker) write(ctx context.Context, b *rukpakv1alpha1.Bundle, o standalone.Outcome) error {
-	st := standalone.Status(b, o, u.now())
+func (u *Unpacker) write(ctx context.Context, b *rukpakv1alpha1.Bundle, o plan.Outcome) error {
+	st := plan.Status(b, o, u.now())
 	if err := kube.WriteBundleStatus(ctx, u.client, u.recorder, b, st); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-// Package standalone decides what the adapter does for a Bundle on its own:
+// Package plan decides what the adapter does for a Bundle on its own:
 // a v1alpha1 Bundle (rukpak v0.16's API) that a user or a program made,
 // not one a BundleDeployment's template generated. rukpak v0.16 unpacked
 // such a Bundle in a Pod and reported its phase; the adapter fetches it
@@ -11,4 +11,4 @@
 // It owns no state.
 //
 // May import (this module): adapter/status, api/v1alpha1, api/v1alpha2.
-package standalone
+package plan
