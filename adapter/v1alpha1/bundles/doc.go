@@ -23,6 +23,6 @@
 //
 // May import (this module): adapter/bundlefiles, adapter/contenturl,
 // adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
-// adapter/internal/store, adapter/v1alpha1/bundles/plan, adapter/status,
-// adapter/translate, api/v1alpha1, api/v1alpha2, convert.
+// adapter/internal/store, adapter/status, adapter/translate,
+// adapter/v1alpha1/bundles/plan, api/v1alpha1, api/v1alpha2, convert.
 package bundles

@@ -14,6 +14,7 @@
 // interface.
 //
 // May import (this module): adapter/contenturl, adapter/fieldowner,
-// adapter/v1alpha1/deployments/templates, adapter/internal/kube, adapter/internal/scope,
-// adapter/status, adapter/translate, api/v1alpha1, api/v1alpha2.
+// adapter/internal/kube, adapter/internal/scope, adapter/status,
+// adapter/translate, adapter/v1alpha1/deployments/templates, api/v1alpha1,
+// api/v1alpha2.
 package deployments
