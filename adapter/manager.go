@@ -203,7 +203,7 @@ func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher 
 	if limit == 0 {
 		limit = DefaultContentMaxBytes
 	}
-	kept, err := contenturl.NewStore(dir, limit)
+	kept, err := contenturl.NewTarballs(dir, limit)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@
 // and whether that user may get the path or the object
 // (SubjectAccessReview), as rukpak's kube-rbac-proxy asked it.
 //
-// The tarballs are kept on local disk (Store), one per object, named by
+// The tarballs are kept on local disk (Tarballs), one per object, named by
 // its UID and by what the content was made from, within a byte cap: what
 // a replica's unpack made is kept until the object goes; what a request
 // made a replica fetch again may be dropped, least recently served first,

@@ -38,7 +38,7 @@ const FillTimeout = 2 * time.Minute
 
 // Handler serves content at the paths Path makes.
 type Handler struct {
-	store    *Store
+	store    *Tarballs
 	reviewer Reviewer
 	source   Source
 	log      logr.Logger
@@ -49,7 +49,7 @@ type Handler struct {
 
 // NewHandler serves what source names from store, to the users reviewer
 // allows.
-func NewHandler(store *Store, reviewer Reviewer, source Source, log logr.Logger) *Handler {
+func NewHandler(store *Tarballs, reviewer Reviewer, source Source, log logr.Logger) *Handler {
 	return &Handler{store: store, reviewer: reviewer, source: source, log: log, slots: make(chan struct{}, 2)}
 }
 

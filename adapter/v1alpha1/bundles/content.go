@@ -24,7 +24,7 @@ type Content struct {
 	// status just written is what the URL serves.
 	reader  client.Reader
 	fetcher store.Fetcher
-	store   *contenturl.Store
+	store   *contenturl.Tarballs
 	// classes maps each claimed class to the built-in one it is unpacked as.
 	classes         map[string]string
 	systemNamespace string
@@ -32,7 +32,7 @@ type Content struct {
 
 // NewContent serves content fetched through fetcher, kept in s; classes
 // are the adapter's (claimed → built-in).
-func NewContent(reader client.Reader, fetcher store.Fetcher, s *contenturl.Store, classes map[string]string, systemNamespace string) *Content {
+func NewContent(reader client.Reader, fetcher store.Fetcher, s *contenturl.Tarballs, classes map[string]string, systemNamespace string) *Content {
 	return &Content{reader: reader, fetcher: fetcher, store: s, classes: classes, systemNamespace: systemNamespace}
 }
 

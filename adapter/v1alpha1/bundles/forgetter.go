@@ -17,11 +17,11 @@ import (
 // it is deleted. It runs on every replica: each keeps what it fetched.
 type Forgetter struct {
 	cache cache.Cache
-	store *contenturl.Store
+	store *contenturl.Tarballs
 }
 
 // NewForgetter forgets, in s, what the objects of c's informers held.
-func NewForgetter(c cache.Cache, s *contenturl.Store) *Forgetter {
+func NewForgetter(c cache.Cache, s *contenturl.Tarballs) *Forgetter {
 	return &Forgetter{cache: c, store: s}
 }
 

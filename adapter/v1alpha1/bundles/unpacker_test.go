@@ -98,7 +98,7 @@ func standaloneBundle(name, class, ref string) *rukpakv1alpha1.Bundle {
 type world struct {
 	k     *fakekube.Cluster
 	f     *fetcher
-	store *contenturl.Store
+	store *contenturl.Tarballs
 	u     *Unpacker
 }
 
@@ -111,7 +111,7 @@ func newWorld(t *testing.T, objs ...client.Object) *world {
 
 // restart is a new adapter process: nothing stored, nothing remembered.
 func (w *world) restart(t *testing.T) {
-	s, err := contenturl.NewStore(filepath.Join(t.TempDir(), "content"), 1<<20)
+	s, err := contenturl.NewTarballs(filepath.Join(t.TempDir(), "content"), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestLeftAlone(t *testing.T) {
 
 func TestStoreFull(t *testing.T) {
 	w := newWorld(t, standaloneBundle("big", rukpakv1alpha1.ClassPlain, "registry.example/big:v1"))
-	s, err := contenturl.NewStore(filepath.Join(t.TempDir(), "small"), 64)
+	s, err := contenturl.NewTarballs(filepath.Join(t.TempDir(), "small"), 64)
 	if err != nil {
 		t.Fatal(err)
 	}

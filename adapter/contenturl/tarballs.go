@@ -47,9 +47,9 @@ var (
 	ErrFull = errors.New("the adapter's content store is full")
 )
 
-// Store keeps content as gzipped tarballs in one directory, at most one
+// Tarballs keeps content as gzipped tarballs in one directory, at most one
 // per object, within maxBytes. It is safe for concurrent use.
-type Store struct {
+type Tarballs struct {
 	dir string
 	max int64
 
@@ -77,10 +77,10 @@ type Info struct {
 	Made time.Time
 }
 
-// NewStore keeps content in dir, emptied first: nothing records what a
+// NewTarballs keeps content in dir, emptied first: nothing records what a
 // previous process's files were made from, and its unpacks are fetched
 // again from their pinned sources.
-func NewStore(dir string, maxBytes int64) (*Store, error) {
+func NewTarballs(dir string, maxBytes int64) (*Tarballs, error) {
 	if maxBytes <= 0 {
 		return nil, fmt.Errorf("content store: the size limit must be positive, got %d bytes", maxBytes)
 	}
@@ -96,14 +96,14 @@ func NewStore(dir string, maxBytes int64) (*Store, error) {
 			return nil, fmt.Errorf("content store: empty %s: %w", dir, err)
 		}
 	}
-	return &Store{dir: dir, max: maxBytes, entries: map[types.UID]*entry{}}, nil
+	return &Tarballs{dir: dir, max: maxBytes, entries: map[types.UID]*entry{}}, nil
 }
 
 // Put keeps files as k's content, in place of any other content of k's
 // object. pinned is set for content this replica's unpack made; other
 // content (fetched again for a request) may be dropped to make room. It
 // returns the tarball's size.
-func (s *Store) Put(k Key, files map[string][]byte, pinned bool) (int64, error) {
+func (s *Tarballs) Put(k Key, files map[string][]byte, pinned bool) (int64, error) {
 	if k.UID == "" || k.Version == "" {
 		return 0, errors.New("content store: a key needs a UID and a version")
 	}
@@ -170,7 +170,7 @@ func (s *Store) Put(k Key, files map[string][]byte, pinned bool) (int64, error) 
 }
 
 // keep marks k's content used (and pinned, when asked) if it is stored.
-func (s *Store) keep(k Key, pinned bool) (int64, bool) {
+func (s *Tarballs) keep(k Key, pinned bool) (int64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[k.UID]
@@ -185,7 +185,7 @@ func (s *Store) keep(k Key, pinned bool) (int64, bool) {
 
 // leastRecent is the entry that may be dropped and was used longest ago,
 // other than keep's; "" when there is none.
-func (s *Store) leastRecent(keep types.UID) types.UID {
+func (s *Tarballs) leastRecent(keep types.UID) types.UID {
 	var victim types.UID
 	var last uint64
 	for uid, e := range s.entries {
@@ -199,7 +199,7 @@ func (s *Store) leastRecent(keep types.UID) types.UID {
 	return victim
 }
 
-func (s *Store) pinnedBytes(except types.UID) int64 {
+func (s *Tarballs) pinnedBytes(except types.UID) int64 {
 	var n int64
 	for uid, e := range s.entries {
 		if e.pinned && uid != except {
@@ -211,7 +211,7 @@ func (s *Store) pinnedBytes(except types.UID) int64 {
 
 // drop removes uid's entry and file. A reader that opened the file keeps
 // reading it.
-func (s *Store) drop(uid types.UID) {
+func (s *Tarballs) drop(uid types.UID) {
 	e := s.entries[uid]
 	if e == nil {
 		return
@@ -222,7 +222,7 @@ func (s *Store) drop(uid types.UID) {
 }
 
 // Has says whether k's content is stored, and whether it is pinned.
-func (s *Store) Has(k Key) (stored, pinned bool) {
+func (s *Tarballs) Has(k Key) (stored, pinned bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[k.UID]
@@ -234,7 +234,7 @@ func (s *Store) Has(k Key) (stored, pinned bool) {
 
 // Pin marks k's content as this replica's unpack's, if it is stored (a
 // request may have fetched it first), and says whether it is.
-func (s *Store) Pin(k Key) bool {
+func (s *Tarballs) Pin(k Key) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[k.UID]
@@ -246,7 +246,7 @@ func (s *Store) Pin(k Key) bool {
 }
 
 // Open opens k's content for reading; ErrNotStored when it is not kept.
-func (s *Store) Open(k Key) (*os.File, Info, error) {
+func (s *Tarballs) Open(k Key) (*os.File, Info, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[k.UID]
@@ -263,7 +263,7 @@ func (s *Store) Open(k Key) (*os.File, Info, error) {
 }
 
 // Forget drops whatever is stored for the object uid.
-func (s *Store) Forget(uid types.UID) {
+func (s *Tarballs) Forget(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.drop(uid)
@@ -271,7 +271,7 @@ func (s *Store) Forget(uid types.UID) {
 
 // Used is how many bytes the stored tarballs take, and how many objects
 // have content stored.
-func (s *Store) Used() (bytes int64, objects int) {
+func (s *Tarballs) Used() (bytes int64, objects int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.used, len(s.entries)

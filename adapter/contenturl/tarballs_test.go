@@ -77,10 +77,10 @@ func blob(n int, seed byte) map[string][]byte {
 	return map[string][]byte{"manifests/blob": data}
 }
 
-func newStore(t *testing.T, max int64) (*Store, string) {
+func newStore(t *testing.T, max int64) (*Tarballs, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "content")
-	s, err := NewStore(dir, max)
+	s, err := NewTarballs(dir, max)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestStore_PutOpenReplaceForget(t *testing.T) {
 
 func TestStore_StartsEmpty(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "content")
-	s, err := NewStore(dir, 1<<20)
+	s, err := NewTarballs(dir, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestStore_StartsEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A new process (a restart) does not trust what it finds.
-	if _, err := NewStore(dir, 1<<20); err != nil {
+	if _, err := NewTarballs(dir, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	if names := listDir(t, dir); len(names) != 0 {
