@@ -16,7 +16,7 @@
 // (adapter/v1alpha1/bundles): this package knows tarballs, paths and
 // reviews, not registries.
 //
-// It owns the store's index and files. It words a failure as a condition
+// It owns the tarballs' index and files. It words a failure as a condition
 // would (adapter/status); its tarballs are ocibundle's layers.
 //
 // May import (this module): adapter/status, ocibundle.

@@ -26,7 +26,7 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// fakeBundles is deployments' Store over an in-memory list: the dispatcher
+// fakeBundles is deployments' BundleSet over an in-memory list: the dispatcher
 // runs with the v1alpha1 serving it is given in production, over Bundles
 // that need no API server.
 type fakeBundles struct {

@@ -18,9 +18,9 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// Store is what V1alpha1 needs of the Bundles in the cluster (Set), so its
+// BundleSet is what V1alpha1 needs of the Bundles in the cluster (Set), so its
 // decisions are tested over an in-memory list.
-type Store interface {
+type BundleSet interface {
 	// Generate lists bd's Bundles and finds its current template's,
 	// making it when makeMissing is set. The error is one to report and retry.
 	Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, makeMissing bool) (*scope.Generated, error)
@@ -39,7 +39,7 @@ type Store interface {
 type V1alpha1 struct {
 	client   client.Client
 	recorder events.EventRecorder
-	bundles  Store
+	bundles  BundleSet
 	// systemNamespace is where rukpak v0.16 installed a plain or helm
 	// bundle's objects that name no namespace.
 	systemNamespace string
@@ -49,7 +49,7 @@ type V1alpha1 struct {
 
 // NewV1alpha1 serves rukpak's first API over the Bundles of b, writing the
 // BundleDeployments' status through c; recorder may be nil.
-func NewV1alpha1(c client.Client, recorder events.EventRecorder, b Store, systemNamespace, contentAddress string) *V1alpha1 {
+func NewV1alpha1(c client.Client, recorder events.EventRecorder, b BundleSet, systemNamespace, contentAddress string) *V1alpha1 {
 	return &V1alpha1{client: c, recorder: recorder, bundles: b, systemNamespace: systemNamespace, contentAddress: contentAddress}
 }
 
