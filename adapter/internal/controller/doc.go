@@ -1,9 +1,10 @@
-// Package controller is the adapter's dispatcher: it loads one
-// BundleDeployment, finds where its App lives, decides the route from a
-// pure table (route.go: skip, hand back, remove, install as an App or as a
-// PackageInstall, refuse an invalid install-with), runs the route through
-// the install modes it is given, and reports the status from one place
-// (report.go). It also owns the per-BundleDeployment memories of the
+// Package controller is the adapter's dispatcher, in three phases: load
+// reads one BundleDeployment and what it needs (where its App lives, the
+// route from a pure table in route.go: skip, hand back, remove, install as
+// an App or as a PackageInstall, refuse an invalid install-with) and
+// writes nothing; run takes the route's steps in order (run.go: prepare
+// what load found missing, then the install modes it is given); report
+// writes the status once, from one place (report.go). It also owns the per-BundleDeployment memories of the
 // dispatcher (memory.go) and lets a BundleDeployment go in one place
 // (finish), forgetting every memory.
 //

@@ -38,8 +38,8 @@ type fakeBundles struct {
 	reported *rukpakv1alpha1.BundleStatus
 }
 
-func (f *fakeBundles) Generate(_ context.Context, bd *rukpakv1alpha1.BundleDeployment, makeMissing bool) (*scope.Generated, error) {
-	f.add(fmt.Sprintf("store.Generate makeMissing=%v", makeMissing))
+func (f *fakeBundles) List(_ context.Context, bd *rukpakv1alpha1.BundleDeployment) (*scope.Generated, error) {
+	f.add("store.List")
 	g := &scope.Generated{BD: bd, Listed: f.listed}
 	switch {
 	case f.err != nil:
@@ -50,13 +50,18 @@ func (f *fakeBundles) Generate(_ context.Context, bd *rukpakv1alpha1.BundleDeplo
 		return g, nil
 	}
 	gen := templates.Generate(bd, f.listed)
-	g.Bundle = gen.Current
-	if g.Bundle == nil && makeMissing {
-		g.Bundle = gen.Create
-		f.listed = append(f.listed, *gen.Create)
+	g.Bundle, g.Missing = gen.Current, gen.Create
+	return g, nil
+}
+
+func (f *fakeBundles) Make(_ context.Context, g *scope.Generated, makeMissing bool) error {
+	f.add(fmt.Sprintf("store.Make makeMissing=%v", makeMissing))
+	if g.Missing != nil && makeMissing {
+		g.Bundle, g.Missing = g.Missing, nil
+		f.listed = append(f.listed, *g.Bundle)
 		g.Listed = f.listed
 	}
-	return g, nil
+	return nil
 }
 
 func (f *fakeBundles) Report(_ context.Context, b *rukpakv1alpha1.Bundle, st rukpakv1alpha1.BundleStatus) error {
@@ -163,7 +168,7 @@ func TestReconcile_V1alpha1InstallsAfterItsBundleAndReportsAtV1alpha1(t *testing
 	}
 	// The App mode installs the template's class, as rukpak v0.16 wired
 	// registry+v1; superseded Bundles go once the App deployed this one.
-	expectCalls(t, log, "store.Generate makeMissing=true", "serve.Leave", "app.Install "+rukpakv1alpha2.ClassRegistry,
+	expectCalls(t, log, "store.List", "store.Make makeMissing=true", "serve.Leave", "app.Install "+rukpakv1alpha2.ClassRegistry,
 		"store.Report Unpacked", "store.Prune")
 	name := templates.Desired(bd).Name
 	if got := condOf(f.written, "Installed"); got != "True/InstallationSucceeded: Instantiated bundle "+name+" successfully" {
@@ -187,7 +192,7 @@ func TestReconcile_V1alpha1NotYetDeployedKeepsTheOldBundle(t *testing.T) {
 	}
 	// The BundleDeployment's progress is held, as any; its new Bundle says
 	// Pending at once. Nothing is pruned.
-	expectCalls(t, log, "store.Generate makeMissing=true", "serve.Leave", "app.Install "+rukpakv1alpha2.ClassRegistry, "store.Report Pending")
+	expectCalls(t, log, "store.List", "store.Make makeMissing=true", "serve.Leave", "app.Install "+rukpakv1alpha2.ClassRegistry, "store.Report Pending")
 	if f.written != nil {
 		t.Errorf("progress written: %+v", f.written)
 	}
@@ -203,7 +208,7 @@ func TestReconcile_V1alpha1UploadIsRefusedOnTheBundle(t *testing.T) {
 	if !errors.Is(err, reconcile.TerminalError(nil)) {
 		t.Fatalf("err = %v, want terminal: only a new template helps", err)
 	}
-	expectCalls(t, log, "store.Generate makeMissing=true", "store.Report Failing")
+	expectCalls(t, log, "store.List", "store.Make makeMissing=true", "store.Report Failing")
 	if got := condOf(f.written, "HasValidBundle"); !strings.HasPrefix(got, "False/UnpackFailed: Failed to unpack the") || !strings.Contains(got, `"upload" is not served`) {
 		t.Errorf("HasValidBundle: %s", got)
 	}
@@ -219,9 +224,13 @@ func TestReconcile_V1alpha1WithoutItsBundleInstallsNothing(t *testing.T) {
 		bundles  *fakeBundles
 		wantErr  bool
 		wantCond string
+		// A read that fails makes nothing: the run stops before any step.
+		wantCalls []string
 	}{
-		{name: "the Bundle limit", bundles: &fakeBundles{blocked: true}, wantCond: "Unknown/ReconcileFailed: " + templates.ErrMaxGenerated},
-		{name: "a failed read", bundles: &fakeBundles{err: errors.New("etcd is slow")}, wantErr: true, wantCond: "Unknown/ReconcileFailed: etcd is slow"},
+		{name: "the Bundle limit", bundles: &fakeBundles{blocked: true}, wantCond: "Unknown/ReconcileFailed: " + templates.ErrMaxGenerated,
+			wantCalls: []string{"store.List", "store.Make makeMissing=true"}},
+		{name: "a failed read", bundles: &fakeBundles{err: errors.New("etcd is slow")}, wantErr: true, wantCond: "Unknown/ReconcileFailed: etcd is slow",
+			wantCalls: []string{"store.List"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -232,7 +241,7 @@ func TestReconcile_V1alpha1WithoutItsBundleInstallsNothing(t *testing.T) {
 			if (err != nil) != tc.wantErr || errors.Is(err, reconcile.TerminalError(nil)) {
 				t.Fatalf("err = %v", err)
 			}
-			expectCalls(t, log, "store.Generate makeMissing=true")
+			expectCalls(t, log, tc.wantCalls...)
 			if got := condOf(f.written, "HasValidBundle"); got != tc.wantCond {
 				t.Errorf("HasValidBundle: %s", got)
 			}

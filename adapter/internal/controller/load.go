@@ -4,7 +4,6 @@ import (
 	"context"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -16,32 +15,30 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// loaded is what load found: the route and the Scope it runs on, filled
-// before any route runs and never assigned again.
+// loaded is what load read: the route and the Scope it runs on, filled
+// before any step runs and never assigned again.
 type loaded struct {
 	route Route
 	s     *scope.Scope
+	// firstAPI says the BundleDeployment is one of rukpak's first API,
+	// served through the Bundles seam.
+	firstAPI bool
 	// modeErr says why the install-with annotation names no mode
 	// (InstallInvalid).
 	modeErr error
-	// stop, when set, is reported in place of the route's run: the
-	// finalizer, the App or the generated Bundle could not be read or made,
-	// or is not to be made (the Bundle limit, an upload source).
-	stop *scope.Outcome
-	// again asks for another look with backoff and nothing reported:
-	// another writer changed the BundleDeployment first.
-	again bool
+	// readErr is a read that failed (the App, the generated Bundles): the
+	// route does not run, and the failure is reported and retried.
+	readErr error
 	// write is how the status is written: at v1alpha2, or through the
 	// Bundles seam for rukpak's first API.
 	write statusWriter
 }
 
-// load reads what one reconcile of the BundleDeployment needs, in this
-// order: the BundleDeployment, where its App lives, the route; for an
-// install, the adapter's finalizer (its patch updates the BundleDeployment
-// the view is taken from); the view; the live App; for rukpak's first API,
-// its generated Bundles (the template's made by an install); and the facts
-// the status is computed from, and the writer of its status. nil: the
+// load reads what one reconcile of the BundleDeployment needs, and writes
+// nothing: the BundleDeployment, where its App lives, the route, the facts
+// the status is computed from and the writer of its status, the view, the
+// live App and, for rukpak's first API, its generated Bundles (the one to
+// make among them: the install's prepare step makes it). nil: the
 // BundleDeployment is gone.
 func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error) {
 	bd := &rukpakv1alpha2.BundleDeployment{}
@@ -58,8 +55,8 @@ func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error
 	if l.route == Skip {
 		return l, nil
 	}
-	firstAPI := r.servesFirstAPI(bd)
-	if firstAPI {
+	l.firstAPI = r.servesFirstAPI(bd)
+	if l.firstAPI {
 		l.write = r.bundles.Report
 	}
 	cfg := r.set.Config
@@ -67,40 +64,23 @@ func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error
 	now := r.now()
 	facts := &status.Facts{BD: bd, Now: now, TemplateTimeout: cfg.TemplateTimeout, SystemNamespace: cfg.SystemNamespace,
 		ContentURL: contenturl.For(cfg.ContentAddress, contenturl.KindBundleDeployment, bd.Name)}
-	l.s = &scope.Scope{BD: bd, View: bd, Mode: mode, AppNS: ns, Cfg: cfg, Now: now, Facts: facts}
-	installs := l.route.Installs()
-	if installs {
-		if err := kube.PatchFinalizers(ctx, r.client, bd, controllerutil.AddFinalizer); apierrors.IsConflict(err) {
-			l.again = true
-			return l, nil
-		} else if err != nil {
-			l.stop = &scope.Outcome{Err: scope.InStep(scope.StepStore, "add finalizer: %w", err)}
-			return l, nil
-		}
-	}
-	l.s.View = r.viewOf(bd, firstAPI)
+	l.s = &scope.Scope{BD: bd, View: r.viewOf(bd, l.firstAPI), Mode: mode, AppNS: ns, Cfg: cfg, Now: now, Facts: facts}
 	live, err := r.readApp(ctx, ns, bd.Name)
-	switch {
-	case err != nil && installs:
-		l.stop = &scope.Outcome{Err: scope.InStep(scope.StepStore, "%w", err)}
-		return l, nil
-	case err != nil:
-		l.stop = &scope.Outcome{Err: err}
+	if err != nil {
+		l.readErr = err
 		return l, nil
 	}
 	l.s.Live = live
 	if l.route == Remove {
-		// Nothing is written before the removal's status: it tells of the
-		// App as read.
-		facts.App = live
+		// The removal's status tells of the App as read: a copy, which the
+		// removal's own writes through Live leave as it was.
+		facts.App = live.DeepCopy()
 	}
-	if l.route != HandBack && firstAPI {
-		g, reported, stop := r.bundles.Load(ctx, bd, installs)
+	if l.route != HandBack && l.firstAPI {
+		g, reported, err := r.bundles.Read(ctx, bd)
 		l.s.Generated = g
 		facts.BD = reported
-		if installs {
-			l.stop = stop
-		}
+		l.readErr = err
 	}
 	return l, nil
 }

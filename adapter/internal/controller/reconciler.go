@@ -43,39 +43,22 @@ func New(c client.Client, direct client.Reader, recorder events.EventRecorder, s
 		wakeAll: make(chan event.GenericEvent), now: time.Now}
 }
 
-// Reconcile brings one BundleDeployment's App and status up to date: load
-// (read, place, route, finalizer, view, App, Bundles, facts, the status
-// writer), run the route on what load filled, and report: the one place a
-// reconcile's status is written.
+// Reconcile brings one BundleDeployment's App and status up to date in
+// three phases: load reads (and writes nothing), run takes the route's
+// steps in order, each returning an outcome, and report writes the status
+// once, from what the steps found.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	l, err := r.load(ctx, req)
-	switch {
-	case err != nil || l == nil || l.route == Skip:
+	if err != nil || l == nil || l.route == Skip {
 		return ctrl.Result{}, err
-	case l.again:
-		// Another writer was first; look again with backoff.
-		return ctrl.Result{Requeue: true}, nil
 	}
-	s, p := l.s, installing
-	var o scope.Outcome
-	switch {
-	case l.route == HandBack && l.stop != nil:
-		return ctrl.Result{}, scope.Redacted(l.stop.Err)
-	case l.route == HandBack:
-		// Nothing is reported: the status is the new owner's to write.
-		return ctrl.Result{}, scope.Redacted(r.handBack(ctx, s))
-	case l.stop != nil:
-		o = *l.stop
-	case l.route == Remove:
-		var gone bool
-		if gone, o = r.remove(ctx, s); gone {
-			return ctrl.Result{}, nil
-		}
-	default:
-		o = r.install(ctx, s, l.route, l.modeErr)
+	e := r.run(ctx, l)
+	if !e.report {
+		return e.result, scope.Redacted(e.err)
 	}
+	p := installing
 	if l.route == Remove {
 		p = removing
 	}
-	return r.report(ctx, l, o, p)
+	return r.report(ctx, l, e.o, p)
 }

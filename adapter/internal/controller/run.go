@@ -3,14 +3,88 @@ package controller
 import (
 	"context"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/kappapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 )
 
-// The routes' runs: which mode is asked to do what, in which order. What
-// each mode does is the mode's.
+// The routes' runs: which steps, in which order, and which mode is asked
+// to do what. What each mode does is the mode's.
+
+// ending is how a run ends: with its outcome reported (the status
+// written once), or without a report: the BundleDeployment is gone or
+// handed back (its status is the new owner's), or another writer changed
+// it first (result asks for another look).
+type ending struct {
+	report bool
+	o      scope.Outcome
+	result ctrl.Result
+	err    error
+}
+
+// reported ends a run with o reported.
+func reported(o scope.Outcome) ending { return ending{report: true, o: o} }
+
+// run takes l's route's steps in order; the first that ends the run says
+// how. A failed read ends it before any step.
+func (r *Reconciler) run(ctx context.Context, l *loaded) ending {
+	s := l.s
+	switch l.route {
+	case HandBack:
+		if l.readErr != nil {
+			return ending{err: l.readErr}
+		}
+		return ending{err: r.handBack(ctx, s)}
+	case Remove:
+		if l.readErr != nil {
+			return reported(scope.Outcome{Err: l.readErr})
+		}
+		if l.firstAPI {
+			// rukpak's finalizers come off the generated Bundles, so their
+			// deletion with the BundleDeployment is not held; the removal
+			// goes on whatever this says (the next look tries again).
+			_ = r.bundles.Prepare(ctx, s.Generated, false)
+		}
+		if gone, o := r.remove(ctx, s); !gone {
+			return reported(o)
+		}
+		return ending{}
+	}
+	if l.readErr != nil {
+		return reported(scope.Outcome{Err: scope.InStep(scope.StepStore, "%w", l.readErr)})
+	}
+	if e, stop := r.prepare(ctx, l); stop {
+		return e
+	}
+	return reported(r.install(ctx, s, l.route, l.modeErr))
+}
+
+// prepare is an install's first step: what load found missing is made:
+// the adapter's finalizer (where the admission policy did not add it) and,
+// for rukpak's first API, the template's Bundle. stop ends the run with e.
+func (r *Reconciler) prepare(ctx context.Context, l *loaded) (e ending, stop bool) {
+	err := kube.PatchFinalizers(ctx, r.client, l.s.BD, controllerutil.AddFinalizer)
+	switch {
+	case apierrors.IsConflict(err):
+		// Another writer was first; look again with backoff.
+		return ending{result: ctrl.Result{Requeue: true}}, true
+	case err != nil:
+		return reported(scope.Outcome{Err: scope.InStep(scope.StepStore, "add finalizer: %w", err)}), true
+	}
+	if !l.firstAPI {
+		return ending{}, false
+	}
+	if o := r.bundles.Prepare(ctx, l.s.Generated, true); o != nil {
+		return reported(*o), true
+	}
+	return ending{}, false
+}
 
 // install runs an install route: the serve mode, or the App mode once a
 // PackageInstall left from the serve mode is gone (what it installed stays

@@ -42,18 +42,22 @@ type DependencyWaits interface {
 }
 
 // Bundles serves BundleDeployments of rukpak's first API (v1alpha1):
-// everything v1alpha1-specific is behind it (package deployments), and the
-// dispatcher asks it at three points of one reconcile: the view, load and
-// the status write.
+// what the dispatcher does differently for one is behind it (package
+// deployments). The dispatcher asks Serves once per reconcile, then the
+// view and Read in load, Prepare as an install's step, and Report for the
+// status write.
 type Bundles interface {
 	// Serves says bd, as stored, is one of rukpak's first API.
 	Serves(bd *rukpakv1alpha2.BundleDeployment) bool
 	// View is bd as it is installed (rukpak v0.16's install namespace).
 	View(bd *rukpakv1alpha2.BundleDeployment) *rukpakv1alpha2.BundleDeployment
-	// Load finds bd's generated Bundles, making the template's when makeMissing
-	// is set; reported is bd as the status computation reads what is
-	// installed; stop, when set, is reported in place of the install.
-	Load(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, makeMissing bool) (g *scope.Generated, reported *rukpakv1alpha2.BundleDeployment, stop *scope.Outcome)
+	// Read finds bd's generated Bundles, writing nothing; reported is bd as
+	// the status computation reads what is installed.
+	Read(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) (g *scope.Generated, reported *rukpakv1alpha2.BundleDeployment, err error)
+	// Prepare writes what Read found missing (the template's Bundle when
+	// makeMissing is set; rukpak's finalizers released); stop, when set, is
+	// reported in place of the install.
+	Prepare(ctx context.Context, g *scope.Generated, makeMissing bool) (stop *scope.Outcome)
 	// Report writes the v1alpha1 statuses mapped from out, computed from
 	// facts, when write says so or the Bundle's news cannot wait; wrote and
 	// installed say what it wrote, for the dispatcher's memories.

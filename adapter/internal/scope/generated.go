@@ -13,4 +13,7 @@ type Generated struct {
 	// nil when there is none, and Failure says why.
 	Bundle  *rukpakv1alpha1.Bundle
 	Failure string
+	// Missing is the template's Bundle, to be made: the read found none
+	// and the BundleDeployment may have one more.
+	Missing *rukpakv1alpha1.Bundle
 }

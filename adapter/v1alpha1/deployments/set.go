@@ -30,12 +30,11 @@ func New(c client.Client, direct client.Reader, recorder events.EventRecorder) *
 	return &Set{client: c, direct: direct, recorder: recorder}
 }
 
-// Generate lists bd's Bundles and finds the one of its current template,
-// making it when makeMissing is set and bd may have one more. The error is
-// one to retry (a failed read or write); Failure then says it too. A
-// Bundle the API server refuses to make is a spec error: it is reported,
-// with an error only a new template ends.
-func (s *Set) Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, makeMissing bool) (*scope.Generated, error) {
+// List lists bd's Bundles and finds the one of its current template: a
+// read, nothing written. When there is none, Missing is the Bundle to make
+// (Make), or Failure says why none can be. The error is one to retry (a
+// failed read); Failure then says it too.
+func (s *Set) List(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment) (*scope.Generated, error) {
 	g := &scope.Generated{BD: bd}
 	list := &rukpakv1alpha1.BundleList{}
 	if err := s.client.List(ctx, list, client.MatchingLabels(templates.Selector(bd.Name))); err != nil {
@@ -43,28 +42,48 @@ func (s *Set) Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment,
 		return g, fmt.Errorf("list the Bundles of %s: %w", bd.Name, err)
 	}
 	g.Listed = list.Items
-	if err := s.releaseFromRukpak(ctx, templates.Owned(bd, g.Listed)); err != nil {
-		g.Failure = fmt.Sprintf("rukpak's finalizer could not be removed from a Bundle, the adapter retries: %v", err)
-		return g, err
-	}
 	gen := templates.Generate(bd, g.Listed)
 	switch {
 	case gen.Current != nil:
 		g.Bundle = gen.Current
 	case gen.Blocked != "":
 		g.Failure = gen.Blocked
-	case gen.Create != nil && makeMissing:
-		b, err := s.create(ctx, bd, gen.Create)
-		if err != nil {
-			g.Failure = err.Error()
-			return g, err
-		}
-		g.Bundle = b
-		g.Listed = append(g.Listed, *b)
 	default:
+		g.Missing = gen.Create
 		g.Failure = fmt.Sprintf("The Bundle %s of the template does not exist", gen.Create.Name)
 	}
 	return g, nil
+}
+
+// Make writes what List found: it takes rukpak v0.16's finalizer off the
+// Bundles rukpak made for bd and, when makeMissing is set (an install),
+// makes the template's missing Bundle. The error is one to retry (a
+// failed write); Failure then says it too. A Bundle the API server
+// refuses to make is a spec error: it is reported, with an error only a
+// new template ends.
+func (s *Set) Make(ctx context.Context, g *scope.Generated, makeMissing bool) error {
+	owned := templates.Owned(g.BD, g.Listed)
+	for i := range owned {
+		if err := kube.ReleaseBundleFromRukpak(ctx, s.client, &owned[i]); err != nil {
+			g.Failure = fmt.Sprintf("rukpak's finalizer could not be removed from a Bundle, the adapter retries: %v", err)
+			return err
+		}
+		if g.Bundle != nil && g.Bundle.Name == owned[i].Name {
+			// Its status is written with the resourceVersion the patch left.
+			g.Bundle = owned[i].DeepCopy()
+		}
+	}
+	if g.Missing == nil || !makeMissing {
+		return nil
+	}
+	b, err := s.create(ctx, g.BD, g.Missing)
+	if err != nil {
+		g.Failure = err.Error()
+		return err
+	}
+	g.Bundle, g.Missing, g.Failure = b, nil, ""
+	g.Listed = append(g.Listed, *b)
+	return nil
 }
 
 // create makes b, or finds it made by an earlier reconcile the cache has
@@ -88,17 +107,6 @@ func (s *Set) create(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, b
 			"delete it (or rename the BundleDeployment) and the template's Bundle is made", b.Name)}
 	}
 	return live, nil
-}
-
-// releaseFromRukpak takes rukpak v0.16's finalizer off the Bundles rukpak
-// made (kube.ReleaseBundleFromRukpak).
-func (s *Set) releaseFromRukpak(ctx context.Context, owned []rukpakv1alpha1.Bundle) error {
-	for i := range owned {
-		if err := kube.ReleaseBundleFromRukpak(ctx, s.client, &owned[i]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Report writes b's status when it differs from st, with its Event

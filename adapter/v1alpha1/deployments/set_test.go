@@ -37,24 +37,45 @@ func made(bd *rukpakv1alpha1.BundleDeployment, age time.Duration, finalizers ...
 	return b
 }
 
+// generate is a reconcile's look at bd's Bundles: List, then Make.
+func generate(s *Set, bd *rukpakv1alpha1.BundleDeployment, makeMissing bool) (*scope.Generated, error) {
+	g, err := s.List(context.Background(), bd)
+	if err != nil {
+		return g, err
+	}
+	return g, s.Make(context.Background(), g, makeMissing)
+}
+
+func TestList_WritesNothing(t *testing.T) {
+	old := v1alpha1BD(map[string]string{"v": "0"})
+	bd := v1alpha1BD(map[string]string{"v": "1"})
+	k := fakekube.New(nil, made(old, time.Hour, "core.rukpak.io/delete-cached-bundle"))
+	g, err := New(k.Client, k.Direct, nil).List(context.Background(), bd)
+	if err != nil || g.Bundle != nil || g.Missing == nil || g.Missing.Name != templates.Desired(bd).Name || len(g.Listed) != 1 {
+		t.Fatalf("%+v, %v", g, err)
+	}
+	// Neither the missing Bundle nor rukpak's finalizer: those are Make's.
+	k.ExpectWrites(t, "a list")
+}
+
 func TestGenerate_MakesTheTemplatesBundleOnce(t *testing.T) {
 	bd := v1alpha1BD(nil)
 	k := fakekube.New(nil)
 	s := New(k.Client, k.Direct, nil)
 
-	g, err := s.Generate(context.Background(), bd, false)
+	g, err := generate(s, bd, false)
 	if err != nil || g.Bundle != nil || g.Failure == "" {
 		t.Fatalf("without create: %+v, %v", g, err)
 	}
 	k.ExpectWrites(t, "looking without create")
 
-	g, err = s.Generate(context.Background(), bd, true)
+	g, err = generate(s, bd, true)
 	if err != nil || g.Bundle == nil || g.Bundle.Name != templates.Desired(bd).Name || len(g.Listed) != 1 {
 		t.Fatalf("first: %+v, %v", g, err)
 	}
 	k.ExpectWrites(t, "the first reconcile", "create Bundle /"+g.Bundle.Name)
 	k.Reset()
-	if g, err = s.Generate(context.Background(), bd, true); err != nil || g.Bundle == nil {
+	if g, err = generate(s, bd, true); err != nil || g.Bundle == nil {
 		t.Fatalf("again: %+v, %v", g, err)
 	}
 	k.ExpectWrites(t, "the next reconcile")
@@ -65,7 +86,7 @@ func TestGenerate_FindsABundleTheCacheHasNotSeen(t *testing.T) {
 	k := fakekube.New(nil, made(bd, 0))
 	// The informer cache lags: its list misses the Bundle made a moment ago.
 	s := New(&emptyLister{Client: k.Client}, k.Direct, nil)
-	g, err := s.Generate(context.Background(), bd, true)
+	g, err := generate(s, bd, true)
 	if err != nil || g.Bundle == nil || g.Bundle.ResourceVersion == "" {
 		t.Fatalf("%+v, %v", g, err)
 	}
@@ -80,7 +101,7 @@ func TestGenerate_ABundleOfAnotherIncarnationIsNotTaken(t *testing.T) {
 	other.OwnerReferences[0].UID = "an-earlier-olm"
 	k := fakekube.New(nil, other)
 	s := New(&emptyLister{Client: k.Client}, k.Direct, nil)
-	g, err := s.Generate(context.Background(), bd, true)
+	g, err := generate(s, bd, true)
 	if err == nil || g.Bundle != nil || !strings.Contains(g.Failure, "is not this BundleDeployment's") || !scope.Permanent(err) {
 		t.Fatalf("%+v, %v", g, err)
 	}
@@ -95,7 +116,7 @@ func TestGenerate_ARefusedBundleIsAPermanentFailure(t *testing.T) {
 		}
 		return nil
 	}
-	g, err := New(k.Client, k.Direct, nil).Generate(context.Background(), bd, true)
+	g, err := generate(New(k.Client, k.Direct, nil), bd, true)
 	if err == nil || !scope.Permanent(err) || !strings.Contains(g.Failure, "fix spec.template") {
 		t.Fatalf("%+v, %v", g, err)
 	}
@@ -105,7 +126,7 @@ func TestGenerate_ARefusedBundleIsAPermanentFailure(t *testing.T) {
 		}
 		return nil
 	}
-	g, err = New(k.Client, k.Direct, nil).Generate(context.Background(), bd, true)
+	g, err = generate(New(k.Client, k.Direct, nil), bd, true)
 	if err == nil || scope.Permanent(err) || g.Failure == "" {
 		t.Fatalf("a transient failure is retried: %+v, %v", g, err)
 	}
@@ -115,7 +136,7 @@ func TestGenerate_TakesRukpaksFinalizerOff(t *testing.T) {
 	old := v1alpha1BD(map[string]string{"v": "0"})
 	bd := v1alpha1BD(map[string]string{"v": "1"})
 	k := fakekube.New(nil, made(old, time.Hour, "core.rukpak.io/delete-cached-bundle"), made(bd, time.Minute, "core.rukpak.io/delete-cached-bundle"))
-	g, err := New(k.Client, k.Direct, nil).Generate(context.Background(), bd, true)
+	g, err := generate(New(k.Client, k.Direct, nil), bd, true)
 	if err != nil || g.Bundle == nil || len(g.Listed) != 2 {
 		t.Fatalf("%+v, %v", g, err)
 	}
@@ -135,7 +156,7 @@ func TestReportAndPrune(t *testing.T) {
 	foreign.OwnerReferences[0].UID = "someone-else"
 	k := fakekube.New(nil, made(old, time.Hour), made(bd, time.Minute), foreign)
 	s := New(k.Client, k.Direct, nil)
-	g, err := s.Generate(context.Background(), bd, true)
+	g, err := generate(s, bd, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,9 +21,12 @@ import (
 // BundleSet is what V1alpha1 needs of the Bundles in the cluster (Set), so its
 // decisions are tested over an in-memory list.
 type BundleSet interface {
-	// Generate lists bd's Bundles and finds its current template's,
-	// making it when makeMissing is set. The error is one to report and retry.
-	Generate(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment, makeMissing bool) (*scope.Generated, error)
+	// List lists bd's Bundles and finds its current template's, or the one
+	// to make: a read. The error is one to report and retry.
+	List(ctx context.Context, bd *rukpakv1alpha1.BundleDeployment) (*scope.Generated, error)
+	// Make releases the Bundles rukpak made and, when makeMissing is set,
+	// makes g's missing Bundle. The error is one to report and retry.
+	Make(ctx context.Context, g *scope.Generated, makeMissing bool) error
 	// Report writes b's status when it differs from st.
 	Report(ctx context.Context, b *rukpakv1alpha1.Bundle, st rukpakv1alpha1.BundleStatus) error
 	// Prune deletes bd's Bundles other than current, which is installed.
@@ -63,27 +66,35 @@ func (v *V1alpha1) View(bd *rukpakv1alpha2.BundleDeployment) *rukpakv1alpha2.Bun
 	return templates.View(bd, v.systemNamespace)
 }
 
-// Load finds bd's Bundles and the current template's, making it when
-// makeMissing is set (an install), and reported is bd as the status computation
-// reads what is installed (its active Bundle's resolved source). stop,
-// when set, says nothing is installed now: the Bundle could not be made
-// (its Err says why, or the Bundle limit does) or its source is an upload.
-func (v *V1alpha1) Load(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, makeMissing bool) (g *scope.Generated, reported *rukpakv1alpha2.BundleDeployment, stop *scope.Outcome) {
-	g, err := v.bundles.Generate(ctx, rukpakv1alpha1.FromV1alpha2(bd), makeMissing)
+// Read finds bd's Bundles and the current template's (or the one to make):
+// a read, nothing written. reported is bd as the status computation reads
+// what is installed (its active Bundle's resolved source). The error is a
+// failed read, reported and retried.
+func (v *V1alpha1) Read(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) (g *scope.Generated, reported *rukpakv1alpha2.BundleDeployment, err error) {
+	g, err = v.bundles.List(ctx, rukpakv1alpha1.FromV1alpha2(bd))
 	if g == nil {
 		g = &scope.Generated{BD: rukpakv1alpha1.FromV1alpha2(bd)}
 	}
-	reported = templates.Reported(bd, g.Listed)
+	return g, templates.Reported(bd, g.Listed), err
+}
+
+// Prepare is the step that writes what Read found: rukpak's finalizer
+// taken off the Bundles rukpak made and, for an install (makeMissing), the
+// template's Bundle made. stop, when set, says nothing is installed now:
+// the Bundle could not be made (its Err says why, or the Bundle limit
+// does) or its source is an upload.
+func (v *V1alpha1) Prepare(ctx context.Context, g *scope.Generated, makeMissing bool) (stop *scope.Outcome) {
+	err := v.bundles.Make(ctx, g, makeMissing)
 	switch {
 	case err != nil:
-		return g, reported, &scope.Outcome{Err: err}
+		return &scope.Outcome{Err: err}
 	case g.Bundle == nil:
 		// The Bundle limit: the watch on Bundles brings it back when one goes.
-		return g, reported, &scope.Outcome{}
+		return &scope.Outcome{}
 	case makeMissing && g.BD.Spec.Template.Spec.Source.Type == rukpakv1alpha1.SourceTypeUpload:
-		return g, reported, &scope.Outcome{Err: ErrUpload}
+		return &scope.Outcome{Err: ErrUpload}
 	}
-	return g, reported, nil
+	return nil
 }
 
 // ErrUpload refuses a template's upload source (scope.UploadRefused).
