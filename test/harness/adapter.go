@@ -2,12 +2,18 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -113,7 +119,40 @@ func (a *Adapter) Start(ctx context.Context) error {
 		return err
 	}
 	c := &http.Client{Timeout: time.Second}
-	return a.proc.waitFor(ctx, 30*time.Second, "metrics endpoint", func() error { return httpOK(c, a.MetricsURL, "") })
+	if err := a.proc.waitFor(ctx, 30*time.Second, "metrics endpoint", func() error { return httpOK(c, a.MetricsURL, "") }); err != nil {
+		return err
+	}
+	return a.proc.waitFor(ctx, 30*time.Second, "BundleDeployments admitted after the conversion webhook's caBundle", a.admitted)
+}
+
+// admitted says the adapter's CA is in the BundleDeployment CRD's
+// conversion webhook and a BundleDeployment of each class config/admission
+// matches is admitted (a dry run). The adapter writes its CA into the CRD
+// as it starts; the API server's admission policies then learn the
+// changed CRD's schema anew, and refuse a BundleDeployment meanwhile (503,
+// "Resource kind ... not found"): a test that creates one at once would
+// fail on a busy machine.
+func (a *Adapter) admitted() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := a.env.Client.Get(ctx, client.ObjectKey{Name: "bundledeployments.core.rukpak.io"}, crd); err != nil {
+		return err
+	}
+	if conv := crd.Spec.Conversion; conv != nil && conv.Webhook != nil && conv.Webhook.ClientConfig != nil && len(conv.Webhook.ClientConfig.CABundle) == 0 {
+		return errors.New("no caBundle in the conversion webhook yet")
+	}
+	for _, class := range []string{rukpakv1alpha2.ClassPlain, AliasPlainClass} {
+		probe := &rukpakv1alpha2.BundleDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "admission-probe"},
+			Spec: rukpakv1alpha2.BundleDeploymentSpec{InstallNamespace: "default", ProvisionerClassName: class,
+				Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "127.0.0.1/probe:v1"}}},
+		}
+		if err := a.env.Client.Create(ctx, probe, client.DryRunAll); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("a dry-run BundleDeployment of class %s: %w", class, err)
+		}
+	}
+	return nil
 }
 
 // Restart stops the adapter and starts it again with extra flags after the
