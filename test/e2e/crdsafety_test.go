@@ -233,8 +233,18 @@ var _ = Describe("CRD upgrade safety", func() {
 		Expect(env.Client.Create(ctx, monitor)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, monitor) })
 		setRef(ctx, reg, refV2)
-		// kapp takes longer over a registry+v1 bundle's many kinds.
-		Eventually(getBD(ctx, reg)).WithTimeout(30 * time.Second).Should(And(
+		// kapp takes long over a registry+v1 bundle's many kinds, longer the
+		// busier the machine (kapp-controller's time, not the adapter's):
+		// its refused run for generation 2 is awaited, then the adapter has
+		// seconds to say so.
+		Eventually(func() string {
+			app, _ := getApp(ctx, reg)
+			if app == nil || len(app.Status.Conditions) == 0 || app.Status.ObservedGeneration != app.Generation {
+				return ""
+			}
+			return app.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] + "/" + string(app.Status.Conditions[0].Type)
+		}).WithTimeout(3 * time.Minute).Should(Equal("2/ReconcileFailed"))
+		Eventually(getBD(ctx, reg)).WithTimeout(10 * time.Second).Should(And(
 			haveCondition("Installed", "False", "UpgradeFailed", `field "^.spec.jobLabel": field removed (NoExistingFieldRemoved)`),
 			haveCondition("Installed", "False", "UpgradeFailed", `existing custom object default/precious failed validation against version "v1": spec.jobLabel: not in the new schema`),
 		))

@@ -122,21 +122,23 @@ func (a *Adapter) Start(ctx context.Context) error {
 	if err := a.proc.waitFor(ctx, 30*time.Second, "metrics endpoint", func() error { return httpOK(c, a.MetricsURL, "") }); err != nil {
 		return err
 	}
-	return a.proc.waitFor(ctx, 30*time.Second, "BundleDeployments admitted after the conversion webhook's caBundle", a.admitted)
+	return a.proc.waitFor(ctx, 30*time.Second, "BundleDeployments admitted after the conversion webhook's caBundle", a.env.BundleDeploymentsAdmitted)
 }
 
-// admitted says the adapter's CA is in the BundleDeployment CRD's
-// conversion webhook and a BundleDeployment of each class config/admission
-// matches is admitted (a dry run). The adapter writes its CA into the CRD
-// as it starts; the API server's admission policies then learn the
-// changed CRD's schema anew, and refuse a BundleDeployment meanwhile (503,
-// "Resource kind ... not found"): a test that creates one at once would
-// fail on a busy machine.
-func (a *Adapter) admitted() error {
+// BundleDeploymentsAdmitted says an adapter's CA is in the BundleDeployment
+// CRD's conversion webhook and a BundleDeployment of each class
+// config/admission matches is admitted (a dry run). The adapter writes its
+// CA into the CRD as it starts; the API server's admission policies then
+// learn the changed CRD's schema anew, and refuse a BundleDeployment
+// meanwhile (503, "Resource kind ... not found"): a test that creates one
+// right after an adapter started would fail on a busy machine. The harness
+// waits for it after starting its adapter; a suite that runs the adapter
+// otherwise (a Pod of the release) polls it.
+func (e *Env) BundleDeploymentsAdmitted() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := a.env.Client.Get(ctx, client.ObjectKey{Name: "bundledeployments.core.rukpak.io"}, crd); err != nil {
+	if err := e.Client.Get(ctx, client.ObjectKey{Name: "bundledeployments.core.rukpak.io"}, crd); err != nil {
 		return err
 	}
 	if conv := crd.Spec.Conversion; conv != nil && conv.Webhook != nil && conv.Webhook.ClientConfig != nil && len(conv.Webhook.ClientConfig.CABundle) == 0 {
@@ -148,7 +150,7 @@ func (a *Adapter) admitted() error {
 			Spec: rukpakv1alpha2.BundleDeploymentSpec{InstallNamespace: "default", ProvisionerClassName: class,
 				Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "127.0.0.1/probe:v1"}}},
 		}
-		if err := a.env.Client.Create(ctx, probe, client.DryRunAll); err != nil && !apierrors.IsAlreadyExists(err) {
+		if err := e.Client.Create(ctx, probe, client.DryRunAll); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("a dry-run BundleDeployment of class %s: %w", class, err)
 		}
 	}

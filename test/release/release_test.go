@@ -163,6 +163,9 @@ var _ = Describe("the release", Ordered, func() {
 	It("runs the image as the Deployment's pod says and reconciles BundleDeployments", func(ctx context.Context) {
 		pod = startPod(ctx, "rukpak-kapp-1", first)
 		waitReady(ctx, pod)
+		// Ready serves before its CA is in the CRD, which the admission
+		// policy then learns anew.
+		Eventually(env.BundleDeploymentsAdmitted).Should(Succeed())
 
 		By("installing a plain bundle from an image")
 		ref, _, err := env.Registry.PushDir(filepath.Join(env.Root, "test", "testdata", "rukpak-bundles", "plain-v0", "valid"), "bundles/plain-v0:valid")
