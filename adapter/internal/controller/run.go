@@ -6,6 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
@@ -49,7 +50,9 @@ func (r *Reconciler) run(ctx context.Context, l *loaded) ending {
 			// rukpak's finalizers come off the generated Bundles, so their
 			// deletion with the BundleDeployment is not held; the removal
 			// goes on whatever this says (the next look tries again).
-			_ = r.bundles.Prepare(ctx, s.Generated, false)
+			if o := r.bundles.Prepare(ctx, s.Generated, false); o != nil && o.Err != nil {
+				log.FromContext(ctx).Error(scope.Redacted(o.Err), "rukpak's finalizer stays on a generated Bundle; the removal goes on")
+			}
 		}
 		if gone, o := r.remove(ctx, s); !gone {
 			return reported(o)

@@ -66,16 +66,7 @@ func (f *fetches) start(ctx context.Context, b *rukpakv1alpha1.Bundle, src rukpa
 // wait waits for j until it ends or until it has run for d, whichever is
 // first, and says whether it ended.
 func (j *fetchJob) wait(ctx context.Context, d time.Duration) bool {
-	left := time.Until(j.started.Add(d))
-	if left <= 0 {
-		select {
-		case <-j.done:
-			return true
-		default:
-			return false
-		}
-	}
-	t := time.NewTimer(left)
+	t := time.NewTimer(max(time.Until(j.started.Add(d)), 0))
 	defer t.Stop()
 	select {
 	case <-j.done:
@@ -83,6 +74,7 @@ func (j *fetchJob) wait(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+	// A fetch that ended as the wait did is taken now, not at its wake.
 	select {
 	case <-j.done:
 		return true
