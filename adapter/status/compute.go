@@ -14,11 +14,18 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// ProgressDelay is how long a generation may be in progress before the
-// BundleDeployment says so. Most installs finish sooner and go from no
+// ProgressDelay is how long a step of the work under way must last before
+// the BundleDeployment says so. Most installs finish sooner and go from no
 // status to their outcome in one write; a slow or stuck one still shows
-// that it was picked up within seconds. Failures are never delayed.
+// within seconds the step it is in. Steps that pass sooner (kapp-controller
+// templating and applying in a second or two after a long wait in its
+// queue) are not written one by one. Failures are never delayed.
 const ProgressDelay = 5 * time.Second
+
+// ProgressStale bounds how long the stored status may stay behind the work
+// under way when no step lasts ProgressDelay (kapp alternating between
+// applying and waiting, group after group).
+const ProgressStale = 30 * time.Second
 
 // conditions is the computed state of the three conditions and the source
 // they describe, before it is merged into the stored status.
@@ -38,7 +45,7 @@ func Compute(f Facts) Computed {
 	}
 	out := Computed{Status: s.merge(c), LookAgainAfter: lookAgain}
 	if f.BD.DeletionTimestamp.IsZero() && s.inProgress(c) {
-		out.Hold, out.WriteAfter = s.progressHold(out.Status)
+		out.Hold, out.WriteAfter, out.Progress = s.progressHold(out.Status)
 	}
 	return out
 }
@@ -433,25 +440,41 @@ func (s state) inProgress(c conditions) bool {
 	return c.installed.ObservedGeneration != s.gen || c.installed.Status == metav1.ConditionUnknown
 }
 
-// progressHold decides when work under way is written: what kapp-controller
-// last reported, once it differs from what is stored and the work has gone
-// on for ProgressDelay without a status write. So an install that finishes
-// within the delay writes only its outcome, and a long one a few steps
-// (fetching, templating, applying, waiting for readiness), never one write
-// per App status change.
-func (s state) progressHold(st rukpakv1alpha2.BundleDeploymentStatus) (bool, time.Duration) {
+// progressHold decides when work under way is written: a step (what
+// kapp-controller last reported) that differs from what is stored, once it
+// has lasted ProgressDelay, or whatever the step once the stored status has
+// been behind for ProgressStale. So an install that finishes within the
+// delay writes only its outcome, a long one the steps it spent seconds in
+// (waiting for kapp-controller, templating a large chart, waiting for
+// readiness), never one write per App status change. p is the held-back
+// work, for the next look.
+func (s state) progressHold(st rukpakv1alpha2.BundleDeploymentStatus) (hold bool, after time.Duration, p Progress) {
 	if apiequality.Semantic.DeepEqual(st, s.BD.Status) {
 		// Already said.
-		return true, 0
+		return true, 0, Progress{}
 	}
-	since := s.ProgressSince
-	if since.IsZero() {
-		since = s.Now
+	p = Progress{Step: stepKey(st), StepSince: s.Now, BehindSince: s.Now}
+	if !s.Progress.BehindSince.IsZero() {
+		p.BehindSince = s.Progress.BehindSince
 	}
-	if waited := s.Now.Sub(since); waited < ProgressDelay {
-		return true, ProgressDelay - waited
+	if s.Progress.Step == p.Step && !s.Progress.StepSince.IsZero() {
+		p.StepSince = s.Progress.StepSince
 	}
-	return false, 0
+	settled, behind := s.Now.Sub(p.StepSince), s.Now.Sub(p.BehindSince)
+	if settled >= ProgressDelay || behind >= ProgressStale {
+		return false, 0, Progress{}
+	}
+	return true, min(ProgressDelay-settled, ProgressStale-behind), p
+}
+
+// stepKey is the step a status reports: its conditions without their
+// times.
+func stepKey(st rukpakv1alpha2.BundleDeploymentStatus) string {
+	var b strings.Builder
+	for _, c := range st.Conditions {
+		fmt.Fprintf(&b, "%s=%s/%s/%d: %s\n", c.Type, c.Status, c.Reason, c.ObservedGeneration, c.Message)
+	}
+	return b.String()
 }
 
 var (

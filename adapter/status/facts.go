@@ -33,9 +33,10 @@ type Facts struct {
 	WorkloadsFailure string
 	// Now is the reconcile's clock reading.
 	Now time.Time
-	// ProgressSince is when this generation was first seen in progress
-	// without its progress being written; zero when unknown (now).
-	ProgressSince time.Time
+	// Progress is what the last look at this generation's work under way
+	// computed and did not write (Computed.Progress, kept by the caller
+	// until a status write); zero when there was none.
+	Progress Progress
 	// TemplateTimeout is how long kapp-controller's template step may run
 	// before it is reported as failed; 0 never.
 	TemplateTimeout time.Duration
@@ -95,4 +96,16 @@ type Computed struct {
 	// LookAgainAfter is when a deadline inside the status expires (the
 	// template step's); 0 none.
 	LookAgainAfter time.Duration
+	// Progress is the work under way this look held back, for the next
+	// look's Facts.Progress; zero when nothing is held back.
+	Progress Progress
+}
+
+// Progress is work under way that is not written yet: the step computed
+// (the in-progress conditions, as one key), since when it has been the
+// step, and since when the stored status has been behind.
+type Progress struct {
+	Step        string
+	StepSince   time.Time
+	BehindSince time.Time
 }

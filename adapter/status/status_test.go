@@ -151,7 +151,7 @@ func TestCompute(t *testing.T) {
 		},
 		{
 			name:  "no app yet, in progress past the delay: written",
-			facts: func(f *Facts) { f.ProgressSince = f.Now.Add(-ProgressDelay) },
+			facts: inStep(ProgressDelay),
 			want:  want{unpacked: g(2, unpackWait), installed: g(2, installWait), healthy: g(2, healthyWait)},
 		},
 		{
@@ -164,7 +164,7 @@ func TestCompute(t *testing.T) {
 			name:   "progress shown, kapp-controller moved on, the delay passed: the step it reports is written",
 			stored: stored{conds: []metav1.Condition{g(2, unpackWait), g(2, installWait), g(2, healthyWait)}},
 			app:    newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
-			facts:  func(f *Facts) { f.ProgressSince = f.Now.Add(-ProgressDelay) },
+			facts:  inStep(ProgressDelay),
 			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, templating), healthy: g(2, healthyWait), resolved: pinnedSource},
 		},
 		{
@@ -172,7 +172,7 @@ func TestCompute(t *testing.T) {
 			stored: stored{conds: []metav1.Condition{g(2, unpackedTrue), g(2, templating), g(2, healthyWait)}, resolved: pinnedSource},
 			app:    newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
 			facts: func(f *Facts) {
-				f.ProgressSince = f.Now.Add(-time.Hour)
+				inStep(time.Hour)(f)
 				f.BD.Status.ObservedGeneration = 2
 			},
 			want: want{unpacked: g(2, unpackedTrue), installed: g(2, templating), healthy: g(2, healthyWait), resolved: pinnedSource, hold: true},
@@ -212,25 +212,25 @@ func TestCompute(t *testing.T) {
 		{
 			name:  "kapp applying",
 			app:   newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(10, 11), templateDone(12), deployRunning(12, 14, kappApplyingOut)),
-			facts: func(f *Facts) { f.ProgressSince = f.Now.Add(-ProgressDelay) },
+			facts: inStep(ProgressDelay),
 			want:  want{unpacked: g(2, unpackedTrue), installed: g(2, applying), healthy: g(2, healthyWait), resolved: pinnedSource},
 		},
 		{
 			name:  "kapp waiting for readiness",
 			app:   newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(10, 11), templateDone(12), deployRunning(12, 16, kappWaitingOut)),
-			facts: func(f *Facts) { f.ProgressSince = f.Now.Add(-ProgressDelay) },
+			facts: inStep(ProgressDelay),
 			want:  want{unpacked: g(2, unpackedTrue), installed: g(2, waitingReady), healthy: g(2, healthyWait), resolved: pinnedSource},
 		},
 		{
 			name:  "kapp applying the next group of changes after waiting on the first",
 			app:   newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(10, 11), templateDone(12), deployRunning(12, 18, kappWaitingOut+kappApplyingOut)),
-			facts: func(f *Facts) { f.ProgressSince = f.Now.Add(-ProgressDelay) },
+			facts: inStep(ProgressDelay),
 			want:  want{unpacked: g(2, unpackedTrue), installed: g(2, applying), healthy: g(2, healthyWait), resolved: pinnedSource},
 		},
 		{
 			name:  "a rerun kapp-controller has not picked up: the status still reports the run before it",
 			app:   newApp(2, 1, kappctrlv1alpha1.Reconciling, fetchOK(10, 11), templateDone(12), deployRunning(12, 16, kappWaitingOut), rerun(1, 20, RerunStalled)),
-			facts: func(f *Facts) { f.ProgressSince = f.Now.Add(-ProgressDelay) },
+			facts: inStep(ProgressDelay),
 			want:  want{unpacked: g(2, unpackedTrue), installed: g(2, waitingReady), healthy: g(2, healthyWait), resolved: pinnedSource},
 		},
 		{
@@ -283,14 +283,14 @@ func TestCompute(t *testing.T) {
 			name:   "upgrade picked up: the installed generation stays, only Unpacked speaks for the new one",
 			stored: installedAt(1, olderSource),
 			app:    newApp(2, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)),
-			facts:  func(f *Facts) { f.ProgressSince = f.Now.Add(-time.Minute) },
+			facts:  inStep(time.Minute),
 			want:   want{unpacked: g(2, unpackWait), installed: g(1, installedTrue), healthy: g(1, healthyTrue), resolved: olderSource},
 		},
 		{
 			name:   "upgrade fetched, deploy running: Installed=True stays at the old generation, with its source",
 			stored: installedAt(1, olderSource),
 			app:    newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
-			facts:  func(f *Facts) { f.ProgressSince = f.Now.Add(-time.Minute) },
+			facts:  inStep(time.Minute),
 			want:   want{unpacked: g(2, unpackedTrue), installed: g(1, installedTrue), healthy: g(1, healthyTrue), resolved: olderSource},
 		},
 		{
@@ -327,7 +327,7 @@ func TestCompute(t *testing.T) {
 			name:   "a status rukpak wrote (no condition generations) is an older install",
 			stored: installedAt(0, olderSource),
 			app:    newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
-			facts:  func(f *Facts) { f.ProgressSince = f.Now.Add(-time.Minute) },
+			facts:  inStep(time.Minute),
 			want:   want{unpacked: g(2, unpackedTrue), installed: g(0, installedTrue), healthy: g(0, healthyTrue), resolved: olderSource},
 		},
 		{
@@ -599,6 +599,14 @@ func TestCompute(t *testing.T) {
 	}
 }
 
+// inStep sets the facts of work under way whose step (the one Compute finds
+// from the other facts) has lasted d.
+func inStep(d time.Duration) func(*Facts) {
+	return func(f *Facts) {
+		f.Progress = Progress{Step: Compute(*f).Progress.Step, StepSince: f.Now.Add(-d), BehindSince: f.Now.Add(-d)}
+	}
+}
+
 func checkOutcome(t *testing.T, out Computed, w want) {
 	t.Helper()
 	var got []metav1.Condition
@@ -676,7 +684,7 @@ func TestCompute_UpgradeNeverClaimedEarly(t *testing.T) {
 		newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(1, 2)),
 		newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(10, 12)),
 	} {
-		out := Compute(Facts{BD: bd, App: app, Now: t0.Add(time.Duration(i) * time.Minute), ProgressSince: t0})
+		out := Compute(Facts{BD: bd, App: app, Now: t0.Add(time.Duration(i) * time.Minute), Progress: Progress{BehindSince: t0}})
 		if !out.Hold {
 			bd.Status = out.Status
 		}

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +13,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/memo"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -76,23 +76,25 @@ func (p *placement) place(ctx context.Context, c client.Reader, cfg translate.Co
 	return ns, nil
 }
 
-// progressClock remembers, per BundleDeployment generation, since when it
-// has been in progress without a status write: the fact the status
+// progressClock remembers, per BundleDeployment generation, the work under
+// way the last look held back (status.Progress): the facts the status
 // computation's progress hold needs and the stored status cannot hold.
-type progressClock struct{ memo.Keyed[generationSince] }
+type progressClock struct{ memo.Keyed[generationProgress] }
 
-type generationSince struct {
+type generationProgress struct {
 	generation int64
-	at         time.Time
+	held       status.Progress
 }
 
-// seen is when bd's current generation was first seen in progress,
-// starting the clock now if it was not.
-func (p *progressClock) seen(bd *rukpakv1alpha2.BundleDeployment, now time.Time) time.Time {
-	return p.Update(bd.Name, func(s generationSince, ok bool) generationSince {
-		if !ok || s.generation != bd.Generation {
-			return generationSince{bd.Generation, now}
-		}
-		return s
-	}).at
+// held is what the last look held back of bd's current generation.
+func (p *progressClock) held(bd *rukpakv1alpha2.BundleDeployment) status.Progress {
+	if g, ok := p.Load(bd.Name); ok && g.generation == bd.Generation {
+		return g.held
+	}
+	return status.Progress{}
+}
+
+// keep remembers what this look held back of bd's current generation.
+func (p *progressClock) keep(bd *rukpakv1alpha2.BundleDeployment, held status.Progress) {
+	p.Store(bd.Name, generationProgress{bd.Generation, held})
 }

@@ -80,7 +80,7 @@ func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p p
 		case o.Failure != nil:
 			facts.Failure = o.Failure
 		}
-		facts.ProgressSince = r.progress.seen(s.BD, facts.Now)
+		facts.Progress = r.progress.held(s.BD)
 	}
 	out := status.Compute(facts)
 	d := decide(p, out, o, facts.Failure)
@@ -93,10 +93,11 @@ func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p p
 	case err != nil:
 		return ctrl.Result{}, scope.Redacted(err)
 	}
+	if p == installing {
+		// What a write said is no longer held back.
+		r.progress.keep(s.BD, out.Progress)
+	}
 	if wrote {
-		if p == installing {
-			r.progress.Forget(s.BD.Name, s.BD.UID)
-		}
 		if installed != nil {
 			r.states.set(s.BD.Name, string(installed.Status), installed.Reason)
 		}
