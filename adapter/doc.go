@@ -2,7 +2,11 @@
 // mirrors the Apps' status back. It is the facade cmd/ and test/ use: the
 // manager (manager.go), which wires the dispatcher and the parts that run
 // beside it, and the names forwarded from the packages that own them
-// (docs/architecture.md draws the data path). Every package under it:
+// (docs/architecture.md draws the data path). Its folders are its tiers,
+// from the top: the dispatcher with what it drives and rukpak's first API;
+// servers and the parts beside the dispatcher; pure packages and downloads.
+// A package imports only lower tiers and, within its own, what its doc.go
+// declares (adapter/layering_test.go). Every package under it:
 //
 // The dispatcher and what it drives (adapter/internal):
 //
@@ -22,37 +26,39 @@
 //	v1alpha1/bundles                the controller of Bundles on their own; what contentURLs serve
 //	v1alpha1/bundles/plan           what a Bundle on its own does and says (pure)
 //
-// Beside the dispatcher, wired in manager.go:
+// Servers and the parts beside the dispatcher, wired in manager.go
+// (adapter/servers, adapter/beside):
 //
-//	kappapi     whether kapp-controller's API is served; opens the watches that need it
-//	drift       re-apply after a change by hand; a new run when kapp-controller lost one
-//	chartcrds   a chart's crds/ as Helm keeps them
-//	crdsafety   the CRD upgrade safety webhook
-//	versions    the v1alpha1 <-> v1alpha2 conversion webhook
-//	webhook     the webhook server and its certificates
-//	contenturl  contentURLs: paths, the tarballs kept, the HTTPS handler
+//	servers/webhook     the webhook server and its certificates
+//	servers/versions    the v1alpha1 <-> v1alpha2 conversion webhook
+//	servers/crdsafety   the CRD upgrade safety webhook
+//	servers/contenturl  contentURLs: paths, the tarballs kept, the HTTPS handler
+//	beside/kappapi      whether kapp-controller's API is served; opens the watches that need it
+//	beside/drift        re-apply after a change by hand; a new run when kapp-controller lost one
+//	beside/chartcrds    a chart's crds/ as Helm keeps them
 //
-// Below everything, pure but for fetch's downloads:
+// Below everything, pure but for fetch's downloads (adapter/pure,
+// adapter/fetch):
 //
 //	fetch, fetch/unpack  registries, git, http; untar within the unpack root
-//	bundlefiles          a bundle's files laid out for the App
-//	content              files packed into immutable Secrets
-//	translate            the App
-//	packaging            the Package, PackageMetadata and PackageInstall
-//	takeover             rukpak's release taken over in place
-//	status               the conditions, computed
-//	fieldowner           the adapter's field manager
+//	pure/bundlefiles     a bundle's files laid out for the App
+//	pure/content         files packed into immutable Secrets
+//	pure/translate       the App
+//	pure/packaging       the Package, PackageMetadata and PackageInstall
+//	pure/takeover        rukpak's release taken over in place
+//	pure/status          the conditions, computed
+//	pure/fieldowner      the adapter's field manager
 //
 // (and convert, at the repository root: registry+v1 to plain manifests).
 //
 // It owns no memory of its own; only cmd/ and test/ import it.
 //
-// May import (this module): adapter/chartcrds, adapter/contenturl,
-// adapter/crdsafety, adapter/drift, adapter/fetch, adapter/fieldowner,
+// May import (this module): adapter/beside/chartcrds, adapter/servers/contenturl,
+// adapter/servers/crdsafety, adapter/beside/drift, adapter/fetch, adapter/pure/fieldowner,
 // adapter/internal/appmode, adapter/internal/controller,
 // adapter/internal/kube, adapter/internal/offline, adapter/internal/scope,
-// adapter/internal/servemode, adapter/internal/store, adapter/kappapi,
-// adapter/takeover, adapter/translate, adapter/v1alpha1/bundles,
+// adapter/internal/servemode, adapter/internal/store, adapter/beside/kappapi,
+// adapter/pure/takeover, adapter/pure/translate, adapter/v1alpha1/bundles,
 // adapter/v1alpha1/deployments, adapter/v1alpha1/deployments/templates,
-// adapter/versions, adapter/webhook, api/v1alpha1, api/v1alpha2.
+// adapter/servers/versions, adapter/servers/webhook, api/v1alpha1, api/v1alpha2.
 package adapter

@@ -13,64 +13,45 @@ import (
 
 const module = "github.com/rukpak-kapp/rukpak-kapp/"
 
-// layers ranks every package of the module (the adapter, the pure packages,
-// the binaries and the test side; test/tools/* are modules of their own and
-// are not walked): a package may import only
-// packages of a lower rank, so no call climbs from a lower package into a
-// higher one, and packages of one rank (the two install modes) never import
-// each other. A package missing here fails the test: a new package is given
-// its place on purpose.
-var layers = map[string]int{
-	// The test side: nothing of the product imports it.
-	"test/harness/cmd/podsandbox":      15,
-	"test/harness/cmd/privatemounts":   15,
-	"test/harness/cmd/rukpak-kapp-dev": 15,
-	"test/bdtest":                      14,
-	"test/bench/scale":                 14,
-	"test/harness":                     13,
-	"test/harness/podspec":             12,
-	"test/fakekube":                    12,
-	"test/tarball":                     12,
-	// The binaries: the CLI and controller, and the release builder.
-	"cmd/rukpak-kapp":              11,
-	"release":                      11,
-	"adapter":                      10, // the facade: manager and forwarded names
-	"adapter/internal/controller":  9,  // the dispatcher
-	"adapter/internal/appmode":     8,  // the App mode
-	"adapter/internal/servemode":   8,  // the serve mode
-	"adapter/internal/offline":     7,  // rendering without a cluster, and the take-over's input
-	"adapter/v1alpha1/bundles":     7,  // Bundles on their own; what contentURLs serve
-	"adapter/internal/store":       6,  // what the adapter fetches itself
-	"adapter/internal/kube":        5,  // the adapter's own reads and writes
-	"adapter/v1alpha1/deployments": 6,  // rukpak's first API, behind the Bundles seam
-	"adapter/internal/scope":       4,  // one reconcile's facts; error classes
-	"adapter/internal/memo":        0,  // the keyed memory every memory uses
-	// Parts that run beside the reconciler, wired in the facade's manager.
-	"adapter/crdsafety": 3,
-	"adapter/kappapi":   3,
-	"adapter/chartcrds": 3,
-	"adapter/versions":  2,
-	"adapter/webhook":   1,
-	// contentURLs: paths, the tarballs on disk, the HTTPS handler.
-	"adapter/contenturl": 2,
-	// The pure packages.
-	"adapter/takeover":                       3,
-	"adapter/packaging":                      3,
-	"adapter/translate":                      2,
-	"adapter/bundlefiles":                    1,
-	"adapter/status":                         1,
-	"adapter/content":                        1,
-	"adapter/fetch":                          1,
-	"adapter/fetch/unpack":                   0,
-	"adapter/fieldowner":                     0,
-	"adapter/drift":                          2,
-	"adapter/v1alpha1/deployments/templates": 1,
-	"adapter/v1alpha1/bundles/plan":          2,
-	"convert":                                0,
-	"ocibundle":                              0,
-	"convert/certs":                          -1,
-	"api/v1alpha1":                           -2,
-	"api/v1alpha2":                           -3,
+// tiers are the module's folders from the bottom up (test/tools/* are
+// modules of their own and are not walked). "dir/..." holds a folder and
+// everything below it, a plain path only that package; a package belongs
+// to the longest entry that holds it, and one that none holds fails the
+// test, so a new package is placed on purpose. A package may import any
+// package of a lower tier; within its own tier only what its doc.go
+// declares (every package under adapter/ declares all it imports of the
+// module) or, where it declares nothing, the packages below its own folder.
+// So adapter/'s folders are its layering: pure packages and downloads;
+// servers and the parts beside the dispatcher; the dispatcher with what it
+// drives and rukpak's first API; the facade.
+var tiers = [][]string{
+	{"api/v1alpha2"},
+	{"api/v1alpha1"},
+	{"convert/...", "ocibundle/..."},
+	{"adapter/pure/...", "adapter/fetch/..."},
+	{"adapter/servers/...", "adapter/beside/..."},
+	{"adapter/internal/...", "adapter/v1alpha1/..."},
+	{"adapter"},
+	{"cmd/...", "release/..."},
+	{"test/fakekube/...", "test/tarball/..."},
+	{"test/harness/..."},
+	{"test/bdtest/...", "test/bench/...", "test/harness/cmd/..."},
+}
+
+// tierOf is the tier of the package dir and the entry that places it; ok is
+// false when no entry holds it.
+func tierOf(dir string) (tier int, entry string, ok bool) {
+	best := -1
+	for t, entries := range tiers {
+		for _, e := range entries {
+			prefix, subtree := strings.CutSuffix(e, "/...")
+			held := dir == prefix || (subtree && strings.HasPrefix(dir, prefix+"/"))
+			if held && len(prefix) > best {
+				best, tier, entry, ok = len(prefix), t, e, true
+			}
+		}
+	}
+	return tier, entry, ok
 }
 
 // testSupport are the test side's packages that a product package's tests
@@ -83,13 +64,22 @@ var testSupport = map[string]bool{
 }
 
 func TestLayering(t *testing.T) {
-	for dir, rank := range packagesUnder(t, ".") {
+	dirs := packagesUnder(t, ".")
+	// Every doc.go's declarations, for tests that import a package of
+	// their own tier: allowed where that package does not reach theirs.
+	graph := map[string][]string{}
+	for _, dir := range dirs {
+		if dir == "adapter" || strings.HasPrefix(dir, "adapter/") {
+			graph[dir], _ = mayImport(filepath.Join("..", dir, "doc.go"))
+		}
+	}
+	for _, dir := range dirs {
 		pkg, err := build.ImportDir(filepath.Join("..", dir), 0)
 		if err != nil {
 			t.Fatalf("read %s: %v", dir, err)
 		}
-		if _, ok := layers[dir]; !ok {
-			t.Errorf("package %s has no layer: add it to layers", dir)
+		if _, _, ok := tierOf(dir); !ok {
+			t.Errorf("package %s is in no folder of tiers: place it in the folder of its tier (or add the folder to tiers)", dir)
 			continue
 		}
 		tests := append(append([]string(nil), pkg.TestImports...), pkg.XTestImports...)
@@ -99,13 +89,11 @@ func TestLayering(t *testing.T) {
 				t.Errorf("%s: %v", dir, err)
 				continue
 			}
-			for _, d := range declared {
-				if _, ok := layers[d]; !ok {
-					t.Errorf("%s/doc.go may import %s, which is no package of the module", dir, d)
-				}
+			if declared == nil {
+				declared = []string{}
 			}
 		}
-		for _, problem := range importProblems(dir, rank, pkg.Imports, tests, declared) {
+		for _, problem := range importProblems(dir, pkg.Imports, tests, declared, graph) {
 			t.Error(problem)
 		}
 	}
@@ -141,14 +129,25 @@ func mayImport(path string) ([]string, error) {
 	return out, nil
 }
 
-// importProblems are the rules broken by the package dir of rank, which
-// imports imports and whose tests import tests: an import of no layer, of
-// the same layer (peers never import each other) or of a higher one, or
-// (when declared is not nil, the list of its doc.go) one its doc.go does not
-// declare; a test may also import its own package and the test support
-// packages.
-func importProblems(dir string, rank int, imports, tests, declared []string) []string {
+// importProblems are the rules broken by the package dir, which imports
+// imports and whose tests import tests, where declared is the list of its
+// doc.go (nil: it has none): a declared package that is not in a tier or
+// sits in a higher one; an import of no tier, of a higher one, or of its
+// own tier that it neither declares nor holds below its folder; and, when
+// it declares, any import of the module it does not declare. A test may
+// also import its own package, the test support packages, and a package of
+// its own tier that does not reach dir through the declarations in graph.
+func importProblems(dir string, imports, tests, declared []string, graph map[string][]string) []string {
 	var out []string
+	tier, entry, _ := tierOf(dir)
+	for _, d := range declared {
+		switch to, _, ok := tierOf(d); {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s/doc.go may import %s, which is in no tier", dir, d))
+		case to > tier:
+			out = append(out, fmt.Sprintf("%s/doc.go may import %s, of a higher tier (%d above %d): a lower package must not import a higher one", dir, d, to, tier))
+		}
+	}
 	check := func(imp string, test bool) {
 		rel, ok := strings.CutPrefix(imp, module)
 		if !ok || (test && (rel == dir || testSupport[rel])) {
@@ -158,16 +157,19 @@ func importProblems(dir string, rank int, imports, tests, declared []string) []s
 		if test {
 			what = "has a test that imports"
 		}
-		to, known := layers[rel]
+		to, toEntry, known := tierOf(rel)
+		below := strings.HasPrefix(rel, dir+"/")
 		switch {
 		case !test && declared != nil && !slices.Contains(declared, rel):
 			out = append(out, fmt.Sprintf("%s imports %s, which its doc.go does not declare (%s): a new import is declared on purpose", dir, rel, declaration))
 		case !known:
-			out = append(out, fmt.Sprintf("%s %s %s, which has no layer", dir, what, rel))
-		case to == rank:
-			out = append(out, fmt.Sprintf("%s %s %s of the same layer (%d): peers never import each other", dir, what, rel, rank))
-		case to > rank:
-			out = append(out, fmt.Sprintf("%s (layer %d) %s %s (layer %d): a lower package must not import a higher one", dir, rank, what, rel, to))
+			out = append(out, fmt.Sprintf("%s %s %s, which is in no tier", dir, what, rel))
+		case to > tier:
+			out = append(out, fmt.Sprintf("%s (tier %d, %s) %s %s (tier %d, %s): a lower package must not import a higher one", dir, tier, entry, what, rel, to, toEntry))
+		case to == tier && test && graph[rel] != nil && !reaches(graph, rel, dir):
+			// A test may use a peer that does not depend on its package.
+		case to == tier && !below && !slices.Contains(declared, rel):
+			out = append(out, fmt.Sprintf("%s %s %s of its own tier (%d), which it neither declares nor holds below its folder: peers never import each other", dir, what, rel, tier))
 		}
 	}
 	for _, imp := range imports {
@@ -179,10 +181,29 @@ func importProblems(dir string, rank int, imports, tests, declared []string) []s
 	return out
 }
 
+// reaches says whether from declares to, directly or through what it
+// declares.
+func reaches(graph map[string][]string, from, to string) bool {
+	seen := map[string]bool{}
+	var walk func(string) bool
+	walk = func(p string) bool {
+		if p == to {
+			return true
+		}
+		if seen[p] {
+			return false
+		}
+		seen[p] = true
+		return slices.ContainsFunc(graph[p], walk)
+	}
+	return walk(from)
+}
+
 // TestImportProblems shows the check fails where it must: a climb, an
-// import of a package given no layer, a peer, an import its doc.go does not
-// declare, and a climb made by a test only; and passes a test's import of
-// its own package, of a fake and of what its package does not declare.
+// import of a package in no tier, a peer, an import its doc.go does not
+// declare, a declared climb and a climb made by a test only; and passes a
+// test's import of its own package, of a fake and of what its package does
+// not declare, and a package's import of one below its folder.
 func TestImportProblems(t *testing.T) {
 	for _, tc := range []struct {
 		name                     string
@@ -190,16 +211,32 @@ func TestImportProblems(t *testing.T) {
 		imports, tests, declared []string
 		want                     string
 	}{
-		{"a climb", "adapter/status", []string{module + "adapter/internal/kube"}, nil, nil, "a lower package must not import a higher one"},
-		{"no layer", "adapter/status", []string{module + "adapter/nowhere"}, nil, nil, "which has no layer"},
-		{"peers", "adapter/internal/appmode", []string{module + "adapter/internal/servemode"}, nil, nil, "peers never import each other"},
-		{"undeclared", "adapter/internal/kube", []string{module + "adapter/status", module + "adapter/translate"}, nil,
-			[]string{"adapter/status"}, "imports adapter/translate, which its doc.go does not declare"},
-		{"a test's climb", "adapter/translate", nil, []string{module + "adapter/internal/controller"}, nil, "has a test that imports adapter/internal/controller (layer 9)"},
-		{"a test's own package and a fake", "adapter/internal/kube", []string{"fmt", module + "adapter/status"},
-			[]string{module + "adapter/internal/kube", module + "test/fakekube", module + "adapter/translate"}, []string{"adapter/status"}, ""},
+		{"a climb", "adapter/pure/status", []string{module + "adapter/internal/kube"}, nil, nil, "a lower package must not import a higher one"},
+		{"no tier", "adapter/pure/status", []string{module + "adapter/nowhere"}, nil, nil, "which is in no tier"},
+		{"peers", "adapter/internal/appmode", []string{module + "adapter/internal/servemode"}, nil, []string{}, "which its doc.go does not declare"},
+		{"peers without doc.go", "test/bdtest", []string{module + "test/bench/scale"}, nil, nil, "peers never import each other"},
+		{"undeclared", "adapter/internal/kube", []string{module + "adapter/pure/status", module + "adapter/pure/translate"}, nil,
+			[]string{"adapter/pure/status"}, "imports adapter/pure/translate, which its doc.go does not declare"},
+		{"a declared climb", "adapter/pure/status", []string{module + "adapter/internal/kube"}, nil, []string{"adapter/internal/kube"}, "doc.go may import adapter/internal/kube, of a higher tier"},
+		{"a test's climb", "adapter/pure/translate", nil, []string{module + "adapter/internal/controller"}, nil, "has a test that imports adapter/internal/controller (tier 5"},
+		{"a test's own package and a fake", "adapter/internal/kube", []string{"fmt", module + "adapter/pure/status"},
+			[]string{module + "adapter/internal/kube", module + "test/fakekube", module + "adapter/pure/translate"}, []string{"adapter/pure/status"}, ""},
+		{"a package below its folder", "convert", []string{module + "convert/certs"}, nil, nil, ""},
+		{"a test's peer that does not reach its package", "adapter/internal/controller", nil, []string{module + "adapter/v1alpha1/deployments"}, []string{}, ""},
+		{"a test's peer that reaches its package", "adapter/internal/kube", nil, []string{module + "adapter/v1alpha1/deployments"}, []string{}, "peers never import each other"},
 	} {
-		got := importProblems(tc.dir, layers[tc.dir], tc.imports, tc.tests, tc.declared)
+		graph := map[string][]string{
+			"adapter/v1alpha1/deployments": {"adapter/internal/scope"},
+			"adapter/internal/scope":       {"adapter/internal/kube"},
+		}
+		got := importProblems(tc.dir, tc.imports, tc.tests, tc.declared, graph)
+		if tc.name == "a declared climb" {
+			// The climb is said twice: declared, and imported.
+			if len(got) != 2 || !strings.Contains(got[0], tc.want) {
+				t.Errorf("%s: %q, want the declaration and the import refused", tc.name, got)
+			}
+			continue
+		}
 		switch {
 		case tc.want == "" && len(got) > 0:
 			t.Errorf("%s: %q, want none", tc.name, got)
@@ -210,11 +247,11 @@ func TestImportProblems(t *testing.T) {
 }
 
 // packagesUnder are the directories below roots (relative to the repository
-// root) holding non-test Go files, with their rank (0 when unknown), leaving
-// out testdata, bin, hidden directories and other modules.
-func packagesUnder(t *testing.T, roots ...string) map[string]int {
+// root) holding non-test Go files, leaving out testdata, bin, hidden
+// directories and other modules.
+func packagesUnder(t *testing.T, roots ...string) []string {
 	t.Helper()
-	out := map[string]int{}
+	var out []string
 	for _, root := range roots {
 		top := filepath.Join("..", root)
 		err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
@@ -241,7 +278,9 @@ func packagesUnder(t *testing.T, roots ...string) map[string]int {
 			if rel == "." {
 				return fmt.Errorf("a Go file at the repository root: %s", p)
 			}
-			out[rel] = layers[rel]
+			if !slices.Contains(out, rel) {
+				out = append(out, rel)
+			}
 			return nil
 		})
 		if err != nil {

@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/crdsafety"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhook"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/crdsafety"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/webhook"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/crdsafety"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhook"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/crdsafety"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/webhook"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"

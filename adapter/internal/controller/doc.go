@@ -13,8 +13,8 @@
 // dispatcher is tested with fakes. Nothing under adapter/internal imports
 // it.
 //
-// May import (this module): adapter/bundlefiles, adapter/contenturl,
+// May import (this module): adapter/pure/bundlefiles, adapter/servers/contenturl,
 // adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
-// adapter/kappapi, adapter/status, adapter/translate, api/v1alpha1,
+// adapter/beside/kappapi, adapter/pure/status, adapter/pure/translate, api/v1alpha1,
 // api/v1alpha2.
 package controller

@@ -6,7 +6,7 @@
 // It decides nothing about a BundleDeployment's route or content. The store,
 // the modes and the dispatcher import it, never the other way round.
 //
-// May import (this module): adapter/bundlefiles, adapter/fieldowner,
-// adapter/internal/scope, adapter/status, adapter/takeover, api/v1alpha1,
+// May import (this module): adapter/pure/bundlefiles, adapter/pure/fieldowner,
+// adapter/internal/scope, adapter/pure/status, adapter/pure/takeover, api/v1alpha1,
 // api/v1alpha2.
 package kube

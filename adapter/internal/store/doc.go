@@ -11,8 +11,8 @@
 // it remembers of one BundleDeployment. Offline, the modes and the
 // dispatcher import it.
 //
-// May import (this module): adapter/bundlefiles, adapter/content,
-// adapter/fetch, adapter/fieldowner, adapter/internal/kube,
-// adapter/internal/scope, adapter/status, adapter/translate, api/v1alpha2,
+// May import (this module): adapter/pure/bundlefiles, adapter/pure/content,
+// adapter/fetch, adapter/pure/fieldowner, adapter/internal/kube,
+// adapter/internal/scope, adapter/pure/status, adapter/pure/translate, api/v1alpha2,
 // convert, convert/certs.
 package store

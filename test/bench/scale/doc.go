@@ -6,5 +6,5 @@
 // system gets a fresh control plane of its own instead, one after the
 // other. It prints what each cost. See docs/benchmarks.md.
 //
-// It may import adapter/translate, api/ and test/harness.
+// It may import adapter/pure/translate, api/ and test/harness.
 package main

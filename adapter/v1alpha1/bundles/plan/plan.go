@@ -23,7 +23,7 @@ func Generated(b *rukpakv1alpha1.Bundle) bool {
 // pinned to), and the namespace rukpak v0.16 put b's objects in, which a
 // plain bundle's layout ignores and a registry+v1 bundle's conversion
 // chooses itself (the CSV's suggested namespace, watching all
-// namespaces; adapter/bundlefiles).
+// namespaces; adapter/pure/bundlefiles).
 func View(b *rukpakv1alpha1.Bundle, class string, src rukpakv1alpha1.BundleSource, systemNamespace string) *rukpakv1alpha2.BundleDeployment {
 	bd := &rukpakv1alpha2.BundleDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: b.Name, UID: b.UID, Generation: b.Generation},
