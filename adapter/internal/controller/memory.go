@@ -76,8 +76,9 @@ func (p *placement) place(ctx context.Context, c client.Reader, cfg translate.Co
 	return ns, nil
 }
 
-// progressClock remembers, per BundleDeployment generation, the work under
-// way the last look held back (status.Progress): the facts the status
+// progressClock remembers, per BundleDeployment generation, what the last
+// look left of its work under way (status.Progress: since when the stored
+// status is behind, whether progress was said): the facts the status
 // computation's progress hold needs and the stored status cannot hold.
 type progressClock struct{ memo.Keyed[generationProgress] }
 
@@ -86,7 +87,7 @@ type generationProgress struct {
 	held       status.Progress
 }
 
-// held is what the last look held back of bd's current generation.
+// held is what the last look left of bd's current generation.
 func (p *progressClock) held(bd *rukpakv1alpha2.BundleDeployment) status.Progress {
 	if g, ok := p.Load(bd.Name); ok && g.generation == bd.Generation {
 		return g.held
@@ -94,7 +95,7 @@ func (p *progressClock) held(bd *rukpakv1alpha2.BundleDeployment) status.Progres
 	return status.Progress{}
 }
 
-// keep remembers what this look held back of bd's current generation.
+// keep remembers what this look leaves of bd's current generation.
 func (p *progressClock) keep(bd *rukpakv1alpha2.BundleDeployment, held status.Progress) {
 	p.Store(bd.Name, generationProgress{bd.Generation, held})
 }

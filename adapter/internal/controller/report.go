@@ -94,7 +94,8 @@ func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p p
 		return ctrl.Result{}, scope.Redacted(err)
 	}
 	if p == installing {
-		// What a write said is no longer held back.
+		// Only once the status is written or held: a refused write leaves
+		// the memory as the look before left it.
 		r.progress.keep(s.BD, out.Progress)
 	}
 	if wrote {

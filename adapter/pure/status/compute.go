@@ -14,18 +14,18 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// ProgressDelay is how long a step of the work under way must last before
-// the BundleDeployment says so. Most installs finish sooner and go from no
+// ProgressDelay is how long a generation may be in progress before the
+// BundleDeployment says so. Most installs finish sooner and go from no
 // status to their outcome in one write; a slow or stuck one still shows
-// within seconds the step it is in. Steps that pass sooner (kapp-controller
-// templating and applying in a second or two after a long wait in its
-// queue) are not written one by one. Failures are never delayed.
+// within seconds what it waits for. Failures are never delayed.
 const ProgressDelay = 5 * time.Second
 
-// ProgressStale bounds how long the stored status may stay behind the work
-// under way when no step lasts ProgressDelay (kapp alternating between
-// applying and waiting, group after group).
-const ProgressStale = 30 * time.Second
+// ProgressFollow is how long the stored status may stay behind the work
+// under way once its progress has been said: kapp-controller's steps after
+// a long wait in its queue (fetching, templating, applying, a second or a
+// few each) are not written one by one, and a step that goes on (a large
+// chart's template, kapp waiting for readiness) is said within this bound.
+const ProgressFollow = 15 * time.Second
 
 // conditions is the computed state of the three conditions and the source
 // they describe, before it is merged into the stored status.
@@ -440,41 +440,30 @@ func (s state) inProgress(c conditions) bool {
 	return c.installed.ObservedGeneration != s.gen || c.installed.Status == metav1.ConditionUnknown
 }
 
-// progressHold decides when work under way is written: a step (what
-// kapp-controller last reported) that differs from what is stored, once it
-// has lasted ProgressDelay, or whatever the step once the stored status has
-// been behind for ProgressStale. So an install that finishes within the
-// delay writes only its outcome, a long one the steps it spent seconds in
-// (waiting for kapp-controller, templating a large chart, waiting for
-// readiness), never one write per App status change. p is the held-back
-// work, for the next look.
+// progressHold decides when work under way is written: the first time
+// once the generation has been in progress for ProgressDelay, and after
+// that once the stored status has been behind what kapp-controller reports
+// for ProgressFollow. So an install that finishes within the delay writes
+// only its outcome, and a long one a step every ProgressFollow at most,
+// never one write per App status change. p is what the next look needs.
 func (s state) progressHold(st rukpakv1alpha2.BundleDeploymentStatus) (hold bool, after time.Duration, p Progress) {
+	p = Progress{Said: s.Progress.Said}
 	if apiequality.Semantic.DeepEqual(st, s.BD.Status) {
 		// Already said.
-		return true, 0, Progress{}
+		return true, 0, p
 	}
-	p = Progress{Step: stepKey(st), StepSince: s.Now, BehindSince: s.Now}
-	if !s.Progress.BehindSince.IsZero() {
-		p.BehindSince = s.Progress.BehindSince
+	p.BehindSince = s.Progress.BehindSince
+	if p.BehindSince.IsZero() {
+		p.BehindSince = s.Now
 	}
-	if s.Progress.Step == p.Step && !s.Progress.StepSince.IsZero() {
-		p.StepSince = s.Progress.StepSince
+	bound := ProgressDelay
+	if p.Said {
+		bound = ProgressFollow
 	}
-	settled, behind := s.Now.Sub(p.StepSince), s.Now.Sub(p.BehindSince)
-	if settled >= ProgressDelay || behind >= ProgressStale {
-		return false, 0, Progress{}
+	if behind := s.Now.Sub(p.BehindSince); behind < bound {
+		return true, bound - behind, p
 	}
-	return true, min(ProgressDelay-settled, ProgressStale-behind), p
-}
-
-// stepKey is the step a status reports: its conditions without their
-// times.
-func stepKey(st rukpakv1alpha2.BundleDeploymentStatus) string {
-	var b strings.Builder
-	for _, c := range st.Conditions {
-		fmt.Fprintf(&b, "%s=%s/%s/%d: %s\n", c.Type, c.Status, c.Reason, c.ObservedGeneration, c.Message)
-	}
-	return b.String()
+	return false, 0, Progress{Said: true}
 }
 
 var (

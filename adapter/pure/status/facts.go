@@ -34,8 +34,8 @@ type Facts struct {
 	// Now is the reconcile's clock reading.
 	Now time.Time
 	// Progress is what the last look at this generation's work under way
-	// computed and did not write (Computed.Progress, kept by the caller
-	// until a status write); zero when there was none.
+	// left for this one (Computed.Progress, kept by the caller); zero when
+	// there was none.
 	Progress Progress
 	// TemplateTimeout is how long kapp-controller's template step may run
 	// before it is reported as failed; 0 never.
@@ -96,16 +96,15 @@ type Computed struct {
 	// LookAgainAfter is when a deadline inside the status expires (the
 	// template step's); 0 none.
 	LookAgainAfter time.Duration
-	// Progress is the work under way this look held back, for the next
-	// look's Facts.Progress; zero when nothing is held back.
+	// Progress is what this look leaves for the next one's
+	// Facts.Progress.
 	Progress Progress
 }
 
-// Progress is work under way that is not written yet: the step computed
-// (the in-progress conditions, as one key), since when it has been the
-// step, and since when the stored status has been behind.
+// Progress is what the progress hold remembers of a generation's work
+// under way between looks: since when the stored status has been behind it
+// (zero: it is not), and whether an in-progress status of it was written.
 type Progress struct {
-	Step        string
-	StepSince   time.Time
 	BehindSince time.Time
+	Said        bool
 }

@@ -25,11 +25,10 @@ func walk(t *testing.T, looks []look) []string {
 	var wrote []string
 	for _, l := range looks {
 		out := Compute(Facts{BD: bd, App: l.app, Now: t0.Add(l.at), Progress: held})
+		held = out.Progress
 		if out.Hold {
-			held = out.Progress
 			continue
 		}
-		held = Progress{}
 		bd.Status = out.Status
 		installed := apimeta.FindStatusCondition(out.Status.Conditions, "Installed")
 		said := installed.Message
@@ -41,9 +40,10 @@ func walk(t *testing.T, looks []look) []string {
 	return wrote
 }
 
-// Work under way is written step by step only where a step lasts: the
-// in-progress writes an install costs do not grow with a long wait in
-// kapp-controller's queue followed by a quick run.
+// Work under way is said once after the delay, then only where the stored
+// status has been behind for ProgressFollow: the in-progress writes an
+// install costs do not grow with a long wait in kapp-controller's queue
+// followed by a quick run.
 func TestCompute_StepsWrittenOnceTheyLast(t *testing.T) {
 	t.Parallel()
 	const succeeded = "InstallationSucceeded"
@@ -71,17 +71,16 @@ func TestCompute_StepsWrittenOnceTheyLast(t *testing.T) {
 			want: []string{"5s Waiting for the bundle to be unpacked", "44s " + succeeded},
 		},
 		{
-			name: "a step that lasts: written when it has lasted the delay, not when it starts",
+			name: "a run that goes on after the wait: said once the stored status has been behind for the bound",
 			looks: []look{{0, queued}, {5 * s, queued}, {40 * s, templating}, {41 * s, applying},
-				{42 * s, waiting}, {47 * s, waiting}, {60 * s, done}},
-			want: []string{"5s Waiting for the bundle to be unpacked", "47s " + kappWaiting, "1m0s " + succeeded},
+				{42 * s, waiting}, {47 * s, waiting}, {54 * s, waiting}, {55 * s, waiting}, {60 * s, waiting}, {72 * s, done}},
+			want: []string{"5s Waiting for the bundle to be unpacked", "55s " + kappWaiting, "1m12s " + succeeded},
 		},
 		{
-			name: "steps that never last the delay: written once the stored status is behind for the bound",
+			name: "steps alternating: the same bound",
 			looks: []look{{0, queued}, {5 * s, queued}, {10 * s, applying}, {13 * s, waiting}, {16 * s, waitingMore},
-				{19 * s, waiting}, {22 * s, waitingMore}, {25 * s, waiting}, {28 * s, waitingMore}, {31 * s, waiting},
-				{34 * s, waitingMore}, {37 * s, waiting}, {40 * s, waitingMore}, {43 * s, done}},
-			want: []string{"5s Waiting for the bundle to be unpacked", "40s " + kappApplying, "43s " + succeeded},
+				{19 * s, waiting}, {22 * s, waitingMore}, {25 * s, waiting}, {28 * s, waitingMore}, {31 * s, done}},
+			want: []string{"5s Waiting for the bundle to be unpacked", "25s " + kappWaiting, "31s " + succeeded},
 		},
 	}
 	for _, tt := range tests {
@@ -100,24 +99,27 @@ func TestCompute_StepsWrittenOnceTheyLast(t *testing.T) {
 	}
 }
 
-// A held status names when to look again: when its step will have lasted
-// the delay or the stored status will have been behind for the bound,
-// whichever comes first.
-func TestCompute_HoldLooksAgainAtTheFirstBound(t *testing.T) {
+// A held status names when to look again: when the first bound ends, or,
+// once progress was said, when the stored status will have been behind for
+// ProgressFollow.
+func TestCompute_HoldLooksAgainAtTheBound(t *testing.T) {
 	t.Parallel()
 	bd := newBD(nil)
 	app := newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6))
 	first := Compute(Facts{BD: bd, App: app, Now: t0})
-	if !first.Hold || first.WriteAfter != ProgressDelay {
-		t.Fatalf("a new step: hold %v after %v, want held for %v", first.Hold, first.WriteAfter, ProgressDelay)
+	if !first.Hold || first.WriteAfter != ProgressDelay || first.Progress != (Progress{BehindSince: t0}) {
+		t.Fatalf("nothing said yet: hold %v after %v leaving %+v, want held for %v", first.Hold, first.WriteAfter, first.Progress, ProgressDelay)
 	}
-	behind := first.Progress
-	behind.BehindSince = t0.Add(-ProgressStale + time.Second)
-	out := Compute(Facts{BD: bd, App: app, Now: t0, Progress: Progress{Step: "another step", StepSince: t0, BehindSince: behind.BehindSince}})
-	if !out.Hold || out.WriteAfter != time.Second {
-		t.Fatalf("a new step, behind for the bound less a second: hold %v after %v, want held for 1s", out.Hold, out.WriteAfter)
+	said := Compute(Facts{BD: bd, App: app, Now: t0, Progress: Progress{Said: true}})
+	if !said.Hold || said.WriteAfter != ProgressFollow || said.Progress != (Progress{BehindSince: t0, Said: true}) {
+		t.Fatalf("progress said: hold %v after %v leaving %+v, want held for %v", said.Hold, said.WriteAfter, said.Progress, ProgressFollow)
 	}
-	if out.Progress.StepSince != t0 || out.Progress.BehindSince != behind.BehindSince {
-		t.Errorf("held back %+v: the step starts now, behind since before", out.Progress)
+	later := Compute(Facts{BD: bd, App: app, Now: t0.Add(ProgressFollow - time.Second), Progress: said.Progress})
+	if !later.Hold || later.WriteAfter != time.Second {
+		t.Fatalf("behind for the bound less a second: hold %v after %v, want held for 1s", later.Hold, later.WriteAfter)
+	}
+	written := Compute(Facts{BD: bd, App: app, Now: t0.Add(ProgressFollow), Progress: said.Progress})
+	if written.Hold || written.Progress != (Progress{Said: true}) {
+		t.Fatalf("behind for the bound: hold %v leaving %+v, want written and said", written.Hold, written.Progress)
 	}
 }

@@ -155,13 +155,13 @@ func TestCompute(t *testing.T) {
 			want:  want{unpacked: g(2, unpackWait), installed: g(2, installWait), healthy: g(2, healthyWait)},
 		},
 		{
-			name:   "progress shown, kapp-controller moved on: held for the delay since the last write",
+			name:   "progress shown, kapp-controller moved on: held for the delay",
 			stored: stored{conds: []metav1.Condition{g(2, unpackWait), g(2, installWait), g(2, healthyWait)}},
 			app:    newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
 			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, templating), healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
 		},
 		{
-			name:   "progress shown, kapp-controller moved on, the delay passed: the step it reports is written",
+			name:   "progress shown before the adapter started, kapp-controller moved on, the delay passed: the step it reports is written",
 			stored: stored{conds: []metav1.Condition{g(2, unpackWait), g(2, installWait), g(2, healthyWait)}},
 			app:    newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
 			facts:  inStep(ProgressDelay),
@@ -599,12 +599,10 @@ func TestCompute(t *testing.T) {
 	}
 }
 
-// inStep sets the facts of work under way whose step (the one Compute finds
-// from the other facts) has lasted d.
+// inStep sets the facts of work under way whose progress has not been said
+// and has been behind the stored status for d.
 func inStep(d time.Duration) func(*Facts) {
-	return func(f *Facts) {
-		f.Progress = Progress{Step: Compute(*f).Progress.Step, StepSince: f.Now.Add(-d), BehindSince: f.Now.Add(-d)}
-	}
+	return func(f *Facts) { f.Progress = Progress{BehindSince: f.Now.Add(-d)} }
 }
 
 func checkOutcome(t *testing.T, out Computed, w want) {
