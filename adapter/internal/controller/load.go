@@ -18,8 +18,11 @@ import (
 // loaded is what load read: the route and the Scope it runs on, filled
 // before any step runs and never assigned again.
 type loaded struct {
-	route Route
-	s     *scope.Scope
+	// behind says the cache has not seen the adapter's last status write
+	// of the BundleDeployment yet: nothing else is read, nothing runs.
+	behind bool
+	route  Route
+	s      *scope.Scope
 	// firstAPI says the BundleDeployment is one of rukpak's first API,
 	// served through the Bundles seam.
 	firstAPI bool
@@ -44,6 +47,9 @@ func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error
 	bd := &rukpakv1alpha2.BundleDeployment{}
 	if err := r.client.Get(ctx, req.NamespacedName, bd); err != nil {
 		return nil, client.IgnoreNotFound(err)
+	}
+	if r.written.behind(bd) {
+		return &loaded{behind: true}, nil
 	}
 	ns, err := r.placed.place(ctx, r.client, r.set.Config, bd.Name)
 	if err != nil {

@@ -28,6 +28,7 @@ type Reconciler struct {
 	placed   placement
 	progress progressClock
 	states   stateTracker
+	written  ownWrites
 	kapp     KappReady
 	// ctl is the controller SetupWithManager built; wakeAll feeds it every
 	// BundleDeployment once kapp-controller's API appears.
@@ -49,8 +50,16 @@ func New(c client.Client, direct client.Reader, recorder events.EventRecorder, s
 // once, from what the steps found.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	l, err := r.load(ctx, req)
-	if err != nil || l == nil || l.route == Skip {
+	switch {
+	case err != nil || l == nil:
 		return ctrl.Result{}, err
+	case l.behind:
+		// Acting on the status as it was before the last write would write
+		// over it: look again with backoff (that write's update event
+		// usually comes first).
+		return ctrl.Result{Requeue: true}, nil
+	case l.route == Skip:
+		return ctrl.Result{}, nil
 	}
 	e := r.run(ctx, l)
 	if !e.report {

@@ -396,3 +396,44 @@ func TestReconcile_WithoutKappControllerAPI(t *testing.T) {
 		expectCalls(t, log, "app.Finalize", "content.Forget a", "serve.Forget a")
 	})
 }
+
+// A look that reads the BundleDeployment from a cache that has not seen
+// the adapter's last status write does nothing and looks again, where it
+// would have written over that status (a write the optimistic lock
+// refuses); once the cache has the write, the next look runs.
+func TestReconcile_ACacheBehindItsOwnStatusWriteWaits(t *testing.T) {
+	t.Parallel()
+	log := &calls{}
+	var stale *rukpakv1alpha2.BundleDeployment
+	funcs := interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+		if bd, ok := o.(*rukpakv1alpha2.BundleDeployment); ok && stale != nil {
+			stale.DeepCopyInto(bd)
+			return nil
+		}
+		return c.Get(ctx, key, o, opts...)
+	}}
+	failing := scope.Outcome{Err: scope.InStep(scope.StepStore, "%w", errors.New("registry unreachable"))}
+	f := setup(t, fakeApp{calls: log, install: failing}, fakeServe{calls: log, leaveGone: true},
+		[]client.Object{newBD("a", rukpakv1alpha2.ClassPlain, kube.Finalizer)}, funcs)
+	before := get(t, f.c, "a")
+	if _, err := reconcileBD(t, f, "a"); err == nil {
+		t.Fatal("the failing install returned no error")
+	}
+	if got := get(t, f.c, "a"); got.ResourceVersion == before.ResourceVersion || len(got.Status.Conditions) == 0 {
+		t.Fatalf("the first look wrote no status: %+v", got.Status)
+	}
+	patches := f.patches
+	stale = before
+	res, err := reconcileBD(t, f, "a")
+	if err != nil || !res.Requeue {
+		t.Errorf("a look from the cache behind the write: %+v, %v; want a requeue without an error", res, err)
+	}
+	if f.patches != patches {
+		t.Errorf("a look from the cache behind the write wrote %d times", f.patches-patches)
+	}
+	stale = nil
+	if _, err := reconcileBD(t, f, "a"); err == nil {
+		t.Error("the look after the cache caught up did not run the install")
+	}
+	expectCalls(t, log, "serve.Leave", "app.Install core-rukpak-io-plain", "serve.Leave", "app.Install core-rukpak-io-plain")
+}

@@ -84,6 +84,7 @@ func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p p
 	}
 	out := status.Compute(facts)
 	d := decide(p, out, o, facts.Failure)
+	replaced := s.BD.ResourceVersion
 	wrote, installed, err := l.write(ctx, s, facts, out, d.write, p == installing)
 	switch {
 	case apierrors.IsConflict(err):
@@ -99,6 +100,7 @@ func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p p
 		r.progress.keep(s.BD, out.Progress)
 	}
 	if wrote {
+		r.written.wrote(s.BD, replaced)
 		if installed != nil {
 			r.states.set(s.BD.Name, string(installed.Status), installed.Reason)
 		}
