@@ -23,7 +23,7 @@ func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
 	}
 	// Apps made before as-bundled Apps existed keep label scoping: changing
 	// an installed workload's selector fails, and its pod template rolls.
-	desired, err := translate.AppInStyle(bd, s.Cfg, f.Content(), translate.StyleOf(live))
+	desired, err := translate.AppInStyle(bd, s.Cfg, f.Packed(), translate.StyleOf(live))
 	if err != nil {
 		return scope.Outcome{Err: err}
 	}
@@ -35,7 +35,7 @@ func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
 	}
 	var retry error
 	if kube.DeployedCurrent(facts.App) && gathered.Failure == nil {
-		if err := m.store.Prune(ctx, s.AppNS, bd.Name, f.Content()); err != nil {
+		if err := m.store.Prune(ctx, s.AppNS, bd.Name, f.Packed()); err != nil {
 			facts.PruneFailure, retry = err.Error(), err
 		}
 	}

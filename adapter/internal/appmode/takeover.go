@@ -61,7 +61,7 @@ func (m *Mode) takeOver(ctx context.Context, s *scope.Scope) (bool, scope.Outcom
 	if err != nil {
 		return true, scope.Outcome{Err: err}
 	}
-	refs := &translate.Content{}
+	refs := &translate.Packed{}
 	for _, c := range chunks {
 		if err := m.store.PutChunk(ctx, bd, s.AppNS, c); err != nil {
 			return true, scope.Outcome{Err: scope.InStep(scope.StepStore, "%w", err)}

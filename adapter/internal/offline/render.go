@@ -20,7 +20,7 @@ import (
 // is fetched here too; a pull secret cannot be read without a cluster.
 func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config) ([]runtime.Object, error) {
 	var objs []runtime.Object
-	var c *translate.Content
+	var c *translate.Packed
 	// Without a cluster, an App goes where a new one would.
 	cfg.AppNamespace = translate.Placement(cfg, bd.Name)
 	if bundlefiles.AdapterFetches(bd) {
@@ -32,7 +32,7 @@ func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg transl
 		if err != nil {
 			return nil, err
 		}
-		c = &translate.Content{Resolved: m.Resolved, Bundle: store.Recorded(m.Layout)}
+		c = &translate.Packed{Resolved: m.Resolved, Bundle: store.Recorded(m.Layout)}
 		for _, ch := range chunks {
 			objs = append(objs, store.ContentSecret(bd, cfg.AppNamespace, ch))
 			c.Secrets = append(c.Secrets, translate.ContentSecret{Name: ch.Name, Dir: ch.Dir})

@@ -116,7 +116,7 @@ func (m *Mode) pruneSuperseded(ctx context.Context, s *scope.Scope, set *package
 	if err := m.removePackaging(ctx, s.AppNS, s.View.Name, set.version, keepValues); err != nil {
 		return err
 	}
-	return m.store.Prune(ctx, s.AppNS, s.View.Name, f.Content())
+	return m.store.Prune(ctx, s.AppNS, s.View.Name, f.Packed())
 }
 
 // removePackaging deletes bdName's Packages in ns but the one of version,

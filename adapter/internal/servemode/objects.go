@@ -54,7 +54,7 @@ type packageDraft struct {
 // write in style (the live App's, so switching modes changes no
 // selector), after fetch, with helm values moved out of the content into
 // the values Secret, so a values change is no new Package.
-func draftPackage(bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config, c *translate.Content, style translate.Style) (packageDraft, error) {
+func draftPackage(bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config, c *translate.Packed, style translate.Style) (packageDraft, error) {
 	var d packageDraft
 	if bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassHelm {
 		var err error
@@ -133,7 +133,7 @@ func valuesSecret(bd *rukpakv1alpha2.BundleDeployment, s *corev1.Secret) *corev1
 }
 
 // withoutValues drops the Secret holding the values file from c.
-func withoutValues(c *translate.Content) *translate.Content {
+func withoutValues(c *translate.Packed) *translate.Packed {
 	if c == nil {
 		return nil
 	}

@@ -51,7 +51,7 @@ func servedHelmBD(values string) *rukpakv1alpha2.BundleDeployment {
 	}
 }
 
-var helmContent = &translate.Content{Secrets: []translate.ContentSecret{
+var helmContent = &translate.Packed{Secrets: []translate.ContentSecret{
 	{Name: "hello-content-chart", Dir: "chart"},
 	{Name: "hello-content-values", Dir: "rukpak-kapp-values"},
 }}

@@ -34,7 +34,7 @@ const templateFile = "package-template.json"
 // reading what the bundle says of itself and what is published already.
 func (m *Mode) desiredPackage(ctx context.Context, s *scope.Scope, f store.Fetched) (*packageSet, error) {
 	bd := s.View
-	d, err := draftPackage(bd, s.Cfg, f.Content(), translate.StyleOf(s.Live))
+	d, err := draftPackage(bd, s.Cfg, f.Packed(), translate.StyleOf(s.Live))
 	if err != nil {
 		return nil, err
 	}

@@ -47,12 +47,12 @@ type refusal struct {
 	err    error
 }
 
-// Content is what the App reads; nil when nothing usable was fetched.
-func (f Fetched) Content() *translate.Content {
+// Packed is what the App reads; nil when nothing usable was fetched.
+func (f Fetched) Packed() *translate.Packed {
 	if f.Secrets == nil {
 		return nil
 	}
-	return &translate.Content{Secrets: f.Secrets, Resolved: f.Resolved, Bundle: f.Bundle}
+	return &translate.Packed{Secrets: f.Secrets, Resolved: f.Resolved, Bundle: f.Bundle}
 }
 
 // contentCacheSize bounds the remembered fetches. An entry holds names, not

@@ -73,8 +73,8 @@ func TestGatherRecoversAfterARestart(t *testing.T) {
 	if n, _ := fetcher.counts(); n != 0 {
 		t.Errorf("the restarted adapter fetched %d times", n)
 	}
-	if stop || !cmp.Equal(after.Content(), before.Content()) {
-		t.Errorf("recovered content (-before +after):\n%s", cmp.Diff(before.Content(), after.Content()))
+	if stop || !cmp.Equal(after.Packed(), before.Packed()) {
+		t.Errorf("recovered content (-before +after):\n%s", cmp.Diff(before.Packed(), after.Packed()))
 	}
 	if !cmp.Equal(sc.Facts.Fetched, before.Resolved) {
 		t.Errorf("facts.Fetched = %+v, want %+v", sc.Facts.Fetched, before.Resolved)

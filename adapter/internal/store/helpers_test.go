@@ -212,7 +212,7 @@ func writeApp(t *testing.T, c client.Client, bd *rukpakv1alpha2.BundleDeployment
 	t.Helper()
 	cfg := testCfg
 	cfg.AppNamespace = systemNS
-	app, err := translate.AppInStyle(bd, cfg, f.Content(), translate.StyleAsBundled)
+	app, err := translate.AppInStyle(bd, cfg, f.Packed(), translate.StyleAsBundled)
 	if err != nil {
 		t.Fatal(err)
 	}

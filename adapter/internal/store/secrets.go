@@ -54,7 +54,7 @@ func ContentSecret(bd *rukpakv1alpha2.BundleDeployment, namespace string, c cont
 // Prune deletes content Secrets of bdName in ns that current (nil: none)
 // does not name. Callers run it only once the App deployed the current
 // content, so kapp-controller never loses files it still needs.
-func (s *Store) Prune(ctx context.Context, ns, bdName string, current *translate.Content) error {
+func (s *Store) Prune(ctx context.Context, ns, bdName string, current *translate.Packed) error {
 	keep := map[string]bool{}
 	if current != nil {
 		for _, secret := range current.Secrets {

@@ -38,7 +38,7 @@ func TestPruneDeletesOnlySupersededContent(t *testing.T) {
 		secretIn("elsewhere", "a-elsewhere", contentOf("a")),
 	)
 	s := New(k.Client, testCfg, &fakeFetcher{}, &fakeAPIs{})
-	current := &translate.Content{Secrets: []translate.ContentSecret{{Name: "a-current", Dir: "."}}}
+	current := &translate.Packed{Secrets: []translate.ContentSecret{{Name: "a-current", Dir: "."}}}
 
 	if err := s.Prune(ctx, systemNS, "a", current); err != nil {
 		t.Fatal(err)

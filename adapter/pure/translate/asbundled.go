@@ -58,7 +58,7 @@ func StyleOf(live *kappctrlv1alpha1.App) Style {
 
 // AppInStyle is App made in the given style. App itself keeps making
 // label-scoped Apps until the reconciler passes the live App's StyleOf.
-func AppInStyle(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content, style Style) (*kappctrlv1alpha1.App, error) {
+func AppInStyle(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Packed, style Style) (*kappctrlv1alpha1.App, error) {
 	app, err := App(bd, cfg, content)
 	if err != nil || style != StyleAsBundled {
 		return app, err

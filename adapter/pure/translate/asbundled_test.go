@@ -44,16 +44,16 @@ func TestStyleOf(t *testing.T) {
 
 func TestAppInStyle(t *testing.T) {
 	t.Parallel()
-	helmContent := &Content{Secrets: []ContentSecret{{Name: "c-1", Dir: "chart"}}}
+	helmContent := &Packed{Secrets: []ContentSecret{{Name: "c-1", Dir: "chart"}}}
 	tests := []struct {
 		name    string
 		bd      *rukpakv1alpha2.BundleDeployment
-		content *Content
+		content *Packed
 		// step is the template step that carries the kapp configuration.
 		step int
 	}{
 		{"plain", bd(rukpakv1alpha2.ClassPlain, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"})), nil, 0},
-		{"registry+v1", bd(rukpakv1alpha2.ClassRegistry, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"})), &Content{Secrets: []ContentSecret{{Name: "c-1", Dir: "manifests"}}}, 0},
+		{"registry+v1", bd(rukpakv1alpha2.ClassRegistry, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/b:v1"})), &Packed{Secrets: []ContentSecret{{Name: "c-1", Dir: "manifests"}}}, 0},
 		{"helm: the ytt step after helm template", bd(rukpakv1alpha2.ClassHelm, imageSource(rukpakv1alpha2.ImageSource{Ref: "r/c:v1"})), helmContent, 1},
 	}
 	for _, tt := range tests {

@@ -10,8 +10,10 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
 
-// Content names the Secrets holding a bundle the adapter fetched itself.
-type Content struct {
+// Packed is a bundle the adapter fetched itself, packed into content
+// Secrets: their names, the source it was fetched from, what it says of
+// itself.
+type Packed struct {
 	Secrets []ContentSecret
 	// Resolved is the source pinned to what was fetched.
 	Resolved *rukpakv1alpha2.BundleSource
@@ -37,7 +39,7 @@ type ContentSecret struct {
 
 // fetchFor maps the BD's source onto a kapp-controller fetch step, or onto
 // the content Secrets when the adapter fetched it.
-func fetchFor(bd *rukpakv1alpha2.BundleDeployment, content *Content) (kappctrlv1alpha1.AppFetch, error) {
+func fetchFor(bd *rukpakv1alpha2.BundleDeployment, content *Packed) (kappctrlv1alpha1.AppFetch, error) {
 	if content != nil {
 		inline := &kappctrlv1alpha1.AppFetchInline{}
 		for _, s := range content.Secrets {

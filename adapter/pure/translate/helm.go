@@ -15,7 +15,7 @@ import (
 // through ytt as plain YAML so the kapp configuration can ride along, with
 // the chart's crds/ that the content holds apart (bundlefiles.ChartCRDsDir),
 // which kapp is told exist.
-func helmTemplate(bd *rukpakv1alpha2.BundleDeployment, kappConfig string, content *Content) []kappctrlv1alpha1.AppTemplate {
+func helmTemplate(bd *rukpakv1alpha2.BundleDeployment, kappConfig string, content *Packed) []kappctrlv1alpha1.AppTemplate {
 	paths, marks := []string{"-"}, []string{"stdin.yml:type=yaml-plain"}
 	inline := map[string]string{kappConfigFile: kappConfig}
 	if content.hasDir(bundlefiles.ChartCRDsDir) {
@@ -41,7 +41,7 @@ func helmTemplate(bd *rukpakv1alpha2.BundleDeployment, kappConfig string, conten
 }
 
 // hasDir says the content has files in dir or below it.
-func (c *Content) hasDir(dir string) bool {
+func (c *Packed) hasDir(dir string) bool {
 	if c == nil {
 		return false
 	}

@@ -13,7 +13,7 @@ import (
 func TestApp_Helm(t *testing.T) {
 	t.Parallel()
 	helm := bd(rukpakv1alpha2.ClassHelm, rukpakv1alpha2.BundleSource{Type: "http", HTTP: &rukpakv1alpha2.HTTPSource{URL: "https://x/c.tgz"}})
-	got, err := App(helm, cfg, &Content{Secrets: []ContentSecret{{Name: "my-bd-content-a", Dir: "chart"}}})
+	got, err := App(helm, cfg, &Packed{Secrets: []ContentSecret{{Name: "my-bd-content-a", Dir: "chart"}}})
 	if err != nil {
 		t.Fatalf("App: %v", err)
 	}
@@ -40,7 +40,7 @@ func TestApp_Helm(t *testing.T) {
 func TestApp_HelmChartCRDs(t *testing.T) {
 	t.Parallel()
 	helm := bd(rukpakv1alpha2.ClassHelm, rukpakv1alpha2.BundleSource{Type: "http", HTTP: &rukpakv1alpha2.HTTPSource{URL: "https://x/c.tgz"}})
-	got, err := App(helm, cfg, &Content{Secrets: []ContentSecret{{Name: "a", Dir: "chart"}, {Name: "b", Dir: bundlefiles.ChartCRDsDir + "/crds"}}})
+	got, err := App(helm, cfg, &Packed{Secrets: []ContentSecret{{Name: "a", Dir: "chart"}, {Name: "b", Dir: bundlefiles.ChartCRDsDir + "/crds"}}})
 	if err != nil {
 		t.Fatalf("App: %v", err)
 	}
@@ -55,7 +55,7 @@ func TestApp_HelmChartCRDs(t *testing.T) {
 	if !KeepsChartCRDs(got) {
 		t.Error("KeepsChartCRDs is false")
 	}
-	plain, err := App(helm, cfg, &Content{Secrets: []ContentSecret{{Name: "a", Dir: "chart"}}})
+	plain, err := App(helm, cfg, &Packed{Secrets: []ContentSecret{{Name: "a", Dir: "chart"}}})
 	if err != nil || KeepsChartCRDs(plain) {
 		t.Errorf("a chart without crds/: KeepsChartCRDs %v, %v", KeepsChartCRDs(plain), err)
 	}

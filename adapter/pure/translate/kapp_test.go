@@ -27,7 +27,7 @@ func TestApp_KappOptionsAndFinalizer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			app, err := App(bd(tt.class, image), cfg, &Content{})
+			app, err := App(bd(tt.class, image), cfg, &Packed{})
 			if err != nil {
 				t.Fatalf("App: %v", err)
 			}

@@ -10,7 +10,7 @@ import (
 )
 
 // templateFor picks the template steps for the BD's format.
-func templateFor(bd *rukpakv1alpha2.BundleDeployment, kappConfig string, content *Content) ([]kappctrlv1alpha1.AppTemplate, error) {
+func templateFor(bd *rukpakv1alpha2.BundleDeployment, kappConfig string, content *Packed) ([]kappctrlv1alpha1.AppTemplate, error) {
 	switch bd.Spec.ProvisionerClassName {
 	case rukpakv1alpha2.ClassPlain, rukpakv1alpha2.ClassRegistry:
 		return plainTemplate(kappConfig), nil

@@ -50,7 +50,7 @@ func (e *UnsupportedError) Error() string { return e.Reason }
 
 // App returns the App that installs bd. content is nil unless the adapter
 // fetched the bundle itself (see AdapterFetches).
-func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*kappctrlv1alpha1.App, error) {
+func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Packed) (*kappctrlv1alpha1.App, error) {
 	fetch, err := fetchFor(bd, content)
 	if err != nil {
 		return nil, err
@@ -96,7 +96,7 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (*ka
 // madeFrom records on the App what its spec was made from: the
 // BundleDeployment's generation and, for content the adapter fetched, the
 // pinned source.
-func madeFrom(bd *rukpakv1alpha2.BundleDeployment, content *Content) (map[string]string, error) {
+func madeFrom(bd *rukpakv1alpha2.BundleDeployment, content *Packed) (map[string]string, error) {
 	a := map[string]string{rukpakv1alpha2.AnnotationBundleGeneration: strconv.FormatInt(bd.Generation, 10)}
 	if content != nil && content.Resolved != nil {
 		if err := recordJSON(a, rukpakv1alpha2.AnnotationResolvedSource, content.Resolved); err != nil {
@@ -123,7 +123,7 @@ func recordJSON(annotations map[string]string, key string, v any) error {
 // syncPeriodFor is the BD's own period when it asks for one; otherwise it
 // is shortened only for Apps whose own fetch follows a branch, as
 // everything else changes through events.
-func syncPeriodFor(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Content) (time.Duration, error) {
+func syncPeriodFor(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Packed) (time.Duration, error) {
 	if v, ok := bd.Annotations[rukpakv1alpha2.AnnotationSyncPeriod]; ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {

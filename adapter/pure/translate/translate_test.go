@@ -167,7 +167,7 @@ func TestApp_AdapterFetchedContent(t *testing.T) {
 	if !bundlefiles.AdapterFetches(b) {
 		t.Fatal("an image with its own CA must be fetched by the adapter")
 	}
-	got, err := App(b, cfg, &Content{Secrets: []ContentSecret{{Name: "my-bd-content-a", Dir: "manifests"}, {Name: "my-bd-content-b", Dir: "."}}})
+	got, err := App(b, cfg, &Packed{Secrets: []ContentSecret{{Name: "my-bd-content-a", Dir: "manifests"}, {Name: "my-bd-content-b", Dir: "."}}})
 	if err != nil {
 		t.Fatalf("App: %v", err)
 	}
@@ -210,13 +210,13 @@ func TestApp_SyncPeriod(t *testing.T) {
 	tests := []struct {
 		name    string
 		bd      *rukpakv1alpha2.BundleDeployment
-		content *Content
+		content *Packed
 		want    time.Duration
 		wantErr string
 	}{
 		{"default, spread by the name", bd(rukpakv1alpha2.ClassPlain, tag), nil, 10*time.Minute + 34*time.Second, ""},
 		{"kapp-controller follows a branch", bd(rukpakv1alpha2.ClassPlain, branch), nil, time.Minute + 4*time.Second, ""},
-		{"the adapter follows the branch itself", bd(rukpakv1alpha2.ClassPlain, branch), &Content{}, 10*time.Minute + 34*time.Second, ""},
+		{"the adapter follows the branch itself", bd(rukpakv1alpha2.ClassPlain, branch), &Packed{}, 10*time.Minute + 34*time.Second, ""},
 		{"asked for by annotation", annotated(bd(rukpakv1alpha2.ClassPlain, tag), "45s"), nil, 45 * time.Second, ""},
 		{"annotation wins over the branch period", annotated(bd(rukpakv1alpha2.ClassPlain, branch), "1h"), nil, time.Hour, ""},
 		{"annotation not a duration", annotated(bd(rukpakv1alpha2.ClassPlain, tag), "often"), nil, 0, `"often" is not a positive duration`},
@@ -251,7 +251,7 @@ func TestApp_RecordsWhatItWasMadeFrom(t *testing.T) {
 	b.Generation = 7
 	resolved := &rukpakv1alpha2.BundleSource{Type: "image", Image: &rukpakv1alpha2.ImageSource{Ref: "r/b@sha256:00"}}
 	meta := &BundleMetadata{Package: convert.Package{Name: "p", Version: "1.2.3"}, Labels: []string{"l"}, Notes: []string{"n"}}
-	got, err := App(b, cfg, &Content{Secrets: []ContentSecret{{Name: "s", Dir: "manifests"}}, Resolved: resolved, Bundle: meta})
+	got, err := App(b, cfg, &Packed{Secrets: []ContentSecret{{Name: "s", Dir: "manifests"}}, Resolved: resolved, Bundle: meta})
 	if err != nil {
 		t.Fatalf("App: %v", err)
 	}
