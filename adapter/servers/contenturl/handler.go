@@ -19,8 +19,9 @@ import (
 // exist, or it is not unpacked.
 var ErrNoContent = errors.New("no content")
 
-// Content is what an object's contentURL serves.
-type Content struct {
+// Served is what an object's contentURL serves: the key of its content and
+// how to fetch it again.
+type Served struct {
 	Key Key
 	// Fill fetches the content again (from the pinned source), for a
 	// replica that does not hold it: the files as served.
@@ -30,7 +31,7 @@ type Content struct {
 // Source finds what the object kind/name serves now; ErrNoContent when
 // nothing.
 type Source interface {
-	Lookup(ctx context.Context, kind Kind, name string) (Content, error)
+	Lookup(ctx context.Context, kind Kind, name string) (Served, error)
 }
 
 // FillTimeout bounds a fetch made for a request.
@@ -117,7 +118,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // fill fetches c again, once however many requests ask at the same time.
-func (h *Handler) fill(ctx context.Context, c Content) (*os.File, Info, error) {
+func (h *Handler) fill(ctx context.Context, c Served) (*os.File, Info, error) {
 	_, err, _ := h.fills.Do(string(c.Key.UID)+"/"+c.Key.Version, func() (any, error) {
 		if stored, _ := h.store.Has(c.Key); stored {
 			return nil, nil

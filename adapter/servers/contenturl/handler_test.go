@@ -47,11 +47,11 @@ type source struct {
 	broken bool
 }
 
-func (s *source) Lookup(_ context.Context, kind Kind, name string) (Content, error) {
+func (s *source) Lookup(_ context.Context, kind Kind, name string) (Served, error) {
 	if name == "pending" || (kind == KindBundle && name != "b") || (kind == KindBundleDeployment && name != "d") {
-		return Content{}, ErrNoContent
+		return Served{}, ErrNoContent
 	}
-	return Content{Key: key("uid-"+name, "v1"), Fill: func(context.Context) (map[string][]byte, error) {
+	return Served{Key: key("uid-"+name, "v1"), Fill: func(context.Context) (map[string][]byte, error) {
 		s.fills.Add(1)
 		if s.broken {
 			return nil, errors.New(`GET https://user:secret@files.example/b.tgz: unexpected status "404 Not Found"`)

@@ -39,35 +39,35 @@ func NewContent(reader client.Reader, fetcher store.Fetcher, s *contenturl.Tarba
 // Lookup is what kind/name's contentURL serves now: nothing unless its
 // status reports content unpacked at a resolved source, which the content
 // is fetched from again when this replica does not hold it.
-func (c *Content) Lookup(ctx context.Context, kind contenturl.Kind, name string) (contenturl.Content, error) {
+func (c *Content) Lookup(ctx context.Context, kind contenturl.Kind, name string) (contenturl.Served, error) {
 	switch kind {
 	case contenturl.KindBundle:
 		b := &rukpakv1alpha1.Bundle{}
 		if err := c.get(ctx, name, b); err != nil {
-			return contenturl.Content{}, err
+			return contenturl.Served{}, err
 		}
 		class, ok := c.classes[b.Spec.ProvisionerClassName]
 		if !ok || b.Status.Phase != rukpakv1alpha1.PhaseUnpacked || b.Status.ResolvedSource == nil || b.Status.ContentURL == "" {
-			return contenturl.Content{}, contenturl.ErrNoContent
+			return contenturl.Served{}, contenturl.ErrNoContent
 		}
 		src := *b.Status.ResolvedSource
-		return contenturl.Content{Key: bundleKey(b.UID, class, src), Fill: func(ctx context.Context) (map[string][]byte, error) {
+		return contenturl.Served{Key: bundleKey(b.UID, class, src), Fill: func(ctx context.Context) (map[string][]byte, error) {
 			files, _, err := c.bundleFiles(ctx, b, class, src)
 			return files, err
 		}}, nil
 	case contenturl.KindBundleDeployment:
 		bd := &rukpakv1alpha2.BundleDeployment{}
 		if err := c.get(ctx, name, bd); err != nil {
-			return contenturl.Content{}, err
+			return contenturl.Served{}, err
 		}
 		class, ok := c.classes[bd.Spec.ProvisionerClassName]
 		if !ok || bd.Status.ResolvedSource == nil || bd.Status.ContentURL == "" {
-			return contenturl.Content{}, contenturl.ErrNoContent
+			return contenturl.Served{}, contenturl.ErrNoContent
 		}
 		view := bd.DeepCopy()
 		view.Spec.ProvisionerClassName, view.Spec.Source = class, *bd.Status.ResolvedSource
 		key := contenturl.Key{UID: bd.UID, Version: contenturl.VersionOf(class, view.Spec.Source)}
-		return contenturl.Content{Key: key, Fill: func(ctx context.Context) (map[string][]byte, error) {
+		return contenturl.Served{Key: key, Fill: func(ctx context.Context) (map[string][]byte, error) {
 			// A BundleDeployment's content is its source as fetched, as
 			// rukpak v0.24 stored it before its handler read it; fetched
 			// as every content is, within store.FetchTimeout and checked
@@ -79,7 +79,7 @@ func (c *Content) Lookup(ctx context.Context, kind contenturl.Kind, name string)
 			return m.Files, nil
 		}}, nil
 	}
-	return contenturl.Content{}, contenturl.ErrNoContent
+	return contenturl.Served{}, contenturl.ErrNoContent
 }
 
 func (c *Content) get(ctx context.Context, name string, obj client.Object) error {
