@@ -207,8 +207,8 @@ func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher 
 	if err != nil {
 		return err
 	}
-	content := bundles.NewContent(mgr.GetAPIReader(), fetcher, kept, o.Classes, o.Config.SystemNamespace)
-	u := bundles.New(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), content, o.Config.ContentAddress)
+	source := bundles.NewURLSource(mgr.GetAPIReader(), fetcher, kept, o.Classes, o.Config.SystemNamespace)
+	u := bundles.New(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), source, o.Config.ContentAddress)
 	if err := u.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the Bundle controller: %w", err)
 	}
@@ -217,7 +217,7 @@ func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher 
 	}
 	if srv != nil {
 		reviewer := contenturl.KubeReviewer{Client: mgr.GetClient()}
-		srv.Register(contenturl.Prefix, contenturl.NewHandler(kept, reviewer, content, ctrl.Log.WithName("content")))
+		srv.Register(contenturl.Prefix, contenturl.NewHandler(kept, reviewer, source, ctrl.Log.WithName("content")))
 	}
 	return nil
 }

@@ -6,7 +6,7 @@
 // itself, with no Pod (store.Materialize through the store's fetcher:
 // images with pull secrets and CAs, git with auth, http, ConfigMaps),
 // checks it as its class requires, keeps its content in the content store
-// and reports rukpak v0.16's status (adapter/v1alpha1/bundles/plan decides). Content is
+// and reports rukpak v0.16's status (adapter/v1alpha1/bundles/plan decides). URLSource is
 // the contenturl.Source of every replica: what an unpacked Bundle's or
 // BundleDeployment's contentURL serves, fetched again from the pinned
 // source when the replica does not hold it. Forgetter drops what is stored

@@ -45,7 +45,7 @@ func (u *Unpacker) SetupWithManager(mgr ctrl.Manager) error {
 		if !ok {
 			return false
 		}
-		_, claimed := u.content.classes[b.Spec.ProvisionerClassName]
+		_, claimed := u.source.classes[b.Spec.ProvisionerClassName]
 		return claimed && !plan.Generated(b)
 	}
 	// A fetch that outlived its reconcile queues its Bundle when it ends.
@@ -112,7 +112,7 @@ func references(o client.Object) []string {
 // Bundles that read it.
 func (u *Unpacker) reading(kind string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		if o.GetNamespace() != u.content.systemNamespace {
+		if o.GetNamespace() != u.source.systemNamespace {
 			return nil
 		}
 		list := &rukpakv1alpha1.BundleList{}

@@ -27,7 +27,7 @@ import (
 type Unpacker struct {
 	client   client.Client
 	recorder events.EventRecorder
-	content  *Content
+	source   *URLSource
 	// address is where contentURLs point; empty: none is written.
 	address string
 	now     func() time.Time
@@ -43,10 +43,10 @@ type pinnedSource struct {
 	src rukpakv1alpha1.BundleSource
 }
 
-// New unpacks through content, reading Bundles and writing their status
+// New unpacks through source, reading Bundles and writing their status
 // with c (the manager's client); recorder may be nil.
-func New(c client.Client, recorder events.EventRecorder, content *Content, address string) *Unpacker {
-	return &Unpacker{client: c, recorder: recorder, content: content, address: address, now: time.Now}
+func New(c client.Client, recorder events.EventRecorder, source *URLSource, address string) *Unpacker {
+	return &Unpacker{client: c, recorder: recorder, source: source, address: address, now: time.Now}
 }
 
 // Reconcile brings one Bundle's status and stored content in line with its
@@ -65,7 +65,7 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		}
 		return ctrl.Result{}, fmt.Errorf("read the Bundle: %w", err)
 	}
-	class, claimed := u.content.classes[b.Spec.ProvisionerClassName]
+	class, claimed := u.source.classes[b.Spec.ProvisionerClassName]
 	if !claimed || plan.Generated(b) {
 		return ctrl.Result{}, nil
 	}
@@ -78,7 +78,7 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	url := contenturl.For(u.address, contenturl.KindBundle, b.Name)
 	stored := false
 	if plan.ReportsUnpacked(b) {
-		stored = u.content.store.Pin(bundleKey(b.UID, class, *b.Status.ResolvedSource))
+		stored = u.source.store.Pin(bundleKey(b.UID, class, *b.Status.ResolvedSource))
 	}
 	step := plan.Plan(b, stored, url)
 	if step == plan.Rest {
@@ -99,7 +99,7 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	described := status.DescribeSource(plan.View(b, class, src, ""))
 	read := b.DeepCopy()
 	job := u.fetches.start(ctx, b, src, func(ctx context.Context) (map[string][]byte, *rukpakv1alpha1.BundleSource, error) {
-		return u.content.bundleFiles(ctx, read, class, src)
+		return u.source.bundleFiles(ctx, read, class, src)
 	})
 	if !job.wait(ctx, UnpackingAfter) {
 		// The fetch goes on; its end queues the Bundle again. A first
@@ -115,7 +115,7 @@ func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	// tried again with it, not with a new fetch.
 	files, resolved, err := job.files, job.resolved, job.err
 	if err == nil {
-		_, err = u.content.store.Put(bundleKey(b.UID, class, *resolved), files, true)
+		_, err = u.source.store.Put(bundleKey(b.UID, class, *resolved), files, true)
 	}
 	if err == nil {
 		if err := u.write(ctx, b, plan.Outcome{Phase: plan.Unpacked, Resolved: resolved, ContentURL: url}); err != nil {

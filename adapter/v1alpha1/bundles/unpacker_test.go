@@ -116,7 +116,7 @@ func (w *world) restart(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.store = s
-	w.u = New(w.k.Client, nil, NewContent(w.k.Direct, w.f, s, classes, "rukpak-system"), address)
+	w.u = New(w.k.Client, nil, NewURLSource(w.k.Direct, w.f, s, classes, "rukpak-system"), address)
 }
 
 func (w *world) reconcile(t *testing.T, name string) error {
@@ -373,7 +373,7 @@ func TestStoreFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.u = New(w.k.Client, nil, NewContent(w.k.Direct, w.f, s, classes, "rukpak-system"), address)
+	w.u = New(w.k.Client, nil, NewURLSource(w.k.Direct, w.f, s, classes, "rukpak-system"), address)
 	err = w.reconcile(t, "big")
 	if err == nil || errors.Is(err, reconcile.TerminalError(nil)) {
 		t.Fatalf("error %v", err)
@@ -397,7 +397,7 @@ func TestLookup(t *testing.T) {
 	if err := w.reconcile(t, "combo"); err != nil {
 		t.Fatal(err)
 	}
-	content := w.u.content
+	content := w.u.source
 	for _, tc := range []struct {
 		kind contenturl.Kind
 		name string

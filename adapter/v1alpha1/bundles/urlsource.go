@@ -18,8 +18,9 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
 
-// Content finds and fetches what contentURLs serve.
-type Content struct {
+// URLSource finds and fetches what contentURLs serve (the contenturl.Source
+// of the adapter's HTTPS handler).
+type URLSource struct {
 	// reader reads the object a request names from the API server: a
 	// status just written is what the URL serves.
 	reader  client.Reader
@@ -30,16 +31,16 @@ type Content struct {
 	systemNamespace string
 }
 
-// NewContent serves content fetched through fetcher, kept in s; classes
+// NewURLSource serves content fetched through fetcher, kept in s; classes
 // are the adapter's (claimed → built-in).
-func NewContent(reader client.Reader, fetcher store.Fetcher, s *contenturl.Tarballs, classes map[string]string, systemNamespace string) *Content {
-	return &Content{reader: reader, fetcher: fetcher, store: s, classes: classes, systemNamespace: systemNamespace}
+func NewURLSource(reader client.Reader, fetcher store.Fetcher, s *contenturl.Tarballs, classes map[string]string, systemNamespace string) *URLSource {
+	return &URLSource{reader: reader, fetcher: fetcher, store: s, classes: classes, systemNamespace: systemNamespace}
 }
 
 // Lookup is what kind/name's contentURL serves now: nothing unless its
 // status reports content unpacked at a resolved source, which the content
 // is fetched from again when this replica does not hold it.
-func (c *Content) Lookup(ctx context.Context, kind contenturl.Kind, name string) (contenturl.Served, error) {
+func (c *URLSource) Lookup(ctx context.Context, kind contenturl.Kind, name string) (contenturl.Served, error) {
 	switch kind {
 	case contenturl.KindBundle:
 		b := &rukpakv1alpha1.Bundle{}
@@ -82,7 +83,7 @@ func (c *Content) Lookup(ctx context.Context, kind contenturl.Kind, name string)
 	return contenturl.Served{}, contenturl.ErrNoContent
 }
 
-func (c *Content) get(ctx context.Context, name string, obj client.Object) error {
+func (c *URLSource) get(ctx context.Context, name string, obj client.Object) error {
 	err := c.reader.Get(ctx, client.ObjectKey{Name: name}, obj)
 	if apierrors.IsNotFound(err) {
 		return contenturl.ErrNoContent
@@ -100,7 +101,7 @@ func (c *Content) get(ctx context.Context, name string, obj client.Object) error
 // was fetched. rukpak v0.16 served a registry+v1 Bundle converted to a
 // plain one: so is it here, with the serving certificates of its webhooks,
 // which the adapter makes only when it installs, left empty.
-func (c *Content) bundleFiles(ctx context.Context, b *rukpakv1alpha1.Bundle, class string, src rukpakv1alpha1.BundleSource) (map[string][]byte, *rukpakv1alpha1.BundleSource, error) {
+func (c *URLSource) bundleFiles(ctx context.Context, b *rukpakv1alpha1.Bundle, class string, src rukpakv1alpha1.BundleSource) (map[string][]byte, *rukpakv1alpha1.BundleSource, error) {
 	if src.Type == rukpakv1alpha1.SourceTypeUpload {
 		return nil, nil, errUpload
 	}
