@@ -56,6 +56,19 @@ func New(c client.Client, recorder events.EventRecorder, source *URLSource, addr
 // (a ConfigMap, a Secret) or a restart looks at again: its spec never
 // changes.
 func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := u.unpack(ctx, req)
+	if apierrors.IsConflict(err) {
+		// As the dispatcher does: a status read stale is not written over;
+		// another look with backoff writes it afresh (a fetch's result is
+		// kept for it), and nothing is logged as an error.
+		return ctrl.Result{Requeue: true}, nil
+	}
+	return res, err
+}
+
+// unpack reads the Bundle, releases rukpak's finalizer, and takes the
+// step its plan says: report, unpack or fetch again, then one status write.
+func (u *Unpacker) unpack(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b := &rukpakv1alpha1.Bundle{}
 	if err := u.client.Get(ctx, req.NamespacedName, b); err != nil {
 		if apierrors.IsNotFound(err) {

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -435,4 +437,30 @@ func TestLookup(t *testing.T) {
 	if files, err := c.Fill(context.Background()); err == nil {
 		t.Fatalf("fill of content that is no plain bundle served %v", files)
 	}
+}
+
+// A status write refused for a stale read (another writer first) is no
+// error: the reconcile asks for another look, and that look writes the
+// kept fetch's result without fetching again.
+func TestUnpack_AConflictLooksAgainWithTheFetchKept(t *testing.T) {
+	w := newWorld(t, standaloneBundle("raced", rukpakv1alpha1.ClassPlain, "registry.example/raced:v1"))
+	refused := false
+	w.k.Fail = func(c fakekube.Call) error {
+		if c.Verb == fakekube.StatusPatch && !refused {
+			refused = true
+			return apierrors.NewConflict(schema.GroupResource{Group: "core.rukpak.io", Resource: "bundles"}, c.Name, errors.New("the object has been modified"))
+		}
+		return nil
+	}
+	res, err := w.u.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: "raced"}})
+	if err != nil || !res.Requeue {
+		t.Fatalf("a refused status write: %+v, %v; want another look without an error", res, err)
+	}
+	if err := w.reconcile(t, "raced"); err != nil {
+		t.Fatal(err)
+	}
+	if b := w.bundle(t, "raced"); b.Status.Phase != rukpakv1alpha1.PhaseUnpacked {
+		t.Fatalf("after the second look: %+v", b.Status)
+	}
+	w.f.expectFetched(t, "a refused write and its retry", "registry.example/raced:v1")
 }
