@@ -31,18 +31,37 @@ type corpusRow struct {
 // cannot stop (ytt expands a YAML bomb until the sidecar's memory cap):
 // the App's delete, and so the BundleDeployment's, comes after the step,
 // which takes minutes of CPU on a busy machine. Its cleanup waits for the
-// delete as long as that step may take, before the suite's own cleanup;
-// the adapter's part (the App deleted, the finalizer removed once it is
-// gone) is held to seconds by the deletion specs.
+// step to end (the App's template status written anew, or the App gone),
+// bounded only by the node's timeout since the step is kapp-controller's
+// and ytt's; then the delete, the adapter's part, within a minute of it
+// (the deletion specs hold that part to seconds).
 func uncancelable(create func(ctx context.Context, name string)) func(ctx context.Context, name string) {
 	return func(ctx context.Context, name string) {
 		create(ctx, name)
 		DeferCleanup(func(ctx context.Context) {
+			templated := func() *metav1.Time {
+				app, err := getApp(ctx, name)
+				if err != nil || app.Status.Template == nil {
+					return nil
+				}
+				return &app.Status.Template.UpdatedAt
+			}
+			before := templated()
+			// The step's end is kapp-controller's: the cleanup's own timeout
+			// bounds it (the suite enforces a default one otherwise).
+			deadline, _ := ctx.Deadline()
 			bd := &rukpakv1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: name}}
 			Expect(client.IgnoreNotFound(env.Client.Delete(ctx, bd))).To(Succeed())
 			Eventually(func() bool {
+				if _, err := getApp(ctx, name); apierrors.IsNotFound(err) {
+					return true
+				}
+				now := templated()
+				return now != nil && (before == nil || now.After(before.Time))
+			}).WithContext(ctx).WithTimeout(time.Until(deadline)).Should(BeTrue(), "kapp-controller's template step of %s did not end within the cleanup's timeout", name)
+			Eventually(func() bool {
 				return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(bd), bd))
-			}).WithContext(ctx).WithTimeout(5*time.Minute).Should(BeTrue(), "BundleDeployment %s was not deleted after kapp-controller's template step", name)
+			}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue(), "BundleDeployment %s was not deleted within a minute of kapp-controller's template step", name)
 		}, NodeTimeout(6*time.Minute))
 	}
 }

@@ -4,7 +4,8 @@
 // control plane with rukpak-kapp and kapp-controller in place of rukpak.
 // Its own specs install, upgrade and delete an operator through a
 // ClusterExtension; then operator-controller's own end-to-end suite runs,
-// unchanged, and its outcome is written to docs/conformance-olm.md.
+// unchanged, and its outcome is written to docs/conformance-olm.md (under
+// make conformance-olm: $OLM_CONFORMANCE_REPORT).
 //
 // With OLM_BASELINE=rukpak-v0.16.0 the same suite runs against rukpak
 // v0.16.0 itself, the rukpak operator-controller v0.9.0 was released
