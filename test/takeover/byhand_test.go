@@ -82,7 +82,7 @@ func byHand() {
 		Expect(err).NotTo(HaveOccurred())
 		chunks, err := content.Pack(bd.Name, files)
 		Expect(err).NotTo(HaveOccurred())
-		refs := &translate.Content{}
+		refs := &translate.Packed{}
 		for _, ch := range chunks {
 			Expect(env.Client.Create(ctx, &corev1.Secret{
 				ObjectMeta: metav1.ObjectMeta{Name: ch.Name, Namespace: harness.SystemNamespace, OwnerReferences: translate.OwnerReferences(bd)},
