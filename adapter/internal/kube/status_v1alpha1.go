@@ -30,6 +30,8 @@ func WriteV1alpha1Status(ctx context.Context, c client.Client, recorder events.E
 	if err := PatchStatus(ctx, c, after, before); err != nil {
 		return fmt.Errorf("update status at %s: %w", rukpakv1alpha1.GroupVersion, err)
 	}
+	// One object at both generations: bd now is the version written.
+	bd.ResourceVersion = after.ResourceVersion
 	recordTransitions(ctx, recorder, bd, before.Status.Conditions, st.Conditions, v1alpha1Types)
 	return nil
 }
