@@ -29,39 +29,29 @@ type corpusRow struct {
 
 // uncancelable is create for a bundle whose template step kapp-controller
 // cannot stop (ytt expands a YAML bomb until the sidecar's memory cap):
-// the App's delete, and so the BundleDeployment's, comes after the step,
-// which takes minutes of CPU on a busy machine. Its cleanup waits for the
-// step to end (the App's template status written anew, or the App gone),
-// bounded only by the node's timeout since the step is kapp-controller's
-// and ytt's; then the delete, the adapter's part, within a minute of it
-// (the deletion specs hold that part to seconds).
+// the App's delete comes after that step, and after another when
+// kapp-controller runs the App once more before it sees the delete; each
+// takes minutes of CPU on a busy machine. Its cleanup waits for the App to
+// go, kapp-controller's part, bounded only by the cleanup's own timeout;
+// then for the BundleDeployment, the adapter's part (its finalizer off once
+// the App is gone), within a minute (the deletion specs hold it to
+// seconds).
 func uncancelable(create func(ctx context.Context, name string)) func(ctx context.Context, name string) {
 	return func(ctx context.Context, name string) {
 		create(ctx, name)
 		DeferCleanup(func(ctx context.Context) {
-			templated := func() *metav1.Time {
-				app, err := getApp(ctx, name)
-				if err != nil || app.Status.Template == nil {
-					return nil
-				}
-				return &app.Status.Template.UpdatedAt
-			}
-			before := templated()
-			// The step's end is kapp-controller's: the cleanup's own timeout
-			// bounds it (the suite enforces a default one otherwise).
-			deadline, _ := ctx.Deadline()
 			bd := &rukpakv1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: name}}
 			Expect(client.IgnoreNotFound(env.Client.Delete(ctx, bd))).To(Succeed())
+			// The suite enforces a default timeout; kapp-controller's part
+			// has the cleanup's, less the adapter's minute.
+			deadline, _ := ctx.Deadline()
 			Eventually(func() bool {
-				if _, err := getApp(ctx, name); apierrors.IsNotFound(err) {
-					return true
-				}
-				now := templated()
-				return now != nil && (before == nil || now.After(before.Time))
-			}).WithContext(ctx).WithTimeout(time.Until(deadline)).Should(BeTrue(), "kapp-controller's template step of %s did not end within the cleanup's timeout", name)
+				_, err := getApp(ctx, name)
+				return apierrors.IsNotFound(err)
+			}).WithContext(ctx).WithTimeout(time.Until(deadline)-time.Minute).Should(BeTrue(), "kapp-controller did not delete the App of %s within the cleanup's timeout", name)
 			Eventually(func() bool {
 				return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(bd), bd))
-			}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue(), "BundleDeployment %s was not deleted within a minute of kapp-controller's template step", name)
+			}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue(), "BundleDeployment %s was not deleted within a minute of its App", name)
 		}, NodeTimeout(6*time.Minute))
 	}
 }
