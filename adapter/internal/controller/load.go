@@ -48,7 +48,7 @@ func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error
 	if err := r.client.Get(ctx, req.NamespacedName, bd); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if r.written.behind(bd) {
+	if r.written.Behind(bd.Name, bd.ResourceVersion) {
 		return &loaded{behind: true}, nil
 	}
 	ns, err := r.placed.place(ctx, r.client, r.set.Config, bd.Name)

@@ -76,33 +76,6 @@ func (p *placement) place(ctx context.Context, c client.Reader, cfg translate.Co
 	return ns, nil
 }
 
-// ownWrites remembers, per BundleDeployment, the resourceVersion its last
-// status write replaced. While the informer cache still holds that version
-// it has not seen the write, and a look would act on the status as it was
-// before: compute it again and write over it, a write the optimistic lock
-// refuses. The write's own update event brings the BundleDeployment back
-// once the cache has it.
-type ownWrites struct{ memo.Keyed[string] }
-
-// wrote remembers that a status write replaced bd's version replaced.
-func (w *ownWrites) wrote(bd *rukpakv1alpha2.BundleDeployment, replaced string) {
-	w.Store(bd.Name, replaced)
-}
-
-// behind says whether bd, as the cache holds it, is the version the last
-// status write replaced; a newer one ends the memory.
-func (w *ownWrites) behind(bd *rukpakv1alpha2.BundleDeployment) bool {
-	replaced, ok := w.Load(bd.Name)
-	if !ok {
-		return false
-	}
-	if replaced == bd.ResourceVersion {
-		return true
-	}
-	w.Delete(bd.Name)
-	return false
-}
-
 // progressClock remembers, per BundleDeployment generation, what the last
 // look left of its work under way (status.Progress: since when the stored
 // status is behind, whether progress was said): the facts the status

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/memo"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 )
 
@@ -28,8 +29,10 @@ type Reconciler struct {
 	placed   placement
 	progress progressClock
 	states   stateTracker
-	written  ownWrites
-	kapp     KappReady
+	// written is what the last status write of each BundleDeployment
+	// replaced, until the cache has the write.
+	written memo.OwnWrites
+	kapp    KappReady
 	// ctl is the controller SetupWithManager built; wakeAll feeds it every
 	// BundleDeployment once kapp-controller's API appears.
 	ctl     controller.Controller

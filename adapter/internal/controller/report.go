@@ -99,11 +99,7 @@ func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p p
 		// the memory as the look before left it.
 		r.progress.keep(s.BD, out.Progress)
 	}
-	if s.BD.ResourceVersion != replaced {
-		// A patch went through (a write asked for and equal to what is
-		// stored patches nothing, and leaves nothing to wait for).
-		r.written.wrote(s.BD, replaced)
-	}
+	r.written.Wrote(s.BD.Name, replaced, s.BD.ResourceVersion)
 	if wrote {
 		if installed != nil {
 			r.states.set(s.BD.Name, string(installed.Status), installed.Reason)

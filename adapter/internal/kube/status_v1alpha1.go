@@ -51,6 +51,8 @@ func WriteBundleStatus(ctx context.Context, c client.Client, recorder events.Eve
 	if err := PatchStatus(ctx, c, after, before); err != nil {
 		return fmt.Errorf("update the status of the Bundle %s: %w", b.Name, err)
 	}
+	// b now is the version written.
+	b.ResourceVersion = after.ResourceVersion
 	if c := apimeta.FindStatusCondition(st.Conditions, rukpakv1alpha1.TypeUnpacked); c == nil || c.Reason != rukpakv1alpha1.ReasonUnpacking {
 		// An Event tells the outcome, not that a fetch runs.
 		recordTransitions(ctx, recorder, after, before.Status.Conditions, st.Conditions, bundleTypes)

@@ -1,7 +1,9 @@
 // Package memo is the one shape of the adapter's memory between
-// reconciles: a value per BundleDeployment name, safe for the reconciles
-// that run side by side, with the Forget every memory of a BundleDeployment
-// has (the dispatcher's finish calls each one).
+// reconciles: a value per object name (a BundleDeployment's, a Bundle's),
+// safe for the reconciles that run side by side, with the Forget every
+// memory of a BundleDeployment has (the dispatcher's finish calls each
+// one); and OwnWrites, the version each controller's last status write
+// replaced, kept that way.
 //
 // It owns no memory itself, only the type; every internal package may
 // import it.

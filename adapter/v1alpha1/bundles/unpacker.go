@@ -34,6 +34,9 @@ type Unpacker struct {
 	// pinned holds, for a Bundle whose fetch again failed (which cleared
 	// its resolved source), the source it had been pinned to.
 	pinned memo.Keyed[pinnedSource]
+	// written is what the last status write of each Bundle replaced,
+	// until the cache has the write.
+	written memo.OwnWrites
 	// fetches are the unpacks under way.
 	fetches fetches
 }
@@ -73,10 +76,17 @@ func (u *Unpacker) unpack(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 	if err := u.client.Get(ctx, req.NamespacedName, b); err != nil {
 		if apierrors.IsNotFound(err) {
 			u.pinned.Delete(req.Name)
+			u.written.Delete(req.Name)
 			u.fetches.drop(req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("read the Bundle: %w", err)
+	}
+	if u.written.Behind(b.Name, b.ResourceVersion) {
+		// The cache has not seen the last status write: acting on the
+		// status before it would write over it. Another look with backoff
+		// (that write's update event usually comes first).
+		return ctrl.Result{Requeue: true}, nil
 	}
 	class, claimed := u.source.classes[b.Spec.ProvisionerClassName]
 	if !claimed || plan.Generated(b) {
@@ -179,9 +189,11 @@ func outcomeOf(err error, source string) (plan.Outcome, bool) {
 
 func (u *Unpacker) write(ctx context.Context, b *rukpakv1alpha1.Bundle, o plan.Outcome) error {
 	st := plan.Status(b, o, u.now())
+	replaced := b.ResourceVersion
 	if err := kube.WriteBundleStatus(ctx, u.client, u.recorder, b, st); err != nil {
 		return err
 	}
+	u.written.Wrote(b.Name, replaced, b.ResourceVersion)
 	b.Status = st
 	return nil
 }

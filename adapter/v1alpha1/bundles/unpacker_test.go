@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
@@ -463,4 +464,42 @@ func TestUnpack_AConflictLooksAgainWithTheFetchKept(t *testing.T) {
 		t.Fatalf("after the second look: %+v", b.Status)
 	}
 	w.f.expectFetched(t, "a refused write and its retry", "registry.example/raced:v1")
+}
+
+// A look that reads the Bundle from a cache that has not seen the last
+// status write writes nothing, fetches nothing and looks again; once the
+// cache has the write, looks run (and at rest cost nothing).
+func TestUnpack_ACacheBehindItsOwnStatusWriteWaits(t *testing.T) {
+	w := newWorld(t, standaloneBundle("echo", rukpakv1alpha1.ClassPlain, "registry.example/echo:v1"))
+	var stale *rukpakv1alpha1.Bundle
+	behind := interceptor.NewClient(w.k.Client.(client.WithWatch), interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+		if b, ok := o.(*rukpakv1alpha1.Bundle); ok && stale != nil {
+			stale.DeepCopyInto(b)
+			return nil
+		}
+		return c.Get(ctx, key, o, opts...)
+	}})
+	w.u = New(behind, nil, w.u.source, address)
+	before := w.bundle(t, "echo")
+	if err := w.reconcile(t, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	if w.bundle(t, "echo").Status.Phase != rukpakv1alpha1.PhaseUnpacked {
+		t.Fatal("not unpacked")
+	}
+	w.k.Reset()
+	stale = before
+	res, err := w.u.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: "echo"}})
+	if err != nil || !res.Requeue {
+		t.Fatalf("a look from the cache behind the write: %+v, %v; want another look without an error", res, err)
+	}
+	w.k.ExpectWrites(t, "a look from the cache behind the write")
+	w.f.expectFetched(t, "a look from the cache behind the write", "registry.example/echo:v1")
+	stale = nil
+	for range 2 {
+		if res, err := w.u.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: "echo"}}); err != nil || res.Requeue {
+			t.Fatalf("a look once the cache has the write: %+v, %v", res, err)
+		}
+	}
+	w.k.ExpectWrites(t, "at rest")
 }
