@@ -12,7 +12,7 @@ type expected struct {
 	// (ownspecs_test.go, named by replacedBy).
 	skip       string
 	replacedBy string
-	// differs is a deliberate difference from rukpak, listed in README.md
+	// differs is a deliberate difference from rukpak, listed in docs/differences.md
 	// ("Differences from rukpak v0.24.0"): the spec fails, and exactly so.
 	differs *difference
 	// pending specs are marked pending upstream (PIt, PWhen).
@@ -36,7 +36,7 @@ type difference struct {
 // the harness's fake nodes.
 const needsPod = "execs into rukpak's own core Pod to list its bundle cache (/var/cache/bundles/<bd>.tgz); rukpak-kapp has no such Pod and no Pod runs on the fake nodes"
 
-// Difference reasons, one line each; README.md says more.
+// Difference reasons, one line each; docs/differences.md says more.
 const (
 	whySubdirs = "subdirectories under manifests/ are read (rukpak refused them): this bundle's manifests/emptydir/.gitignore is then read as YAML, " +
 		"and the install fails on it as rukpak's did on any file that holds no object"

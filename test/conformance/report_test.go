@@ -35,8 +35,7 @@ github.com as a cluster's trust store trusts the public CAs (`+"`test/harness/ru
 `+"`fetchview.go`"+`). Nothing else on the machine sees those names.
 
 %[3]d specs: %[4]d passed, %[5]d skipped because they need a running Pod (each checked another way by a
-spec of `+"`test/conformance`"+`), %[6]d known differences (listed in the README under "Differences from
-rukpak v0.24.0"; each must fail exactly as listed, so one that starts to pass fails the suite),
+spec of `+"`test/conformance`"+`), %[6]d known differences (listed in docs/differences.md; each must fail exactly as listed, so one that starts to pass fails the suite),
 %[7]d pending upstream.
 `, rukpakVersion, took.Round(time.Second), len(results), counts["passed"], counts["skipped"], counts["differs"], counts["pending"])
 	file := ""

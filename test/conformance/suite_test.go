@@ -3,7 +3,7 @@
 // each spec's outcome against what is expected of it
 // (expectations_test.go): passes, is skipped because it needs a running
 // Pod (and a spec here checks what a user sees instead), or fails as a
-// deliberate difference that README.md lists. It writes the outcome to
+// deliberate difference that docs/differences.md lists. It writes the outcome to
 // $CONFORMANCE_REPORT when set (make conformance: docs/conformance.md).
 package conformance_test
 

@@ -77,7 +77,7 @@ var _ = Describe("a delete that cannot finish", func() {
 		left, err := ownedCRDs(ctx, "stuck-release")()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(left).To(HaveLen(1), "released objects stay, found by their owner label")
-		// Removed by hand, as the README says, so later specs can install
+		// Removed by hand, as docs/bundledeployments.md says, so later specs can install
 		// the same bundle.
 		for _, o := range []client.Object{
 			&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: left[0]}},

@@ -201,7 +201,7 @@ func takeOverV016() {
 			return env.Client.Get(ctx, client.ObjectKeyFromObject(&onItsOwn), &rukpakv1alpha1.Bundle{})
 		}).WithContext(ctx).
 			Should(Satisfy(apierrors.IsNotFound), "a Bundle rukpak unpacked is not held by rukpak's finalizer once rukpak is gone")
-		// The chart's crds/ CRD stays, as Helm keeps them (README, "CRD
+		// The chart's crds/ CRD stays, as Helm keeps them (docs/crd-safety.md, "CRD
 		// upgrade safety"); the contexts after this one install the chart
 		// anew.
 		chartCRD := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "greetings.hello.rukpak-kapp.test"}}

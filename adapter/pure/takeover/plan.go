@@ -227,7 +227,7 @@ func Take(in Input) Plan {
 		"custom resources of the installed CRDs: they are not part of the release and are not touched")
 	if len(in.ChartCRDs) > 0 {
 		p.Cleanup.Kept = append(p.Cleanup.Kept,
-			"the CRDs of the chart's crds/: as Helm keeps them, shared by every BundleDeployment of the chart and never deleted with one (README \"CRD upgrade safety\")")
+			"the CRDs of the chart's crds/: as Helm keeps them, shared by every BundleDeployment of the chart and never deleted with one (docs/crd-safety.md)")
 	}
 	sort.Slice(p.Blockers, func(i, j int) bool { return p.Blockers[i].Message < p.Blockers[j].Message })
 	return p

@@ -25,7 +25,7 @@ type Problem struct {
 	Object string
 }
 
-// Rule names, as the README lists them.
+// Rule names, as docs/crd-safety.md lists them.
 const (
 	RuleScope           = "NoScopeChange"
 	RuleStoredVersion   = "NoStoredVersionRemoved"
