@@ -32,6 +32,7 @@
 //	servers/webhook     the webhook server and its certificates
 //	servers/versions    the v1alpha1 <-> v1alpha2 conversion webhook
 //	servers/crdsafety   the CRD upgrade safety webhook
+//	servers/catalogedges  catalog upgrades only along the channel's edges
 //	servers/contenturl  contentURLs: paths, the tarballs kept, the HTTPS handler
 //	beside/kappapi      whether kapp-controller's API is served; opens the watches that need it
 //	beside/drift        re-apply after a change by hand; a new run when kapp-controller lost one
@@ -45,6 +46,7 @@
 //	pure/content         files packed into immutable Secrets
 //	pure/translate       the App
 //	pure/packaging       the Package, PackageMetadata and PackageInstall
+//	pure/catalog         an OLM catalog as Carvel packages; its upgrade edges
 //	pure/takeover        rukpak's release taken over in place
 //	pure/status          the conditions, computed
 //	pure/fieldowner      the adapter's field manager
@@ -53,8 +55,8 @@
 //
 // It owns no memory of its own; only cmd/ and test/ import it.
 //
-// May import (this module): adapter/beside/chartcrds, adapter/servers/contenturl,
-// adapter/servers/crdsafety, adapter/beside/drift, adapter/fetch, adapter/pure/fieldowner,
+// May import (this module): adapter/beside/chartcrds, adapter/servers/catalogedges,
+// adapter/servers/contenturl, adapter/servers/crdsafety, adapter/beside/drift, adapter/fetch, adapter/pure/fieldowner,
 // adapter/internal/appmode, adapter/internal/controller,
 // adapter/internal/kube, adapter/internal/offline, adapter/internal/scope,
 // adapter/internal/servemode, adapter/internal/store, adapter/beside/kappapi,

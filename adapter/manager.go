@@ -27,6 +27,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/catalogedges"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/contenturl"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/crdsafety"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/versions"
@@ -168,6 +169,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	srv, err := webhook.New(mgr, webhook.DefaultOptions(o.WebhookAddr, o.Config.SystemNamespace))
 	if err == nil {
 		err = crdsafety.Add(mgr, srv, crdsafety.OptionsFrom(o.Config, o.Classes.Claims))
+	}
+	if err == nil {
+		err = catalogedges.Add(mgr, srv)
 	}
 	if err == nil {
 		err = versions.Add(srv)

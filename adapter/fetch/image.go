@@ -32,10 +32,13 @@ type ImageOptions struct {
 	InsecureSkipTLSVerify bool
 }
 
-// Image is a fetched image: its files and the reference pinned by digest.
+// Image is a fetched image: its files, the reference pinned by digest, and
+// the labels of its configuration (a catalog image names where its catalog
+// is in one).
 type Image struct {
 	Files  Files
 	Pinned string
+	Labels map[string]string
 }
 
 // FetchImage pulls ref and unpacks its flattened file system (whiteouts
@@ -63,8 +66,13 @@ func FetchImage(ctx context.Context, ref string, opts ImageOptions, limits Limit
 		return nil, fmt.Errorf("read image digest: %w", err)
 	}
 	pinned := parsed.Context().Name() + "@" + digest.String()
+	config, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("read image configuration: %w", err)
+	}
+	labels := config.Config.Labels
 	if files, ok := cache.get(digest.String()); ok {
-		return &Image{Files: files, Pinned: pinned}, nil
+		return &Image{Files: files, Pinned: pinned, Labels: labels}, nil
 	}
 	checked, err := checkedLayers(img, limits)
 	if err != nil {
@@ -77,7 +85,7 @@ func FetchImage(ctx context.Context, ref string, opts ImageOptions, limits Limit
 		return nil, fmt.Errorf("error unpacking image: %w", err)
 	}
 	cache.put(digest.String(), files)
-	return &Image{Files: files, Pinned: pinned}, nil
+	return &Image{Files: files, Pinned: pinned, Labels: labels}, nil
 }
 
 func transportFor(opts ImageOptions) (http.RoundTripper, error) {

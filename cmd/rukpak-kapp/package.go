@@ -47,7 +47,7 @@ func renderPackages(files []string, cfg translate.Config, p packageOpts, out io.
 	opts := adapter.PackageOptions{Config: cfg, Namespace: *p.namespace, InstallerRBAC: *p.installerRBAC, Now: time.Now()}
 	if repo := *p.push; repo != "" {
 		opts.Push = func(ctx context.Context, files map[string][]byte, tag string) (string, error) {
-			return pushBundle(ctx, repo, tag, files)
+			return pushBundle(ctx, repo, tag, files, "rukpak-kapp render --as-package")
 		}
 	}
 	for _, name := range files {
@@ -75,11 +75,12 @@ func renderPackages(files []string, cfg translate.Config, p packageOpts, out io.
 	return nil
 }
 
-// pushBundle publishes files as an imgpkg bundle at repo:tag.
-func pushBundle(ctx context.Context, repo, tag string, files map[string][]byte) (string, error) {
+// pushBundle publishes files as an imgpkg bundle at repo:tag; createdBy
+// is the command that made it.
+func pushBundle(ctx context.Context, repo, tag string, files map[string][]byte, createdBy string) (string, error) {
 	files = maps.Clone(files)
 	files[ocibundle.ImagesLockPath] = ocibundle.ImagesLock()
-	img, err := ocibundle.Bundle(files, ocibundle.BundleOptions{Created: pushedAt, CreatedBy: "rukpak-kapp render --as-package"})
+	img, err := ocibundle.Bundle(files, ocibundle.BundleOptions{Created: pushedAt, CreatedBy: createdBy})
 	if err != nil {
 		return "", err
 	}

@@ -18,12 +18,12 @@ import (
 // kapp-controller wants to be a domain of at least three segments.
 const RefNameSuffix = ".bundles.rukpak-kapp.dev"
 
-// maxPackageName bounds a Package's name: kapp-controller's aggregated API
+// MaxPackageName bounds a Package's name: kapp-controller's aggregated API
 // stores a Package as an InternalPackage named by the base32 encoding
 // (hex alphabet, no padding) of the Package's name (v0.53.1,
 // pkg/apiserver/registry/datapackaging/package_storage_client.go), and
 // that name may have 253 characters: 158 bytes encode to 253.
-const maxPackageName = 158
+const MaxPackageName = 158
 
 // RefName is the refName of the Packages made of bdName's content.
 func RefName(bdName string) string { return bdName + RefNameSuffix }
@@ -100,8 +100,8 @@ func Version(bd *rukpakv1alpha2.BundleDeployment, identity Identity, files map[s
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 		return "", fmt.Errorf("%s: version %q makes the Package name %s, which is not a valid object name (%s): set the annotation %s to a version in lower case", from, version, name, strings.Join(errs, "; "), rukpakv1alpha2.AnnotationPackageVersion)
 	}
-	if len(name) > maxPackageName {
-		return "", fmt.Errorf("the Package name %s has %d characters; kapp-controller stores at most %d: shorten the BundleDeployment's name or the version", name, len(name), maxPackageName)
+	if len(name) > MaxPackageName {
+		return "", fmt.Errorf("the Package name %s has %d characters; kapp-controller stores at most %d: shorten the BundleDeployment's name or the version", name, len(name), MaxPackageName)
 	}
 	return version, nil
 }

@@ -1,0 +1,389 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	"github.com/blang/semver/v4"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/packaging"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Options say where a catalog's Packages go.
+type Options struct {
+	// Domain ends every refName (DefaultDomain when empty).
+	Domain string
+	// Namespace of the objects: "" for a package repository (kapp-controller
+	// places them in the PackageRepository's namespace).
+	Namespace string
+}
+
+// Published is a catalog as Carvel packages: one PackageMetadata per
+// channel and one Package per bundle of a channel, sorted by name, and what
+// could not be published, with why.
+type Published struct {
+	Metadata []*datav1alpha1.PackageMetadata
+	Packages []*datav1alpha1.Package
+	Refused  []Refusal
+}
+
+// Refusal is a package, channel or bundle left out, and why.
+type Refusal struct {
+	Package, Channel, Bundle string
+	Reason                   string
+}
+
+func (r Refusal) String() string {
+	what := "package " + r.Package
+	if r.Channel != "" {
+		what += ", channel " + r.Channel
+	}
+	if r.Bundle != "" {
+		what += ", bundle " + r.Bundle
+	}
+	return what + ": " + r.Reason
+}
+
+// Publish makes the Carvel packages of cfg. A package, channel or bundle
+// that cannot be published is refused on its own; the rest is published.
+func Publish(cfg *declcfg.DeclarativeConfig, opts Options) Published {
+	if opts.Domain == "" {
+		opts.Domain = DefaultDomain
+	}
+	var out Published
+	bundles := map[string]map[string]*declcfg.Bundle{}
+	for i := range cfg.Bundles {
+		b := &cfg.Bundles[i]
+		if bundles[b.Package] == nil {
+			bundles[b.Package] = map[string]*declcfg.Bundle{}
+		}
+		bundles[b.Package][b.Name] = b
+	}
+	deprecated := deprecations(cfg.Deprecations)
+	channels := map[string][]*declcfg.Channel{}
+	for i := range cfg.Channels {
+		c := &cfg.Channels[i]
+		channels[c.Package] = append(channels[c.Package], c)
+	}
+	refNames := map[string]string{} // refName → package/channel that took it
+	for i := range cfg.Packages {
+		pkg := &cfg.Packages[i]
+		for _, ch := range channels[pkg.Name] {
+			ref, err := RefName(pkg.Name, ch.Name, opts.Domain)
+			if err == nil {
+				if other, taken := refNames[ref]; taken {
+					err = fmt.Errorf("its refName %s is already the one of %s", ref, other)
+				}
+			}
+			if err != nil {
+				out.Refused = append(out.Refused, Refusal{Package: pkg.Name, Channel: ch.Name, Reason: err.Error()})
+				continue
+			}
+			refNames[ref] = pkg.Name + "/" + ch.Name
+			c := channelOf{pkg: pkg, ch: ch, ref: ref, bundles: bundles[pkg.Name], deprecated: deprecated[pkg.Name], opts: opts}
+			meta, pkgs, refused := c.publish()
+			out.Refused = append(out.Refused, refused...)
+			if len(pkgs) == 0 {
+				continue
+			}
+			out.Metadata = append(out.Metadata, meta)
+			out.Packages = append(out.Packages, pkgs...)
+		}
+	}
+	slices.SortFunc(out.Metadata, func(a, b *datav1alpha1.PackageMetadata) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out.Packages, func(a, b *datav1alpha1.Package) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// deprecation is what olm.deprecations says of one package.
+type deprecation struct {
+	pkg      string
+	channels map[string]string
+	bundles  map[string]string
+}
+
+func deprecations(ds []declcfg.Deprecation) map[string]*deprecation {
+	out := map[string]*deprecation{}
+	for _, d := range ds {
+		dep := out[d.Package]
+		if dep == nil {
+			dep = &deprecation{channels: map[string]string{}, bundles: map[string]string{}}
+			out[d.Package] = dep
+		}
+		for _, e := range d.Entries {
+			switch e.Reference.Schema {
+			case declcfg.SchemaPackage:
+				dep.pkg = e.Message
+			case declcfg.SchemaChannel:
+				dep.channels[e.Reference.Name] = e.Message
+			case declcfg.SchemaBundle:
+				dep.bundles[e.Reference.Name] = e.Message
+			}
+		}
+	}
+	return out
+}
+
+type channelOf struct {
+	pkg        *declcfg.Package
+	ch         *declcfg.Channel
+	ref        string
+	bundles    map[string]*declcfg.Bundle
+	deprecated *deprecation
+	opts       Options
+}
+
+func (c channelOf) refuse(bundle, reason string) Refusal {
+	return Refusal{Package: c.pkg.Name, Channel: c.ch.Name, Bundle: bundle, Reason: reason}
+}
+
+func (c channelOf) publish() (*datav1alpha1.PackageMetadata, []*datav1alpha1.Package, []Refusal) {
+	var refused []Refusal
+	type entry struct {
+		Entry
+		bundle  *declcfg.Bundle
+		csv     csvInfo
+		version string
+		class   string
+	}
+	var entries []entry
+	byVersion := map[string][]string{}
+	for _, ce := range c.ch.Entries {
+		b := c.bundles[ce.Name]
+		if b == nil {
+			refused = append(refused, c.refuse(ce.Name, "the channel names a bundle the catalog does not hold"))
+			continue
+		}
+		olmVersion, err := bundleVersion(b)
+		if err != nil {
+			refused = append(refused, c.refuse(ce.Name, err.Error()))
+			continue
+		}
+		version, err := PackageVersion(olmVersion)
+		if err == nil {
+			err = checkName(c.ref, version)
+		}
+		if err != nil {
+			refused = append(refused, c.refuse(ce.Name, err.Error()))
+			continue
+		}
+		if b.Image == "" {
+			refused = append(refused, c.refuse(ce.Name, "the bundle names no image"))
+			continue
+		}
+		class, err := classOf(b)
+		if err != nil {
+			refused = append(refused, c.refuse(ce.Name, err.Error()))
+			continue
+		}
+		csv, err := csvOf(b)
+		if err != nil {
+			refused = append(refused, c.refuse(ce.Name, err.Error()))
+			continue
+		}
+		byVersion[version] = append(byVersion[version], ce.Name)
+		entries = append(entries, entry{
+			Entry: Entry{Package: c.pkg.Name, Channel: c.ch.Name, Bundle: ce.Name, Version: olmVersion,
+				Replaces: ce.Replaces, Skips: ce.Skips, SkipRange: ce.SkipRange, RefName: c.ref},
+			bundle: b, csv: csv, version: version, class: class,
+		})
+	}
+	var pkgs []*datav1alpha1.Package
+	var head *entry
+	for i := range entries {
+		e := &entries[i]
+		if same := byVersion[e.version]; len(same) > 1 {
+			refused = append(refused, c.refuse(e.Bundle, fmt.Sprintf("bundles %s differ only in build metadata, which makes them the same Package version %s", strings.Join(same, ", "), e.version)))
+			continue
+		}
+		if head == nil || semver.MustParse(e.version).GT(semver.MustParse(head.version)) {
+			head = e
+		}
+		pkgs = append(pkgs, c.packageOf(e.Entry, e.bundle, e.csv, e.version, e.class))
+	}
+	if head == nil {
+		return nil, nil, refused
+	}
+	return c.metadataOf(head.csv), pkgs, refused
+}
+
+// typeMediaType is the property that names a bundle's format; operator-registry
+// declares no constant for it (operator-controller reads it by this name).
+const typeMediaType = "olm.bundle.mediatype"
+
+// classOf is the provisioner class that installs the bundle, by its
+// olm.bundle.mediatype (registry+v1 when it names none, as OLM reads it).
+func classOf(b *declcfg.Bundle) (string, error) {
+	for _, p := range b.Properties {
+		if p.Type != typeMediaType {
+			continue
+		}
+		var mt string
+		if err := json.Unmarshal(p.Value, &mt); err != nil {
+			return "", fmt.Errorf("its %s property cannot be read: %w", typeMediaType, err)
+		}
+		switch mt {
+		case "registry+v1":
+			return rukpakv1alpha2.ClassRegistry, nil
+		case "plain+v0":
+			return rukpakv1alpha2.ClassPlain, nil
+		default:
+			return "", fmt.Errorf("its media type %q is neither registry+v1 nor plain+v0", mt)
+		}
+	}
+	return rukpakv1alpha2.ClassRegistry, nil
+}
+
+func bundleVersion(b *declcfg.Bundle) (string, error) {
+	props, err := property.Parse(b.Properties)
+	if err != nil {
+		return "", fmt.Errorf("the bundle's properties cannot be read: %w", err)
+	}
+	if len(props.Packages) != 1 {
+		return "", fmt.Errorf("the bundle has %d olm.package properties, not one", len(props.Packages))
+	}
+	return props.Packages[0].Version, nil
+}
+
+func (c channelOf) packageOf(e Entry, b *declcfg.Bundle, csv csvInfo, version, class string) *datav1alpha1.Package {
+	ns := csv.suggestedNamespace
+	if ns == "" {
+		ns = c.pkg.Name
+	}
+	ann := e.Annotations()
+	notes := ""
+	if msg, ok := c.deprecated.bundle(e.Bundle); ok {
+		ann[AnnotationDeprecated] = msg
+		notes = "Deprecated: " + msg
+	}
+	p := &datav1alpha1.Package{
+		TypeMeta: metav1.TypeMeta{APIVersion: datav1alpha1.SchemeGroupVersion.String(), Kind: "Package"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: packaging.PackageName(c.ref, version), Namespace: c.opts.Namespace,
+			Labels: map[string]string{LabelPackage: c.pkg.Name}, Annotations: ann,
+		},
+		Spec: datav1alpha1.PackageSpec{
+			RefName:      c.ref,
+			Version:      version,
+			ReleaseNotes: notes,
+			Template:     datav1alpha1.AppTemplateSpec{Spec: AppTemplate(Install{Entry: e, Image: b.Image, InstallNamespace: ns, Class: class})},
+		},
+	}
+	if csv.createdAt != nil {
+		p.Spec.ReleasedAt = *csv.createdAt
+	}
+	schema, _ := json.Marshal(valuesSchema(ns, csv.installModes, class == rukpakv1alpha2.ClassPlain))
+	p.Spec.ValuesSchema.OpenAPIv3 = runtime.RawExtension{Raw: schema}
+	return p
+}
+
+func (d *deprecation) bundle(name string) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	msg, ok := d.bundles[name]
+	return msg, ok
+}
+
+func (c channelOf) metadataOf(head csvInfo) *datav1alpha1.PackageMetadata {
+	display := head.displayName
+	if display == "" {
+		display = c.pkg.Name
+	}
+	display += ", channel " + c.ch.Name
+	if c.ch.Name == c.pkg.DefaultChannel {
+		display += " (default)"
+	}
+	short := c.pkg.Description
+	if head.description != "" {
+		short = head.description
+	}
+	long := head.longDescription
+	if long == "" {
+		long = c.pkg.Description
+	}
+	var notes []string
+	if c.deprecated != nil && c.deprecated.pkg != "" {
+		notes = append(notes, "Deprecated package: "+c.deprecated.pkg)
+	}
+	if c.deprecated != nil && c.deprecated.channels[c.ch.Name] != "" {
+		notes = append(notes, "Deprecated channel: "+c.deprecated.channels[c.ch.Name])
+	}
+	ann := map[string]string{AnnotationChannel: c.ch.Name}
+	if len(notes) > 0 {
+		display += " (deprecated)"
+		short = strings.Join(notes, " ") + " " + short
+		long = strings.Join(notes, "\n") + "\n\n" + long
+		ann[AnnotationDeprecated] = strings.Join(notes, " ")
+	}
+	m := &datav1alpha1.PackageMetadata{
+		TypeMeta: metav1.TypeMeta{APIVersion: datav1alpha1.SchemeGroupVersion.String(), Kind: "PackageMetadata"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: c.ref, Namespace: c.opts.Namespace,
+			Labels: map[string]string{LabelPackage: c.pkg.Name}, Annotations: ann,
+		},
+		Spec: datav1alpha1.PackageMetadataSpec{
+			DisplayName:      display,
+			ShortDescription: strings.TrimSpace(short),
+			LongDescription:  strings.TrimSpace(long),
+			ProviderName:     head.provider,
+			Maintainers:      head.maintainers,
+			Categories:       head.categories,
+		},
+	}
+	switch {
+	case head.icon != "":
+		m.Spec.IconSVGBase64 = head.icon
+	case c.pkg.Icon != nil && c.pkg.Icon.MediaType == "image/svg+xml":
+		m.Spec.IconSVGBase64 = encodeIcon(c.pkg.Icon.Data)
+	}
+	return m
+}
+
+// valuesSchema is the Package's values schema (OpenAPI v3), what OLM asks
+// when an operator is installed: where, and which namespaces it watches.
+func valuesSchema(installNamespace string, modes map[string]bool, plain bool) map[string]any {
+	props := map[string]any{
+		"installNamespace": map[string]any{"type": "string", "default": installNamespace,
+			"description": "The namespace the bundle is installed into (spec.installNamespace)."},
+		"createNamespace": map[string]any{"type": "boolean", "default": true,
+			"description": "Create the install namespace when it does not exist. Uninstalling never deletes it."},
+		"upgradeConstraintPolicy": map[string]any{"type": "string", "enum": []string{PolicyCatalogProvided, PolicySelfCertified}, "default": PolicyCatalogProvided,
+			"description": "CatalogProvided: a new version is installed only when the channel reaches it from the installed one in one edge (replaces, skips, skipRange). SelfCertified: any version."},
+		"bundleDeploymentName": map[string]any{"type": "string", "default": "",
+			"description": "The name of the BundleDeployment. Empty: <PackageInstall name>.<PackageInstall namespace>."},
+	}
+	if !plain {
+		props["watchNamespaces"] = watchSchema(modes)
+	}
+	return map[string]any{"type": "object", "additionalProperties": false, "properties": props}
+}
+
+// watchSchema describes watchNamespaces as the bundle's install modes allow
+// (modes nil: the catalog does not say, the conversion checks).
+func watchSchema(modes map[string]bool) map[string]any {
+	desc := "The namespaces the operator watches (spec.config.watchNamespaces of the BundleDeployment). Empty: all namespaces when the bundle supports that, else its own namespace; [\"\"] alone: all namespaces."
+	watch := map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "default": []string{}}
+	if modes != nil {
+		var supported []string
+		for _, m := range []string{"AllNamespaces", "MultiNamespace", "SingleNamespace", "OwnNamespace"} {
+			if modes[m] {
+				supported = append(supported, m)
+			}
+		}
+		desc += " The bundle supports: " + strings.Join(supported, ", ") + "."
+		if !modes["MultiNamespace"] {
+			watch["maxItems"] = 1
+		}
+	}
+	watch["description"] = desc
+	return watch
+}

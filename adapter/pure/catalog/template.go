@@ -1,0 +1,157 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// The files of a catalog Package's inline fetch. ytt renders them with the
+// PackageInstall's values (kapp-controller adds its values Secrets to the
+// first ytt step) and two values from the App itself (downward API): the
+// App's name and namespace, which are the PackageInstall's.
+const (
+	schemaFile           = "values-schema.yml"
+	bundleDeploymentFile = "bundledeployment.yml"
+	kappConfigFile       = "kapp-config.yml"
+)
+
+// Install is what a catalog Package installs.
+type Install struct {
+	Entry Entry
+	// Image is the bundle's image reference, as the catalog names it.
+	Image string
+	// InstallNamespace is the default install namespace: the CSV's
+	// suggested namespace, else the package name.
+	InstallNamespace string
+	// Class is the provisioner class: registry+v1, or plain for a plain+v0
+	// bundle.
+	Class string
+}
+
+// AppTemplate is the App spec of the Package that installs in: ytt makes
+// one BundleDeployment of class core-rukpak-io-registry (and, unless the
+// values say otherwise, its install namespace), and kapp deploys it and
+// waits until the adapter reports the generation installed.
+func AppTemplate(in Install) *kappctrlv1alpha1.AppSpec {
+	return &kappctrlv1alpha1.AppSpec{
+		Fetch: []kappctrlv1alpha1.AppFetch{{Inline: &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{
+			schemaFile:           valuesSchemaYtt(in),
+			bundleDeploymentFile: bundleDeploymentYtt(in),
+			kappConfigFile:       kappConfig,
+		}}}},
+		Template: []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{
+			ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{DownwardAPI: &kappctrlv1alpha1.AppTemplateValuesDownwardAPI{
+				Items: []kappctrlv1alpha1.AppTemplateValuesDownwardAPIItem{
+					{Name: "app.name", FieldPath: "metadata.name"},
+					{Name: "app.namespace", FieldPath: "metadata.namespace"},
+				},
+			}}},
+		}}},
+		Deploy: []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{}}},
+	}
+}
+
+// quote makes s a YAML scalar (a JSON string is one).
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// valuesSchemaYtt declares the values ytt accepts, with their defaults; the
+// Package's valuesSchema (ValuesSchema) says the same to kctrl.
+func valuesSchemaYtt(in Install) string {
+	return fmt.Sprintf(`#@data/values-schema
+---
+#! The PackageInstall's name and namespace (downward API), not for users.
+app:
+  name: ""
+  namespace: ""
+installNamespace: %s
+watchNamespaces:
+- ""
+createNamespace: true
+upgradeConstraintPolicy: %s
+bundleDeploymentName: ""
+`, quote(in.InstallNamespace), PolicyCatalogProvided)
+}
+
+// bundleDeploymentYtt is the BundleDeployment, named after the
+// PackageInstall (<name>.<namespace>: a BundleDeployment is cluster-scoped)
+// unless the values name it.
+func bundleDeploymentYtt(in Install) string {
+	var b strings.Builder
+	b.WriteString(`#@ load("@ytt:data", "data")
+#@ load("@ytt:assert", "assert")
+#@ v = data.values
+#@ name = v.bundleDeploymentName or "{}.{}".format(v.app.name, v.app.namespace)
+#@ if v.upgradeConstraintPolicy not in ["` + PolicyCatalogProvided + `", "` + PolicySelfCertified + `"]:
+#@   assert.fail("upgradeConstraintPolicy must be ` + PolicyCatalogProvided + ` or ` + PolicySelfCertified + `, not " + v.upgradeConstraintPolicy)
+#@ end
+#@ if v.createNamespace:
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: #@ v.installNamespace
+  annotations:
+    #! An existing namespace is taken as it is; uninstalling keeps it and
+    #! whatever else lives in it.
+    kapp.k14s.io/create-strategy: fallback-on-update
+    kapp.k14s.io/delete-strategy: orphan
+#@ end
+---
+apiVersion: ` + rukpakv1alpha2.GroupVersion.String() + `
+kind: BundleDeployment
+metadata:
+  name: #@ name
+  labels:
+    ` + LabelPackage + `: ` + quote(in.Entry.Package) + `
+  annotations:
+`)
+	ann := in.Entry.Annotations()
+	for _, k := range slices.Sorted(maps.Keys(ann)) {
+		fmt.Fprintf(&b, "    %s: %s\n", k, quote(ann[k]))
+	}
+	// The catalog's PackageInstall is already the Carvel view of this
+	// install; served as a Package of its own it would show twice in kctrl.
+	b.WriteString(`    ` + rukpakv1alpha2.AnnotationInstallWith + `: app
+    ` + AnnotationPackagesNS + `: #@ v.app.namespace
+    ` + AnnotationInstall + `: #@ v.app.name
+    ` + AnnotationUpgradeEdge + `: #@ v.upgradeConstraintPolicy
+spec:
+  provisionerClassName: ` + in.Class + `
+  installNamespace: #@ v.installNamespace
+  source:
+    type: image
+    image:
+      ref: ` + quote(in.Image) + `
+`)
+	if in.Class == rukpakv1alpha2.ClassRegistry {
+		b.WriteString(`  #@ if len(v.watchNamespaces) > 0:
+  config:
+    watchNamespaces: #@ v.watchNamespaces
+  #@ end
+`)
+	}
+	return b.String()
+}
+
+// kappConfig makes kapp wait for the adapter: the deploy succeeds once the
+// BundleDeployment's generation is Installed, and fails with the adapter's
+// message when it is not installed (kapp-controller retries with backoff).
+const kappConfig = `apiVersion: kapp.k14s.io/v1alpha1
+kind: Config
+waitRules:
+- resourceMatchers:
+  - apiVersionKindMatcher: {apiVersion: ` + "core.rukpak.io/v1alpha2" + `, kind: BundleDeployment}
+  conditionMatchers:
+  - {type: Installed, status: "True", success: true, supportsObservedGeneration: true}
+  - {type: Installed, status: "False", failure: true, supportsObservedGeneration: true}
+`

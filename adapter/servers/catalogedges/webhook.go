@@ -1,0 +1,109 @@
+package catalogedges
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/webhook"
+)
+
+// What config/webhook declares.
+const (
+	// Path is where the API server sends the BundleDeployment updates.
+	Path = "/validate-catalog-upgrade"
+	// WebhookName is quoted in the API server's refusal.
+	WebhookName = "catalog-upgrade.core.rukpak.io"
+)
+
+// listBound is how long the channel's Packages are read for the message,
+// well within the webhook's timeout: the decision does not wait on them.
+const listBound = 4 * time.Second
+
+// Add serves the check on srv; nil srv (webhooks turned off) adds nothing.
+// Its configuration's caBundle is the one crdsafety keeps (the same
+// ValidatingWebhookConfiguration).
+func Add(mgr ctrl.Manager, srv *webhook.Server) error {
+	if srv == nil {
+		return nil
+	}
+	srv.Register(Path, &admission.Webhook{Handler: &handler{reader: mgr.GetAPIReader()}})
+	return nil
+}
+
+type handler struct {
+	reader client.Reader
+}
+
+// meta is what the check reads of a BundleDeployment.
+type meta struct {
+	metav1.ObjectMeta `json:"metadata"`
+}
+
+func (h *handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Update {
+		return admission.Allowed("only updates are judged")
+	}
+	var old, new meta
+	if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode the stored BundleDeployment: %w", err))
+	}
+	if err := json.Unmarshal(req.Object.Raw, &new); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode the updated BundleDeployment: %w", err))
+	}
+	installed, ok := catalog.EntryOf(old.Labels, old.Annotations)
+	if !ok {
+		return admission.Allowed("the stored BundleDeployment was not installed from a catalog")
+	}
+	asked, ok := catalog.EntryOf(new.Labels, new.Annotations)
+	if !ok {
+		return admission.Allowed("the update leaves the catalog")
+	}
+	policy := new.Annotations[catalog.AnnotationUpgradeEdge]
+	if catalog.CheckUpgrade(installed, asked, policy, []string{}, "") == nil {
+		return admission.Allowed("")
+	}
+	ns := new.Annotations[catalog.AnnotationPackagesNS]
+	install := ""
+	if name := new.Annotations[catalog.AnnotationInstall]; ns != "" && name != "" {
+		install = ns + "/" + name
+	}
+	reachable := h.reachable(ctx, installed, asked.RefName, ns)
+	err := catalog.CheckUpgrade(installed, asked, policy, reachable, install)
+	log.FromContext(ctx).Info("refused a catalog upgrade", "bundleDeployment", new.Name, "installed", installed.Bundle, "asked", asked.Bundle, "user", req.UserInfo.Username)
+	return admission.Denied(err.Error())
+}
+
+// reachable are the versions published for refName in namespace (and
+// kapp-controller's global packaging namespace, which its API adds) that
+// the channel reaches from installed; nil when they cannot be read.
+func (h *handler) reachable(ctx context.Context, installed catalog.Entry, refName, namespace string) []string {
+	if refName == "" || namespace == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, listBound)
+	defer cancel()
+	var list datav1alpha1.PackageList
+	if err := h.reader.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{"spec.refName": refName}); err != nil {
+		log.FromContext(ctx).Info("could not list the channel's Packages for the refusal's message", "refName", refName, "namespace", namespace, "error", err.Error())
+		return nil
+	}
+	var published []catalog.Entry
+	for _, p := range list.Items {
+		if e, ok := catalog.EntryOf(p.Labels, p.Annotations); ok {
+			published = append(published, e)
+		}
+	}
+	return catalog.Reachable(installed, published)
+}

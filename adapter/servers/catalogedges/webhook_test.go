@@ -1,0 +1,95 @@
+package catalogedges
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
+)
+
+func entry(bundle, version, replaces string) catalog.Entry {
+	return catalog.Entry{Package: "p", Channel: "beta", Bundle: bundle, Version: version, Replaces: replaces, RefName: "beta.p.example.com"}
+}
+
+// object is a BundleDeployment (or Package) made for e, as its metadata.
+func object(e catalog.Entry, extra map[string]string) metav1.ObjectMeta {
+	ann := e.Annotations()
+	for k, v := range extra {
+		ann[k] = v
+	}
+	return metav1.ObjectMeta{Name: "prom.ops", Labels: map[string]string{catalog.LabelPackage: e.Package}, Annotations: ann}
+}
+
+func review(t *testing.T, old, new metav1.ObjectMeta) admission.Request {
+	t.Helper()
+	raw := func(m metav1.ObjectMeta) []byte {
+		b, err := json.Marshal(map[string]any{"apiVersion": "core.rukpak.io/v1alpha2", "kind": "BundleDeployment", "metadata": m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Update,
+		OldObject: runtime.RawExtension{Raw: raw(old)}, Object: runtime.RawExtension{Raw: raw(new)}}}
+}
+
+func TestHandle(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := datav1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	published := []client.Object{}
+	for _, e := range []catalog.Entry{entry("p.1.0.0", "1.0.0", ""), entry("p.1.0.1", "1.0.1", "p.1.0.0"), entry("p.1.2.0", "1.2.0", "p.1.0.1"), entry("p.2.0.0", "2.0.0", "p.1.2.0")} {
+		m := object(e, nil)
+		m.Name, m.Namespace = e.RefName+"."+e.Version, "ops"
+		published = append(published, &datav1alpha1.Package{ObjectMeta: m, Spec: datav1alpha1.PackageSpec{RefName: e.RefName, Version: e.Version}})
+	}
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(published...).
+		WithIndex(&datav1alpha1.Package{}, "spec.refName", func(o client.Object) []string { return []string{o.(*datav1alpha1.Package).Spec.RefName} }).Build()
+	where := map[string]string{catalog.AnnotationPackagesNS: "ops", catalog.AnnotationInstall: "prom"}
+	tests := []struct {
+		name     string
+		old, new metav1.ObjectMeta
+		// refused: words the refusal holds; empty when allowed.
+		refused []string
+	}{
+		{name: "not from a catalog", old: metav1.ObjectMeta{Name: "x"}, new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), nil)},
+		{name: "an edge", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where)},
+		{name: "off the edges", old: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where), new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), where),
+			refused: []string{"version 1.0.1 is installed and 2.0.0 was asked for", "from it the channel reaches 1.2.0", "kubectl annotate packageinstall prom -n ops"}},
+		{name: "off the edges, self-certified", old: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where),
+			new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), map[string]string{catalog.AnnotationUpgradeEdge: catalog.PolicySelfCertified})},
+		{name: "the Packages not readable", old: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), nil), new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), nil),
+			refused: []string{"the versions that reach it could not be read"}},
+	}
+	h := &handler{reader: reader}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := h.Handle(context.Background(), review(t, tt.old, tt.new))
+			if len(tt.refused) == 0 {
+				if !resp.Allowed {
+					t.Fatalf("refused: %s", resp.Result.Message)
+				}
+				return
+			}
+			if resp.Allowed {
+				t.Fatal("allowed")
+			}
+			for _, w := range tt.refused {
+				if !strings.Contains(resp.Result.Message, w) {
+					t.Errorf("%q lacks %q", resp.Result.Message, w)
+				}
+			}
+		})
+	}
+}

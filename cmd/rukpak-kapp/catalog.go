@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
+)
+
+// catalogFlags say which catalog and how its packages are named.
+type catalogFlags struct {
+	dir, image, domain string
+}
+
+func (f *catalogFlags) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.dir, "catalog", "", "a directory holding an OLM file-based catalog")
+	cmd.Flags().StringVar(&f.image, "image", "", "a catalog image (the catalog under the directory its label "+adapter.CatalogConfigsLabel+" names, as opm builds them); credentials from ~/.docker/config.json")
+	cmd.Flags().StringVar(&f.domain, "domain", catalog.DefaultDomain, "the domain that ends every refName: <channel>.<package>.<domain>")
+}
+
+// load reads the catalog and publishes it as Carvel packages, telling errOut
+// what was refused and why.
+func (f *catalogFlags) load(ctx context.Context, namespace string, errOut io.Writer) (catalog.Published, error) {
+	var cfg *declcfg.DeclarativeConfig
+	var err error
+	switch {
+	case (f.dir == "") == (f.image == ""):
+		return catalog.Published{}, usageError{fmt.Errorf("give one of --catalog DIR and --image REF")}
+	case f.dir != "":
+		cfg, err = adapter.LoadCatalogDir(ctx, f.dir)
+	default:
+		var opts fetch.ImageOptions
+		if home, herr := os.UserHomeDir(); herr == nil {
+			opts.DockerConfigJSON, _ = os.ReadFile(filepath.Join(home, ".docker", "config.json"))
+		}
+		cfg, _, err = adapter.LoadCatalogImage(ctx, f.image, opts)
+	}
+	if err != nil {
+		return catalog.Published{}, err
+	}
+	pub := catalog.Publish(cfg, catalog.Options{Domain: f.domain, Namespace: namespace})
+	for _, r := range pub.Refused {
+		fmt.Fprintf(errOut, "refused: %s\n", r)
+	}
+	if len(pub.Packages) == 0 {
+		return pub, fmt.Errorf("the catalog has no bundle that can be published as a Package")
+	}
+	return pub, nil
+}
+
+func newCatalogCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "catalog",
+		Short: "Publish an OLM file-based catalog as Carvel packages",
+		Long: "Each channel of each OLM package becomes a PackageMetadata and a refName <channel>.<package>.<domain>; " +
+			"each bundle of the channel a Package whose App installs the bundle as a registry+v1 BundleDeployment " +
+			"through rukpak-kapp. See docs/catalogs.md.",
+		Args: usageArgs(cobra.NoArgs),
+		RunE: needsSubcommand,
+	}
+	cmd.AddCommand(newCatalogRenderCommand(), newCatalogPushCommand())
+	return cmd
+}
+
+func newCatalogRenderCommand() *cobra.Command {
+	var f catalogFlags
+	var namespace string
+	cmd := &cobra.Command{
+		Use:   "render (--catalog DIR | --image REF)",
+		Short: "Print the catalog's PackageMetadatas and Packages as YAML (for kubectl apply or a PackageRepository's inline fetch)",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pub, err := f.load(cmd.Context(), namespace, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			for _, o := range published(pub) {
+				if err := writePackageYAML(cmd.OutOrStdout(), o); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	f.bind(cmd)
+	cmd.Flags().StringVar(&namespace, "namespace", "", "the namespace of the objects (none: the namespace they are applied to)")
+	return cmd
+}
+
+func newCatalogPushCommand() *cobra.Command {
+	var f catalogFlags
+	var repo, tag string
+	cmd := &cobra.Command{
+		Use:   "push (--catalog DIR | --image REF) --repository REPO [--tag TAG]",
+		Short: "Push the catalog's packages as a Carvel package repository (an imgpkg bundle with packages/)",
+		Long: "Push the catalog's packages as a Carvel package repository, so that\n" +
+			"  kctrl package repository add -r NAME --url REPO:TAG\n" +
+			"makes them available with no controller reading the catalog. Prints the repository pinned by digest.",
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if repo == "" {
+				return usageError{fmt.Errorf("--repository is required")}
+			}
+			pub, err := f.load(cmd.Context(), "", cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			files, err := repositoryFiles(pub)
+			if err != nil {
+				return err
+			}
+			pinned, err := pushBundle(cmd.Context(), repo, tag, files, "rukpak-kapp catalog push")
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), pinned)
+			return err
+		},
+	}
+	f.bind(cmd)
+	cmd.Flags().StringVar(&repo, "repository", "", "the repository to push to (REGISTRY/PATH)")
+	cmd.Flags().StringVar(&tag, "tag", "latest", "the tag to push")
+	return cmd
+}
+
+// published are the objects in apply order: each PackageMetadata, then the
+// Packages.
+func published(pub catalog.Published) []client.Object {
+	var objs []client.Object
+	for _, m := range pub.Metadata {
+		objs = append(objs, m)
+	}
+	for _, p := range pub.Packages {
+		objs = append(objs, p)
+	}
+	return objs
+}
+
+// repositoryFiles lays the packages out as kapp-controller reads a package
+// repository: packages/<refName>/metadata.yml and one file per version.
+func repositoryFiles(pub catalog.Published) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	add := func(path string, o client.Object) error {
+		var b strings.Builder
+		if err := writePackageYAML(&b, o); err != nil {
+			return err
+		}
+		files[path] = []byte(b.String())
+		return nil
+	}
+	for _, m := range pub.Metadata {
+		if err := add("packages/"+m.Name+"/metadata.yml", m); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range pub.Packages {
+		if err := add("packages/"+p.Spec.RefName+"/"+p.Spec.Version+".yml", p); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}

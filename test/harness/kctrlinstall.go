@@ -1,0 +1,275 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	kcv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
+	kcclient "carvel.dev/kapp-controller/pkg/client/clientset/versioned"
+	versionsv1alpha1 "carvel.dev/vendir/pkg/vendir/versions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// The calls kctrl v0.53.1 makes for `package repository add`, `package
+// install` and `package installed update` (cli/pkg/kctrl/cmd/package/
+// repository/add_or_update.go, installed/create_or_update.go,
+// installed/created_resource_annotations.go), made with the same
+// clientsets: kctrl's module is not served, so it cannot be built here.
+
+// kctrlPackageAnnotation marks what kctrl made for an install, with the
+// value <install>-<namespace>; the Tanzu CLI's key is written beside it.
+const (
+	kctrlPackageAnnotation = "packaging.carvel.dev/package"
+	tanzuPackageAnnotation = "tkg.tanzu.vmware.com/tanzu-package"
+	kctrlValuesKey         = "values.yaml"
+)
+
+// KctrlRepositoryAdd makes the PackageRepository `kctrl package repository
+// add -r NAME --url URL -n NS` makes (an imgpkg bundle, nothing else), and
+// waits, as kctrl does, for ReconcileSucceeded or ReconcileFailed.
+func KctrlRepositoryAdd(ctx context.Context, cfg *rest.Config, ns, name, url string) error {
+	kc, err := kcclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	repo := &packagingv1alpha1.PackageRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: packagingv1alpha1.PackageRepositorySpec{Fetch: &packagingv1alpha1.PackageRepositoryFetch{
+			ImgpkgBundle: &kcv1alpha1.AppFetchImgpkgBundle{Image: url},
+		}},
+	}
+	if _, err := kc.PackagingV1alpha1().PackageRepositories(ns).Create(ctx, repo, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create PackageRepository %s: %w", name, err)
+	}
+	return kctrlWait(ctx, func(ctx context.Context) (int64, kcv1alpha1.GenericStatus, error) {
+		r, err := kc.PackagingV1alpha1().PackageRepositories(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return 0, kcv1alpha1.GenericStatus{}, err
+		}
+		return r.Generation, r.Status.GenericStatus, nil
+	})
+}
+
+// KctrlInstall is one `kctrl package install -i NAME -p PACKAGE --version
+// VERSION [--values-file F] -n NAMESPACE`.
+type KctrlInstall struct {
+	Namespace, Name, Package, Version string
+	// Values is the content of the values file; nil for none.
+	Values []byte
+}
+
+// KctrlPackageInstall makes what kctrl makes without
+// --service-account-name: a ServiceAccount, a ClusterRole allowing
+// everything and its binding, a values Secret when there are values, and
+// the PackageInstall (every prerelease eligible, as kctrl always asks);
+// then it waits as kctrl waits. The error is kctrl's failure: the
+// PackageInstall's useful error message when it reports ReconcileFailed.
+func KctrlPackageInstall(ctx context.Context, cfg *rest.Config, in KctrlInstall) error {
+	core, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	kc, err := kcclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	id := in.Name + "-" + in.Namespace
+	marks := map[string]string{kctrlPackageAnnotation: id, tanzuPackageAnnotation: id}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: id + "-sa", Namespace: in.Namespace, Annotations: marks}}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: id + "-cluster-role", Annotations: marks},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: id + "-cluster-rolebinding", Annotations: marks},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: in.Namespace}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}
+	if _, err := core.CoreV1().ServiceAccounts(in.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create ServiceAccount %s: %w", sa.Name, err)
+	}
+	if _, err := core.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create ClusterRole %s: %w", role.Name, err)
+	}
+	if _, err := core.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create ClusterRoleBinding %s: %w", binding.Name, err)
+	}
+	pi := &packagingv1alpha1.PackageInstall{
+		ObjectMeta: metav1.ObjectMeta{Name: in.Name, Namespace: in.Namespace, Annotations: map[string]string{}},
+		Spec: packagingv1alpha1.PackageInstallSpec{
+			ServiceAccountName: sa.Name,
+			PackageRef: &packagingv1alpha1.PackageRef{RefName: in.Package, VersionSelection: &versionsv1alpha1.VersionSelectionSemver{
+				Constraints: in.Version, Prereleases: &versionsv1alpha1.VersionSelectionSemverPrereleases{},
+			}},
+		},
+	}
+	for _, k := range []string{kctrlPackageAnnotation, tanzuPackageAnnotation} {
+		pi.Annotations[k+"-ClusterRole"] = role.Name
+		pi.Annotations[k+"-ClusterRoleBinding"] = binding.Name
+		pi.Annotations[k+"-ServiceAccount"] = sa.Name
+	}
+	if in.Values != nil {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: id + "-values", Namespace: in.Namespace, Annotations: marks},
+			Data: map[string][]byte{kctrlValuesKey: in.Values}}
+		if _, err := core.CoreV1().Secrets(in.Namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create Secret %s: %w", secret.Name, err)
+		}
+		pi.Spec.Values = []packagingv1alpha1.PackageInstallValues{{SecretRef: &packagingv1alpha1.PackageInstallValuesSecretRef{Name: secret.Name}}}
+		for _, k := range []string{kctrlPackageAnnotation, tanzuPackageAnnotation} {
+			pi.Annotations[k+"-Secret"] = secret.Name
+		}
+	}
+	if _, err := kc.PackagingV1alpha1().PackageInstalls(in.Namespace).Create(ctx, pi, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create PackageInstall %s: %w", in.Name, err)
+	}
+	return kctrlWaitInstall(ctx, kc, in.Namespace, in.Name)
+}
+
+// KctrlInstalledUpdate is `kctrl package installed update -i NAME
+// --version VERSION -n NS`: the constraints overwritten (nothing checked),
+// the PackageInstall updated, then kctrl's wait.
+func KctrlInstalledUpdate(ctx context.Context, cfg *rest.Config, ns, name, version string) error {
+	kc, err := kcclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	pi, err := kc.PackagingV1alpha1().PackageInstalls(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if pi.Spec.PackageRef == nil || pi.Spec.PackageRef.VersionSelection == nil {
+		return fmt.Errorf("PackageInstall %s has no version selection to update", name)
+	}
+	pi.Spec.PackageRef.VersionSelection.Constraints = version
+	if _, err := kc.PackagingV1alpha1().PackageInstalls(ns).Update(ctx, pi, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("update PackageInstall %s: %w", name, err)
+	}
+	return kctrlWaitInstall(ctx, kc, ns, name)
+}
+
+// KctrlInstalledPause is the JSON patch of `kctrl package installed
+// pause` (paused) and of `kick`'s second half (not paused), which kctrl's
+// update with values makes around its change.
+func KctrlInstalledPause(ctx context.Context, cfg *rest.Config, ns, name string, paused bool) error {
+	kc, err := kcclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	op := []map[string]any{{"op": "add", "path": "/spec/paused", "value": true}}
+	if !paused {
+		op = []map[string]any{{"op": "remove", "path": "/spec/paused"}}
+	}
+	patch, _ := json.Marshal(op)
+	_, err = kc.PackagingV1alpha1().PackageInstalls(ns).Patch(ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// KctrlInstalledDelete is `kctrl package installed delete -i NAME -n NS`:
+// the PackageInstall deleted and waited for, then what kctrl made for it.
+func KctrlInstalledDelete(ctx context.Context, cfg *rest.Config, ns, name string) error {
+	core, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	kc, err := kcclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := kc.PackagingV1alpha1().PackageInstalls(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := kc.PackagingV1alpha1().PackageInstalls(ns).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), client404(err)
+	}); err != nil {
+		return fmt.Errorf("wait for PackageInstall %s to be deleted: %w", name, err)
+	}
+	id := name + "-" + ns
+	for _, del := range []func() error{
+		func() error { return core.CoreV1().Secrets(ns).Delete(ctx, id+"-values", metav1.DeleteOptions{}) },
+		func() error {
+			return core.RbacV1().ClusterRoleBindings().Delete(ctx, id+"-cluster-rolebinding", metav1.DeleteOptions{})
+		},
+		func() error {
+			return core.RbacV1().ClusterRoles().Delete(ctx, id+"-cluster-role", metav1.DeleteOptions{})
+		},
+		func() error { return core.CoreV1().ServiceAccounts(ns).Delete(ctx, id+"-sa", metav1.DeleteOptions{}) },
+	} {
+		if err := del(); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// client404 passes on a read's error unless it is NotFound.
+func client404(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func kctrlWaitInstall(ctx context.Context, kc kcclient.Interface, ns, name string) error {
+	return kctrlWait(ctx, func(ctx context.Context) (int64, kcv1alpha1.GenericStatus, error) {
+		pi, err := kc.PackagingV1alpha1().PackageInstalls(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return 0, kcv1alpha1.GenericStatus{}, err
+		}
+		return pi.Generation, pi.Status.GenericStatus, nil
+	})
+}
+
+// kctrlWait polls as kctrl's waits do: once the current generation is
+// observed, ReconcileSucceeded ends it, ReconcileFailed fails it with the
+// useful error message.
+func kctrlWait(ctx context.Context, get func(context.Context) (int64, kcv1alpha1.GenericStatus, error)) error {
+	var failed error
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		gen, status, err := get(ctx)
+		if err != nil {
+			return false, err
+		}
+		if gen != status.ObservedGeneration {
+			return false, nil
+		}
+		for _, c := range status.Conditions {
+			switch {
+			case c.Type == kcv1alpha1.ReconcileSucceeded && c.Status == corev1.ConditionTrue:
+				return true, nil
+			case c.Type == kcv1alpha1.ReconcileFailed && c.Status == corev1.ConditionTrue:
+				failed = fmt.Errorf("%s. %s", status.UsefulErrorMessage, status.FriendlyDescription)
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	return failed
+}
+
+// OperatorControllerTestdata is the testdata directory of the
+// operator-controller module the OLM suites run (its test catalog and
+// bundles).
+func OperatorControllerTestdata(ctx context.Context, root string) (string, error) {
+	e := &Env{Root: root}
+	dir, err := e.moduleDir(ctx, operatorControllerModule, "github.com/operator-framework/operator-controller")
+	if err != nil {
+		return "", err
+	}
+	testdata := filepath.Join(dir, "testdata")
+	if _, err := os.Stat(testdata); err != nil {
+		return "", err
+	}
+	return testdata, nil
+}

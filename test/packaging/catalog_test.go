@@ -1,0 +1,189 @@
+package packaging_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
+)
+
+// operator-controller v0.9.0's own test catalog: package prometheus, channel
+// beta 1.0.0 → 1.0.1 → 1.2.0 → 2.0.0 by replaces (alpha holds 1.0.0 alone),
+// and a plain+v0 package. Published with `rukpak-kapp catalog push`, added
+// and installed through kapp-controller's packaging API exactly as kctrl
+// v0.53.1 drives it (the harness's Kctrl* functions name the command each
+// stands for).
+var _ = Describe("an OLM catalog as Carvel packages", func() {
+	It("lists the catalog's channels, installs a bundle through rukpak-kapp, upgrades along an edge keeping every object, refuses a move off the edges and uninstalls", func(ctx context.Context) {
+		const ns, install, installNS = "catalog-test", "prom", "catalog-prom-op"
+		ref := "beta.prometheus." + catalog.DefaultDomain
+		bdName := install + "." + ns
+		createNamespace(ctx, ns)
+
+		By("relocating the catalog's bundle images to the test registry, as a mirror would, and pushing it as a package repository")
+		testdata, err := harness.OperatorControllerTestdata(ctx, env.Root)
+		Expect(err).NotTo(HaveOccurred())
+		for _, tag := range []string{"v1.0.0", "v1.0.1", "v1.2.0", "v2.0.0"} {
+			_, _, err := env.Registry.PushDockerContext(filepath.Join(testdata, "bundles", "registry-v1", "prometheus-operator.v1.0.0"), "catalog/prometheus-operator:"+tag)
+			Expect(err).NotTo(HaveOccurred())
+		}
+		_, _, err = env.Registry.PushDockerContext(filepath.Join(testdata, "bundles", "plain-v0", "plain.v0.1.0"), "catalog/plain:v0.1.0")
+		Expect(err).NotTo(HaveOccurred())
+		fbc, err := os.ReadFile(filepath.Join(testdata, "catalogs", "test-catalog", "catalog.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		relocated := strings.NewReplacer(
+			"localhost/testdata/bundles/registry-v1/prometheus-operator:", env.Registry.Host+"/catalog/prometheus-operator:",
+			"localhost/testdata/bundles/plain-v0/plain:", env.Registry.Host+"/catalog/plain:").Replace(string(fbc))
+		dir := GinkgoT().TempDir()
+		Expect(os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(relocated), 0o644)).To(Succeed())
+		cmd := exec.CommandContext(ctx, rukpakKapp, "catalog", "push", "--catalog", dir, "--repository", env.Registry.Host+"/catalog/repository", "--tag", "v1")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		Expect(err).NotTo(HaveOccurred(), "catalog push: %s", stderr.String())
+		pinned := strings.TrimSpace(string(out))
+		Expect(pinned).To(HavePrefix(env.Registry.Host + "/catalog/repository@sha256:"))
+
+		By("kctrl package repository add -r operators --url " + pinned)
+		Expect(harness.KctrlRepositoryAdd(ctx, env.ControlPlane.Config, ns, "operators", pinned)).To(Succeed())
+
+		By("kctrl package available list; kctrl package available list -p " + ref)
+		summaries, err := harness.KctrlAvailableList(ctx, env.ControlPlane.Config, ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(summaries).To(ConsistOf(
+			harness.PackageSummary{Namespace: ns, Name: "alpha.prometheus." + catalog.DefaultDomain, DisplayName: "prometheus, channel alpha"},
+			harness.PackageSummary{Namespace: ns, Name: ref, DisplayName: "prometheus, channel beta (default)"},
+			harness.PackageSummary{Namespace: ns, Name: "beta.plain." + catalog.DefaultDomain, DisplayName: "plain, channel beta (default)"},
+		))
+		versions, err := harness.KctrlAvailableVersions(ctx, env.ControlPlane.Config, ns, ref)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(versions).To(ConsistOf(
+			harness.AvailablePackage{Namespace: ns, Name: ref, Version: "1.0.0"}, harness.AvailablePackage{Namespace: ns, Name: ref, Version: "1.0.1"},
+			harness.AvailablePackage{Namespace: ns, Name: ref, Version: "1.2.0"}, harness.AvailablePackage{Namespace: ns, Name: ref, Version: "2.0.0"},
+		))
+
+		By("kctrl package install -i prom -p " + ref + " --version 1.0.0 --values-file (installNamespace)")
+		DeferCleanup(func(ctx context.Context) {
+			Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, install)).To(Succeed())
+		})
+		Expect(kctrl(ctx, func(ctx context.Context) error {
+			return harness.KctrlPackageInstall(ctx, env.ControlPlane.Config, harness.KctrlInstall{Namespace: ns, Name: install, Package: ref, Version: "1.0.0",
+				Values: []byte("installNamespace: " + installNS + "\n")})
+		})).To(Succeed())
+		bd := &rukpakv1alpha2.BundleDeployment{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+		Expect(bd.Spec.ProvisionerClassName).To(Equal(rukpakv1alpha2.ClassRegistry))
+		Expect(bd.Spec.InstallNamespace).To(Equal(installNS))
+		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.1.0.0"))
+		Expect(installedAt(bd)).To(BeTrue(), "the PackageInstall succeeded only once the adapter installed the BundleDeployment: %+v", bd.Status.Conditions)
+		before := catalogUIDs(ctx, bdName, installNS)
+
+		By("kctrl package installed update -i prom --version 1.0.1: 1.0.1 replaces 1.0.0")
+		Expect(kctrl(ctx, func(ctx context.Context) error {
+			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, "1.0.1")
+		})).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.1.0.1"))
+		Expect(bd.Spec.Source.Image.Ref).To(HaveSuffix(":v1.0.1"))
+		Expect(installedAt(bd)).To(BeTrue(), "%+v", bd.Status.Conditions)
+		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before), "an edge upgrade recreates nothing")
+		upgraded := bd.Generation
+
+		By("kctrl package installed update -i prom --version 2.0.0: 2.0.0 replaces 1.2.0, not 1.0.1")
+		err = kctrl(ctx, func(ctx context.Context) error {
+			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, "2.0.0")
+		})
+		Expect(err).To(HaveOccurred())
+		// kapp wraps long lines of the API server's answer.
+		Expect(strings.Join(strings.Fields(err.Error()), " ")).To(And(
+			ContainSubstring(`admission webhook "catalog-upgrade.core.rukpak.io" denied the request`),
+			ContainSubstring("version 1.0.1 is installed and 2.0.0 was asked for"),
+			ContainSubstring("replaces prometheus-operator.1.2.0"),
+			ContainSubstring("from it the channel reaches 1.2.0"),
+			ContainSubstring("set the value upgradeConstraintPolicy: SelfCertified")))
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+		Expect(bd.Generation).To(Equal(upgraded), "the refused move changed nothing")
+		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.1.0.1"))
+		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before))
+
+		By("kubectl annotate packageinstall prom packaging.carvel.dev/downgradable=\"\", as the refusal says; kctrl package installed update -i prom --version 1.2.0, then 2.0.0: one edge at a time")
+		Expect(strings.Join(strings.Fields(err.Error()), " ")).To(ContainSubstring(`kubectl annotate packageinstall prom -n catalog-test packaging.carvel.dev/downgradable=""`))
+		pi := &packagingv1alpha1.PackageInstall{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: install}, pi)).To(Succeed())
+		patch := client.MergeFrom(pi.DeepCopy())
+		pi.Annotations["packaging.carvel.dev/downgradable"] = ""
+		Expect(env.Client.Patch(ctx, pi, patch)).To(Succeed())
+		for _, v := range []string{"1.2.0", "2.0.0"} {
+			Expect(kctrl(ctx, func(ctx context.Context) error {
+				return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, v)
+			})).To(Succeed(), "to %s", v)
+		}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.2.0.0"))
+		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before))
+
+		By("kctrl package installed delete -i prom: the BundleDeployment and what it installed go; the namespace stays")
+		Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, install)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, &rukpakv1alpha2.BundleDeployment{}))
+		}).WithContext(ctx).Should(BeTrue())
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: installNS, Name: "prometheus-operator"}, &appsv1.Deployment{}))).To(BeTrue())
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: "prometheuses.monitoring.coreos.com"}, &apiextensionsv1.CustomResourceDefinition{}))).To(BeTrue())
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: installNS}, &corev1.Namespace{})).To(Succeed())
+	}, SpecTimeout(8*time.Minute))
+})
+
+// kctrl runs one kctrl command's calls within the time kctrl's own wait
+// would be given here.
+func kctrl(ctx context.Context, run func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	return run(ctx)
+}
+
+// installedAt says the BundleDeployment's current generation is installed.
+func installedAt(bd *rukpakv1alpha2.BundleDeployment) bool {
+	for _, c := range bd.Status.Conditions {
+		if c.Type == rukpakv1alpha2.TypeInstalled {
+			return c.Status == "True" && c.ObservedGeneration == bd.Generation
+		}
+	}
+	return false
+}
+
+// catalogUIDs are the UIDs of the BundleDeployment, the operator's
+// Deployment, one of its CRDs and the install namespace.
+func catalogUIDs(ctx context.Context, bdName, ns string) map[string]types.UID {
+	out := map[string]types.UID{}
+	for key, o := range map[string]client.Object{
+		"bd":         &rukpakv1alpha2.BundleDeployment{},
+		"deployment": &appsv1.Deployment{},
+		"crd":        &apiextensionsv1.CustomResourceDefinition{},
+		"namespace":  &corev1.Namespace{},
+	} {
+		name := map[string]client.ObjectKey{
+			"bd": {Name: bdName}, "deployment": {Namespace: ns, Name: "prometheus-operator"},
+			"crd": {Name: "prometheuses.monitoring.coreos.com"}, "namespace": {Name: ns},
+		}[key]
+		ExpectWithOffset(1, env.Client.Get(ctx, name, o)).To(Succeed(), "%s %s", key, name)
+		out[key] = o.GetUID()
+	}
+	return out
+}
