@@ -99,9 +99,9 @@ func newCatalogRenderCommand() *cobra.Command {
 
 func newCatalogPushCommand() *cobra.Command {
 	var f catalogFlags
-	var repo, tag string
+	var repo, tag, previous string
 	cmd := &cobra.Command{
-		Use:   "push (--catalog DIR | --image REF) --repository REPO [--tag TAG]",
+		Use:   "push (--catalog DIR | --image REF) --repository REPO [--tag TAG] [--previous REPO:TAG]",
 		Short: "Push the catalog's packages as a Carvel package repository (an imgpkg bundle with packages/)",
 		Long: "Push the catalog's packages as a Carvel package repository, so that\n" +
 			"  kctrl package repository add -r NAME --url REPO:TAG\n" +
@@ -119,6 +119,13 @@ func newCatalogPushCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if previous != "" {
+				kept, err := keepPrevious(cmd.Context(), previous, files)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "kept %d Packages and PackageMetadatas of %s that the catalog no longer holds\n", kept, previous)
+			}
 			pinned, err := pushBundle(cmd.Context(), repo, tag, files, "rukpak-kapp catalog push")
 			if err != nil {
 				return err
@@ -130,6 +137,7 @@ func newCatalogPushCommand() *cobra.Command {
 	f.bind(cmd)
 	cmd.Flags().StringVar(&repo, "repository", "", "the repository to push to (REGISTRY/PATH)")
 	cmd.Flags().StringVar(&tag, "tag", "latest", "the tag to push")
+	cmd.Flags().StringVar(&previous, "previous", "", "the repository's previous version (REPO:TAG or REPO@DIGEST): every Package and PackageMetadata it holds that the catalog no longer does is kept, so that no PackageInstall loses the version it installed")
 	return cmd
 }
 
@@ -144,6 +152,31 @@ func published(pub catalog.Published) []client.Object {
 		objs = append(objs, p)
 	}
 	return objs
+}
+
+// keepPrevious adds to files every package file of the previous repository
+// image that files do not hold (the catalog's own version of a file wins),
+// and says how many it kept.
+func keepPrevious(ctx context.Context, ref string, files map[string][]byte) (int, error) {
+	var opts fetch.ImageOptions
+	if home, err := os.UserHomeDir(); err == nil {
+		opts.DockerConfigJSON, _ = os.ReadFile(filepath.Join(home, ".docker", "config.json"))
+	}
+	img, err := fetch.FetchImage(ctx, ref, opts, adapter.CatalogLimits, nil)
+	if err != nil {
+		return 0, fmt.Errorf("pull the previous repository %s: %w", ref, err)
+	}
+	kept := 0
+	for name, data := range img.Files {
+		if !strings.HasPrefix(name, "packages/") || strings.HasSuffix(name, "/") {
+			continue
+		}
+		if _, ok := files[name]; !ok {
+			files[name] = data
+			kept++
+		}
+	}
+	return kept, nil
 }
 
 // repositoryFiles lays the packages out as kapp-controller reads a package

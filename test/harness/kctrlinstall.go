@@ -273,3 +273,27 @@ func OperatorControllerTestdata(ctx context.Context, root string) (string, error
 	}
 	return testdata, nil
 }
+
+// KctrlRepositoryUpdate is `kctrl package repository update -r NAME --url
+// URL -n NS`: the image replaced, then kctrl's wait.
+func KctrlRepositoryUpdate(ctx context.Context, cfg *rest.Config, ns, name, url string) error {
+	kc, err := kcclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	repo, err := kc.PackagingV1alpha1().PackageRepositories(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	repo.Spec.Fetch = &packagingv1alpha1.PackageRepositoryFetch{ImgpkgBundle: &kcv1alpha1.AppFetchImgpkgBundle{Image: url}}
+	if _, err := kc.PackagingV1alpha1().PackageRepositories(ns).Update(ctx, repo, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("update PackageRepository %s: %w", name, err)
+	}
+	return kctrlWait(ctx, func(ctx context.Context) (int64, kcv1alpha1.GenericStatus, error) {
+		r, err := kc.PackagingV1alpha1().PackageRepositories(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return 0, kcv1alpha1.GenericStatus{}, err
+		}
+		return r.Generation, r.Status.GenericStatus, nil
+	})
+}

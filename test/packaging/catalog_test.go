@@ -8,8 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"slices"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -139,6 +143,33 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.2.0.0"))
 		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before))
 
+		By("kctrl package installed update -i prom --version '>= 0.0.0': following the channel's head")
+		Expect(kctrl(ctx, func(ctx context.Context) error {
+			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, ">= 0.0.0")
+		})).To(Succeed())
+
+		By("a new catalog version (2.1.0 replaces 2.0.0; channel alpha and 1.0.0 dropped), pushed with --previous; kctrl package repository update")
+		_, _, err = env.Registry.PushDockerContext(filepath.Join(testdata, "bundles", "registry-v1", "prometheus-operator.v1.0.0"), "catalog/prometheus-operator:v2.1.0")
+		Expect(err).NotTo(HaveOccurred())
+		next := nextCatalog(ctx, dir)
+		cmd = exec.CommandContext(ctx, rukpakKapp, "catalog", "push", "--catalog", next, "--repository", env.Registry.Host+"/catalog/repository", "--tag", "v2", "--previous", pinned)
+		stderr.Reset()
+		cmd.Stderr = &stderr
+		out, err = cmd.Output()
+		Expect(err).NotTo(HaveOccurred(), "catalog push: %s", stderr.String())
+		Expect(stderr.String()).To(ContainSubstring("kept 3 Packages and PackageMetadatas of " + pinned))
+		Expect(harness.KctrlRepositoryUpdate(ctx, env.ControlPlane.Config, ns, "operators", strings.TrimSpace(string(out)))).To(Succeed())
+		versions, err = harness.KctrlAvailableVersions(ctx, env.ControlPlane.Config, ns, ref)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(versions).To(HaveLen(5), "no Package withdrawn, 2.1.0 added: %v", versions)
+		By("kapp-controller moves the install to 2.1.0 on its own, along the new edge")
+		Eventually(func(g Gomega) {
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+			g.Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.2.1.0"))
+			g.Expect(installedAt(bd)).To(BeTrue(), "%+v", bd.Status.Conditions)
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before))
+
 		By("kctrl package installed delete -i prom: the BundleDeployment and what it installed go; the namespace stays")
 		Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, install)).To(Succeed())
 		Eventually(func() bool {
@@ -149,6 +180,49 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: installNS}, &corev1.Namespace{})).To(Succeed())
 	}, SpecTimeout(8*time.Minute))
 })
+
+// nextCatalog writes the next version of the relocated catalog in dir, as
+// its authors would publish it: bundle 2.1.0 replaces 2.0.0 in channel
+// beta, channel alpha and bundle 1.0.0 are gone.
+func nextCatalog(ctx context.Context, dir string) string {
+	cfg, err := declcfg.LoadFS(ctx, os.DirFS(dir))
+	Expect(err).NotTo(HaveOccurred())
+	next := &declcfg.DeclarativeConfig{Packages: cfg.Packages}
+	for _, ch := range cfg.Channels {
+		if ch.Package == "prometheus" && ch.Name == "alpha" {
+			continue
+		}
+		if ch.Package == "prometheus" {
+			ch.Entries = slices.DeleteFunc(ch.Entries, func(e declcfg.ChannelEntry) bool { return e.Name == "prometheus-operator.1.0.0" })
+			for i := range ch.Entries {
+				if ch.Entries[i].Replaces == "prometheus-operator.1.0.0" {
+					ch.Entries[i].Replaces = ""
+				}
+			}
+			ch.Entries = append(ch.Entries, declcfg.ChannelEntry{Name: "prometheus-operator.2.1.0", Replaces: "prometheus-operator.2.0.0"})
+		}
+		next.Channels = append(next.Channels, ch)
+	}
+	for _, b := range cfg.Bundles {
+		switch b.Name {
+		case "prometheus-operator.1.0.0":
+			continue
+		case "prometheus-operator.2.0.0":
+			n := b
+			n.Name = "prometheus-operator.2.1.0"
+			n.Image = strings.Replace(b.Image, ":v2.0.0", ":v2.1.0", 1)
+			n.Properties = []property.Property{property.MustBuildPackage("prometheus", "2.1.0")}
+			next.Bundles = append(next.Bundles, n)
+		}
+		next.Bundles = append(next.Bundles, b)
+	}
+	out := GinkgoT().TempDir()
+	f, err := os.Create(filepath.Join(out, "catalog.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	Expect(declcfg.WriteYAML(*next, f)).To(Succeed())
+	return out
+}
 
 // kctrl runs one kctrl command's calls within the time kctrl's own wait
 // would be given here.
