@@ -297,3 +297,49 @@ func KctrlRepositoryUpdate(ctx context.Context, cfg *rest.Config, ns, name, url 
 		return r.Generation, r.Status.GenericStatus, nil
 	})
 }
+
+// KctrlInstalledUpdateValues is `kctrl package installed update -i NAME
+// --values-file F -n NS` for an install that has values: the PackageInstall
+// paused (and its App seen paused), the values Secret rewritten, the
+// PackageInstall resumed, then kctrl's wait.
+func KctrlInstalledUpdateValues(ctx context.Context, cfg *rest.Config, ns, name string, values []byte) error {
+	core, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	kc, err := kcclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	pi, err := kc.PackagingV1alpha1().PackageInstalls(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if len(pi.Spec.Values) != 1 || pi.Spec.Values[0].SecretRef == nil {
+		return fmt.Errorf("PackageInstall %s has no values Secret to update", name)
+	}
+	if err := KctrlInstalledPause(ctx, cfg, ns, name, true); err != nil {
+		return err
+	}
+	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		app, err := kc.KappctrlV1alpha1().Apps(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return app.Generation == app.Status.ObservedGeneration && app.Status.FriendlyDescription == "Canceled/paused", nil
+	}); err != nil {
+		return fmt.Errorf("wait for App %s to be paused: %w", name, err)
+	}
+	secret, err := core.CoreV1().Secrets(ns).Get(ctx, pi.Spec.Values[0].SecretRef.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	secret.Data = map[string][]byte{kctrlValuesKey: values}
+	if _, err := core.CoreV1().Secrets(ns).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("update Secret %s: %w", secret.Name, err)
+	}
+	if err := KctrlInstalledPause(ctx, cfg, ns, name, false); err != nil {
+		return err
+	}
+	return kctrlWaitInstall(ctx, kc, ns, name)
+}

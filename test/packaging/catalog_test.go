@@ -99,6 +99,21 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		Expect(installedAt(bd)).To(BeTrue(), "the PackageInstall succeeded only once the adapter installed the BundleDeployment: %+v", bd.Status.Conditions)
 		before := catalogUIDs(ctx, bdName, installNS)
 
+		By("kctrl package installed update -i prom --values-file (watchNamespaces: its own namespace, then another): OwnNamespace, then SingleNamespace")
+		createNamespace(ctx, "catalog-watched")
+		for _, watched := range []string{installNS, "catalog-watched"} {
+			Expect(kctrl(ctx, func(ctx context.Context) error {
+				return harness.KctrlInstalledUpdateValues(ctx, env.ControlPlane.Config, ns, install,
+					[]byte("installNamespace: "+installNS+"\nwatchNamespaces: ["+watched+"]\n"))
+			})).To(Succeed(), "watching %s", watched)
+			Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+			Expect(installedAt(bd)).To(BeTrue(), "%+v", bd.Status.Conditions)
+			deployment := &appsv1.Deployment{}
+			Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: installNS, Name: "prometheus-operator"}, deployment)).To(Succeed())
+			Expect(deployment.Spec.Template.Annotations).To(HaveKeyWithValue("olm.targetNamespaces", watched))
+		}
+		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before), "new values recreate nothing")
+
 		By("kctrl package installed update -i prom --version 1.0.1: 1.0.1 replaces 1.0.0")
 		Expect(kctrl(ctx, func(ctx context.Context) error {
 			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, "1.0.1")
