@@ -86,7 +86,12 @@ func corpusCatalog(bundles []corpusBundle) *declcfg.DeclarativeConfig {
 		}
 		e := declcfg.ChannelEntry{Name: b.csv.Name, Replaces: b.csv.Spec.Replaces, Skips: b.csv.Spec.Skips, SkipRange: b.csv.Annotations["olm.skipRange"]}
 		for _, ch := range b.channels {
-			cfg.Channels = append(cfg.Channels, declcfg.Channel{Schema: declcfg.SchemaChannel, Package: b.pkg, Name: strings.TrimSpace(ch), Entries: []declcfg.ChannelEntry{e}})
+			ch = strings.TrimSpace(ch)
+			if i := slices.IndexFunc(cfg.Channels, func(c declcfg.Channel) bool { return c.Package == b.pkg && c.Name == ch }); i >= 0 {
+				cfg.Channels[i].Entries = append(cfg.Channels[i].Entries, e)
+				continue
+			}
+			cfg.Channels = append(cfg.Channels, declcfg.Channel{Schema: declcfg.SchemaChannel, Package: b.pkg, Name: ch, Entries: []declcfg.ChannelEntry{e}})
 		}
 		form := property.MustBuildBundleObject(b.raw)
 		if i%2 == 1 {
