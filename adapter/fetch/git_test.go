@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,4 +133,23 @@ func sorted(s []string) []string {
 	out := append([]string(nil), s...)
 	sort.Strings(out)
 	return out
+}
+
+// The server's refusal of a commit reaches go-git either as git's words or,
+// when upload-pack exited before go-git finished its request, as a closed
+// input (TestFetchGit_CommitNotOnServer meets both, depending on timing).
+func TestRefused(t *testing.T) {
+	for _, tt := range []struct {
+		err  string
+		want bool
+	}{
+		{"unknown error: fatal: git upload-pack: not our ref abab", true},
+		{"closing input: EOF", true},
+		{"dial tcp 127.0.0.1:22: connect: connection refused", false},
+		{"unexpected EOF", false},
+	} {
+		if got := refused(errors.New(tt.err)); got != tt.want {
+			t.Errorf("refused(%q) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
 }

@@ -151,7 +151,14 @@ func (f *gitFetcher) hasAll(hashes []plumbing.Hash) bool {
 }
 
 // refused reports whether the server turned the commit down. go-git hands
-// on git's own words ("upload-pack: not our ref <id>") as plain text.
+// on git's own words ("upload-pack: not our ref <id>") as plain text when
+// it reads them first. git upload-pack reads the wants before anything else
+// and exits at once on one it will not send, so over ssh the session can
+// close while go-git is still finishing the request; go-git then says only
+// "closing input: EOF", and git's words are lost. That race is the
+// server's refusal too: nothing else closes a session between the
+// advertisement, which came, and the request.
 func refused(err error) bool {
-	return strings.Contains(err.Error(), "not our ref")
+	msg := err.Error()
+	return strings.Contains(msg, "not our ref") || strings.Contains(msg, "closing input: EOF")
 }
