@@ -177,7 +177,8 @@ generate:
 	$(CONTROLLER_GEN) object paths=./api/...
 
 manifests: generate
-	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/v1alpha1 paths=./api/v1alpha2 output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/catalogs/... output:crd:artifacts:config=config/catalogs
 
 ## verify: generated files match the API types, code is formatted and vetted
 verify: manifests

@@ -37,6 +37,7 @@
 //	beside/kappapi      whether kapp-controller's API is served; opens the watches that need it
 //	beside/drift        re-apply after a change by hand; a new run when kapp-controller lost one
 //	beside/chartcrds    a chart's crds/ as Helm keeps them
+//	beside/catalogs     OperatorCatalogs: a catalog image followed and published as Packages
 //
 // Below everything, pure but for fetch's downloads (adapter/pure,
 // adapter/fetch):
@@ -55,12 +56,12 @@
 //
 // It owns no memory of its own; only cmd/ and test/ import it.
 //
-// May import (this module): adapter/beside/chartcrds, adapter/servers/catalogedges,
+// May import (this module): adapter/beside/catalogs, adapter/beside/chartcrds, adapter/servers/catalogedges,
 // adapter/servers/contenturl, adapter/servers/crdsafety, adapter/beside/drift, adapter/fetch, adapter/pure/fieldowner,
 // adapter/internal/appmode, adapter/internal/controller,
 // adapter/internal/kube, adapter/internal/offline, adapter/internal/scope,
 // adapter/internal/servemode, adapter/internal/store, adapter/beside/kappapi,
 // adapter/pure/takeover, adapter/pure/translate, adapter/v1alpha1/bundles,
 // adapter/v1alpha1/deployments, adapter/v1alpha1/deployments/templates,
-// adapter/servers/versions, adapter/servers/webhook, api/v1alpha1, api/v1alpha2.
+// adapter/servers/versions, adapter/servers/webhook, api/catalogs/v1alpha1, api/v1alpha1, api/v1alpha2.
 package adapter

@@ -25,7 +25,7 @@ const module = "github.com/rukpak-kapp/rukpak-kapp/"
 // servers and the parts beside the dispatcher; the dispatcher with what it
 // drives and rukpak's first API; the facade.
 var tiers = [][]string{
-	{"api/v1alpha2"},
+	{"api/v1alpha2", "api/catalogs/v1alpha1"},
 	{"api/v1alpha1"},
 	{"convert/...", "ocibundle/..."},
 	{"adapter/pure/...", "adapter/fetch/..."},

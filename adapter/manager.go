@@ -9,6 +9,7 @@ import (
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/catalogs"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/chartcrds"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/drift"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/kappapi"
@@ -33,6 +35,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/versions"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/webhook"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/bundles"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -57,6 +60,9 @@ type Options struct {
 	ContentDir string
 	// ContentMaxBytes bounds what ContentDir holds; 0: DefaultContentMaxBytes.
 	ContentMaxBytes int64
+
+	// catalogs: the OperatorCatalog API is installed (found at start).
+	catalogs bool
 }
 
 // DefaultContentMaxBytes is how much content a replica keeps for
@@ -73,7 +79,7 @@ func DefaultContentAddress(systemNamespace string) string {
 func Scheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, rukpakv1alpha1.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme,
-		packagingv1alpha1.AddToScheme, datav1alpha1.AddToScheme} {
+		packagingv1alpha1.AddToScheme, datav1alpha1.AddToScheme, catalogsv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, fmt.Errorf("build scheme: %w", err)
 		}
@@ -97,6 +103,22 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	for _, ns := range o.Config.AppNamespaces {
 		own[ns] = cache.Config{}
 	}
+	byObject := map[client.Object]cache.ByObject{
+		// Installed workloads, for Healthy: only what a BundleDeployment
+		// installed, in any namespace.
+		&appsv1.Deployment{}:  {Namespaces: everywhere, Label: InstalledSelector},
+		&appsv1.StatefulSet{}: {Namespaces: everywhere, Label: InstalledSelector},
+		&appsv1.DaemonSet{}:   {Namespaces: everywhere, Label: InstalledSelector},
+	}
+	catalogsServed, err := servesCatalogs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	o.catalogs = catalogsServed
+	if catalogsServed {
+		// OperatorCatalogs live in the namespaces their packages go to.
+		byObject[&catalogsv1alpha1.OperatorCatalog{}] = cache.ByObject{Namespaces: everywhere}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
@@ -117,13 +139,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 			// here must be served when the manager is made, and the adapter
 			// starts without kapp-controller's API.)
 			DefaultNamespaces: own,
-			ByObject: map[client.Object]cache.ByObject{
-				// Installed workloads, for Healthy: only what a BundleDeployment
-				// installed, in any namespace.
-				&appsv1.Deployment{}:  {Namespaces: everywhere, Label: InstalledSelector},
-				&appsv1.StatefulSet{}: {Namespaces: everywhere, Label: InstalledSelector},
-				&appsv1.DaemonSet{}:   {Namespaces: everywhere, Label: InstalledSelector},
-			},
+			ByObject:          byObject,
 		},
 	})
 	if err != nil {
@@ -226,6 +242,24 @@ func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher 
 	return nil
 }
 
+// servesCatalogs says whether the OperatorCatalog API (config/catalogs) is
+// installed: an adapter upgraded without it runs as before, without the
+// catalog controller.
+func servesCatalogs(cfg *rest.Config) (bool, error) {
+	d, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false, fmt.Errorf("create discovery client: %w", err)
+	}
+	_, err = d.ServerResourcesForGroupVersion(catalogsv1alpha1.GroupVersion.String())
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("look for the OperatorCatalog API: %w", err)
+	}
+	return true, nil
+}
+
 // withKapp starts what needs kapp-controller's API, once it is served: the
 // dispatcher's watches of Apps and PackageInstalls, the chart CRD
 // controller, drift repair and the stall repair.
@@ -235,6 +269,11 @@ func withKapp(mgr ctrl.Manager, r *Reconciler, o Options) error {
 	}
 	if err := chartcrds.Add(mgr); err != nil {
 		return err
+	}
+	if o.catalogs {
+		if err := catalogs.New(mgr.GetClient(), mgr.GetAPIReader(), catalogs.Registry{}).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("set up the OperatorCatalog controller: %w", err)
+		}
 	}
 	if err := addDriftRepair(mgr, r.AppKey); err != nil {
 		return err

@@ -46,7 +46,8 @@ var _ = Describe("the install manifests in config/", func() {
 			Expect(u.GetName()).NotTo(Equal("kapp-controller-config"))
 		}
 		Expect(kinds).To(HaveKeyWithValue("Deployment", 1))
-		Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 2))
+		// rukpak's BundleDeployment and Bundle, and rukpak-kapp's OperatorCatalog.
+		Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 3))
 		Expect(kinds).To(HaveKeyWithValue("ValidatingWebhookConfiguration", 1))
 		Expect(kinds).To(HaveKeyWithValue("Service", 1))
 	})
@@ -118,5 +119,10 @@ var _ = Describe("the install manifests in config/", func() {
 		Expect(canI(ctx, "delete", "core.rukpak.io", "bundles", "")).To(BeTrue())
 		Expect(canI(ctx, "patch", "core.rukpak.io", "bundles/status", "")).To(BeTrue())
 		Expect(canI(ctx, "update", "core.rukpak.io", "bundles", "")).To(BeFalse())
+		// Catalogs: OperatorCatalogs are read and reported on, never made;
+		// their Packages are written in any namespace.
+		Expect(canI(ctx, "patch", "catalogs.rukpak-kapp.dev", "operatorcatalogs/status", "default")).To(BeTrue())
+		Expect(canI(ctx, "create", "catalogs.rukpak-kapp.dev", "operatorcatalogs", "default")).To(BeFalse())
+		Expect(canI(ctx, "create", "data.packaging.carvel.dev", "packages", "default")).To(BeTrue())
 	})
 })

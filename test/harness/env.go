@@ -256,7 +256,8 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// installAPI installs the BundleDeployment CRD from config/, the system
+// installAPI installs the BundleDeployment CRD from config/ (and the
+// OperatorCatalog CRD, config/catalogs), the system
 // namespace, the adapter's and installer's accounts from config/rbac, the
 // adapter's webhooks from config/webhook and the finalizer policy from
 // config/admission.
@@ -266,6 +267,17 @@ func (e *Env) installAPI(ctx context.Context) error {
 		return err
 	}
 	objs, err := ApplyYAML(ctx, e.Client, crd)
+	if err != nil {
+		return err
+	}
+	if err := WaitForCRDs(ctx, e.Client, objs); err != nil {
+		return err
+	}
+	catalogs, err := e.Kustomize(ctx, "config/catalogs")
+	if err != nil {
+		return err
+	}
+	objs, err = ApplyYAML(ctx, e.Client, catalogs)
 	if err != nil {
 		return err
 	}

@@ -18,12 +18,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/catalogs"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
@@ -42,21 +46,7 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		createNamespace(ctx, ns)
 
 		By("relocating the catalog's bundle images to the test registry, as a mirror would, and pushing it as a package repository")
-		testdata, err := harness.OperatorControllerTestdata(ctx, env.Root)
-		Expect(err).NotTo(HaveOccurred())
-		for _, tag := range []string{"v1.0.0", "v1.0.1", "v1.2.0", "v2.0.0"} {
-			_, _, err := env.Registry.PushDockerContext(filepath.Join(testdata, "bundles", "registry-v1", "prometheus-operator.v1.0.0"), "catalog/prometheus-operator:"+tag)
-			Expect(err).NotTo(HaveOccurred())
-		}
-		_, _, err = env.Registry.PushDockerContext(filepath.Join(testdata, "bundles", "plain-v0", "plain.v0.1.0"), "catalog/plain:v0.1.0")
-		Expect(err).NotTo(HaveOccurred())
-		fbc, err := os.ReadFile(filepath.Join(testdata, "catalogs", "test-catalog", "catalog.yaml"))
-		Expect(err).NotTo(HaveOccurred())
-		relocated := strings.NewReplacer(
-			"localhost/testdata/bundles/registry-v1/prometheus-operator:", env.Registry.Host+"/catalog/prometheus-operator:",
-			"localhost/testdata/bundles/plain-v0/plain:", env.Registry.Host+"/catalog/plain:").Replace(string(fbc))
-		dir := GinkgoT().TempDir()
-		Expect(os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(relocated), 0o644)).To(Succeed())
+		dir := relocatedCatalog(ctx)
 		cmd := exec.CommandContext(ctx, rukpakKapp, "catalog", "push", "--catalog", dir, "--repository", env.Registry.Host+"/catalog/repository", "--tag", "v1")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
@@ -164,8 +154,6 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		})).To(Succeed())
 
 		By("a new catalog version (2.1.0 replaces 2.0.0; channel alpha and 1.0.0 dropped), pushed with --previous; kctrl package repository update")
-		_, _, err = env.Registry.PushDockerContext(filepath.Join(testdata, "bundles", "registry-v1", "prometheus-operator.v1.0.0"), "catalog/prometheus-operator:v2.1.0")
-		Expect(err).NotTo(HaveOccurred())
 		next := nextCatalog(ctx, dir)
 		cmd = exec.CommandContext(ctx, rukpakKapp, "catalog", "push", "--catalog", next, "--repository", env.Registry.Host+"/catalog/repository", "--tag", "v2", "--previous", pinned)
 		stderr.Reset()
@@ -194,7 +182,99 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: "prometheuses.monitoring.coreos.com"}, &apiextensionsv1.CustomResourceDefinition{}))).To(BeTrue())
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: installNS}, &corev1.Namespace{})).To(Succeed())
 	}, SpecTimeout(8*time.Minute))
+
+	It("follows a catalog image with an OperatorCatalog: published in its namespace, published again when its tag moves, withdrawn with it", func(ctx context.Context) {
+		const ns = "catalog-follow"
+		ref := "beta.prometheus." + catalog.DefaultDomain
+		createNamespace(ctx, ns)
+		dir := relocatedCatalog(ctx)
+		image := pushCatalogImage(dir, "catalog/index:latest")
+		cat := &catalogsv1alpha1.OperatorCatalog{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "operators"},
+			Spec:       catalogsv1alpha1.OperatorCatalogSpec{Image: image, PollInterval: &metav1.Duration{Duration: catalogs.MinPoll}},
+		}
+		Expect(env.Client.Create(ctx, cat)).To(Succeed())
+		first := published(ctx, cat, "")
+		Expect(kctrlVersions(ctx, ns, ref)).To(ConsistOf("1.0.0", "1.0.1", "1.2.0", "2.0.0"))
+		summaries, err := harness.KctrlAvailableList(ctx, env.ControlPlane.Config, ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(summaries).To(HaveLen(3))
+
+		By("the tag moved to the next catalog version: published again, nothing withdrawn")
+		pushCatalogImage(nextCatalog(ctx, dir), "catalog/index:latest")
+		published(ctx, cat, first)
+		Expect(kctrlVersions(ctx, ns, ref)).To(ConsistOf("1.0.0", "1.0.1", "1.2.0", "2.0.0", "2.1.0"))
+
+		By("deleting the OperatorCatalog withdraws what it published")
+		Expect(env.Client.Delete(ctx, cat)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(cat), cat))).To(BeTrue())
+			summaries, err := harness.KctrlAvailableList(ctx, env.ControlPlane.Config, ns)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(summaries).To(BeEmpty())
+			g.Expect(kctrlVersions(ctx, ns, ref)).To(BeEmpty())
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+	}, SpecTimeout(4*time.Minute))
 })
+
+// published waits until cat reports Published for its generation with a
+// digest other than before, and returns that digest.
+func published(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, before string) string {
+	var digest string
+	EventuallyWithOffset(1, func(g Gomega) {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cat), cat)).To(Succeed())
+		c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+		g.Expect(c.ObservedGeneration).To(Equal(cat.Generation))
+		g.Expect(cat.Status.ResolvedImage).NotTo(Equal(before))
+		digest = cat.Status.ResolvedImage
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+	return digest
+}
+
+func kctrlVersions(ctx context.Context, ns, ref string) []string {
+	versions, err := harness.KctrlAvailableVersions(ctx, env.ControlPlane.Config, ns, ref)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	var out []string
+	for _, v := range versions {
+		out = append(out, v.Version)
+	}
+	return out
+}
+
+// relocatedCatalog pushes the test catalog's bundle images to the test
+// registry and writes the catalog with its images relocated there, as a
+// mirror relocates them; it returns the catalog's directory.
+func relocatedCatalog(ctx context.Context) string {
+	testdata, err := harness.OperatorControllerTestdata(ctx, env.Root)
+	Expect(err).NotTo(HaveOccurred())
+	for _, tag := range []string{"v1.0.0", "v1.0.1", "v1.2.0", "v2.0.0", "v2.1.0"} {
+		_, _, err := env.Registry.PushDockerContext(filepath.Join(testdata, "bundles", "registry-v1", "prometheus-operator.v1.0.0"), "catalog/prometheus-operator:"+tag)
+		Expect(err).NotTo(HaveOccurred())
+	}
+	_, _, err = env.Registry.PushDockerContext(filepath.Join(testdata, "bundles", "plain-v0", "plain.v0.1.0"), "catalog/plain:v0.1.0")
+	Expect(err).NotTo(HaveOccurred())
+	fbc, err := os.ReadFile(filepath.Join(testdata, "catalogs", "test-catalog", "catalog.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	relocated := strings.NewReplacer(
+		"localhost/testdata/bundles/registry-v1/prometheus-operator:", env.Registry.Host+"/catalog/prometheus-operator:",
+		"localhost/testdata/bundles/plain-v0/plain:", env.Registry.Host+"/catalog/plain:").Replace(string(fbc))
+	dir := GinkgoT().TempDir()
+	Expect(os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(relocated), 0o644)).To(Succeed())
+	return dir
+}
+
+// pushCatalogImage pushes the catalog in dir as opm lays out a catalog
+// image: under /configs, labelled.
+func pushCatalogImage(dir, repoTag string) string {
+	build := GinkgoT().TempDir()
+	Expect(os.CopyFS(filepath.Join(build, "catalog"), os.DirFS(dir))).To(Succeed())
+	Expect(os.WriteFile(filepath.Join(build, "Dockerfile"), []byte("FROM scratch\nADD catalog /configs\nLABEL operators.operatorframework.io.index.configs.v1=/configs\n"), 0o644)).To(Succeed())
+	ref, _, err := env.Registry.PushDockerContext(build, repoTag)
+	Expect(err).NotTo(HaveOccurred())
+	return ref
+}
 
 // nextCatalog writes the next version of the relocated catalog in dir, as
 // its authors would publish it: bundle 2.1.0 replaces 2.0.0 in channel

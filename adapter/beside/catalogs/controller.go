@@ -1,0 +1,274 @@
+package catalogs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
+)
+
+// LabelCatalog names the OperatorCatalog that published a Package or
+// PackageMetadata.
+const LabelCatalog = "catalog.rukpak-kapp.dev/catalog"
+
+// Finalizer withdraws what an OperatorCatalog published before it goes.
+const Finalizer = "catalogs.rukpak-kapp.dev/unpublish"
+
+// Poll intervals: the default, and the shortest allowed (each poll is one
+// request to the registry).
+const (
+	DefaultPoll = 10 * time.Minute
+	MinPoll     = 10 * time.Second
+)
+
+// maxRefused bounds the refusals kept in the status.
+const maxRefused = 20
+
+// Images resolves and pulls catalog images.
+type Images interface {
+	// Resolve returns ref pinned by digest.
+	Resolve(ctx context.Context, ref string) (string, error)
+	// Pull reads the catalog of an image pinned by digest.
+	Pull(ctx context.Context, pinned string) (*declcfg.DeclarativeConfig, error)
+}
+
+// Registry reaches images as the adapter reaches bundle images.
+type Registry struct{}
+
+func (Registry) Resolve(ctx context.Context, ref string) (string, error) {
+	return fetch.ResolveImage(ctx, ref, fetch.ImageOptions{})
+}
+
+func (Registry) Pull(ctx context.Context, pinned string) (*declcfg.DeclarativeConfig, error) {
+	cfg, _, err := fetch.CatalogImage(ctx, pinned, fetch.ImageOptions{})
+	return cfg, err
+}
+
+// Reconciler publishes OperatorCatalogs.
+type Reconciler struct {
+	client client.Client
+	direct client.Reader
+	images Images
+}
+
+// New is the controller's reconciler: c reads OperatorCatalogs (cached)
+// and writes them and the packages; direct reads the packages (in any
+// namespace, so never through the adapter's cache); images reaches the
+// catalog images.
+func New(c client.Client, direct client.Reader, images Images) *Reconciler {
+	return &Reconciler{client: c, direct: direct, images: images}
+}
+
+// SetupWithManager registers the controller (leader only).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("operatorcatalogs").For(&catalogsv1alpha1.OperatorCatalog{}).Complete(r)
+}
+
+// Poll is how often cat's image is looked up.
+func Poll(cat *catalogsv1alpha1.OperatorCatalog) time.Duration {
+	if cat.Spec.PollInterval == nil {
+		return DefaultPoll
+	}
+	return max(cat.Spec.PollInterval.Duration, MinPoll)
+}
+
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	cat := &catalogsv1alpha1.OperatorCatalog{}
+	if err := r.client.Get(ctx, req.NamespacedName, cat); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !cat.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, r.unpublish(ctx, cat)
+	}
+	if !controllerutil.ContainsFinalizer(cat, Finalizer) {
+		patch := client.MergeFrom(cat.DeepCopy())
+		controllerutil.AddFinalizer(cat, Finalizer)
+		if err := r.client.Patch(ctx, cat, patch, client.FieldOwner(fieldowner.Name)); err != nil {
+			return reconcile.Result{}, fmt.Errorf("add the finalizer to OperatorCatalog %s: %w", req, err)
+		}
+	}
+	poll := Poll(cat)
+	pinned, err := r.images.Resolve(ctx, cat.Spec.Image)
+	if err != nil {
+		return r.failed(ctx, cat, catalogsv1alpha1.ReasonPullFailed, fmt.Sprintf("The catalog image %s could not be looked up: %v. It is looked up again with backoff.", cat.Spec.Image, err), err)
+	}
+	if pinned == cat.Status.ResolvedImage && cat.Status.ObservedGeneration == cat.Generation &&
+		meta.IsStatusConditionTrue(cat.Status.Conditions, catalogsv1alpha1.TypePublished) {
+		return reconcile.Result{RequeueAfter: poll}, nil
+	}
+	cfg, err := r.images.Pull(ctx, pinned)
+	if err != nil {
+		if errors.Is(err, fetch.ErrInvalidContent) {
+			// The same digest is never read again: wait for a new one.
+			_, werr := r.failed(ctx, cat, catalogsv1alpha1.ReasonInvalid, fmt.Sprintf("The catalog image %s holds no catalog that can be read: %v. Push a fixed catalog; the tag is looked up every %s.", pinned, err, poll), nil)
+			return reconcile.Result{RequeueAfter: poll}, werr
+		}
+		return r.failed(ctx, cat, catalogsv1alpha1.ReasonPullFailed, fmt.Sprintf("The catalog image %s could not be pulled: %v. It is pulled again with backoff.", pinned, err), err)
+	}
+	pub := catalog.Publish(cfg, catalog.Options{Domain: cat.Spec.Domain, Namespace: cat.Namespace})
+	if len(pub.Packages) == 0 {
+		_, werr := r.failed(ctx, cat, catalogsv1alpha1.ReasonInvalid, fmt.Sprintf("No bundle of the catalog %s can be published as a Package (%s). Push a fixed catalog; the tag is looked up every %s.", pinned, refusals(pub), poll), nil)
+		return reconcile.Result{RequeueAfter: poll}, werr
+	}
+	if err := r.write(ctx, cat, pub); err != nil {
+		return r.failed(ctx, cat, catalogsv1alpha1.ReasonWriteFailed, fmt.Sprintf("The packages of %s could not be written through kapp-controller's packaging API (the APIService v1alpha1.data.packaging.carvel.dev): %v. Written again with backoff.", pinned, err), err)
+	}
+	msg := fmt.Sprintf("Published %d Packages and %d PackageMetadatas of %s.", len(pub.Packages), len(pub.Metadata), pinned)
+	if len(pub.Refused) > 0 {
+		msg += fmt.Sprintf(" %d refused: %s.", len(pub.Refused), refusals(pub))
+	}
+	status := cat.Status.DeepCopy()
+	status.ResolvedImage = pinned
+	status.Packages, status.PackageMetadatas = int32(len(pub.Packages)), int32(len(pub.Metadata))
+	status.Refused = nil
+	for i, ref := range pub.Refused {
+		if i == maxRefused {
+			break
+		}
+		status.Refused = append(status.Refused, ref.String())
+	}
+	setPublished(status, cat.Generation, metav1.ConditionTrue, catalogsv1alpha1.ReasonPublished, msg)
+	return reconcile.Result{RequeueAfter: poll}, r.writeStatus(ctx, cat, status)
+}
+
+func refusals(pub catalog.Published) string {
+	if len(pub.Refused) == 0 {
+		return "nothing refused"
+	}
+	return "the first: " + pub.Refused[0].String()
+}
+
+func setPublished(status *catalogsv1alpha1.OperatorCatalogStatus, gen int64, s metav1.ConditionStatus, reason, msg string) {
+	status.ObservedGeneration = gen
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: catalogsv1alpha1.TypePublished, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
+}
+
+// failed reports a failure; cause, when not nil, is returned for backoff.
+func (r *Reconciler) failed(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, reason, msg string, cause error) (reconcile.Result, error) {
+	status := cat.Status.DeepCopy()
+	setPublished(status, cat.Generation, metav1.ConditionFalse, reason, msg)
+	if err := r.writeStatus(ctx, cat, status); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, cause
+}
+
+// writeStatus writes status when it says something new: one write per
+// change, none at rest.
+func (r *Reconciler) writeStatus(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, status *catalogsv1alpha1.OperatorCatalogStatus) error {
+	if reflect.DeepEqual(&cat.Status, status) {
+		return nil
+	}
+	patch := client.MergeFrom(cat.DeepCopy())
+	cat.Status = *status
+	if err := r.client.Status().Patch(ctx, cat, patch, client.FieldOwner(fieldowner.Name)); err != nil {
+		return fmt.Errorf("write the status of OperatorCatalog %s/%s: %w", cat.Namespace, cat.Name, err)
+	}
+	return nil
+}
+
+// write creates what is new and updates what changed; nothing is deleted.
+func (r *Reconciler) write(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, pub catalog.Published) error {
+	var objs []client.Object
+	for _, m := range pub.Metadata {
+		objs = append(objs, m)
+	}
+	for _, p := range pub.Packages {
+		objs = append(objs, p)
+	}
+	for _, o := range objs {
+		labels := o.GetLabels()
+		labels[LabelCatalog] = cat.Name
+		o.SetLabels(labels)
+		if err := r.upsert(ctx, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) upsert(ctx context.Context, want client.Object) error {
+	err := r.client.Create(ctx, want, client.FieldOwner(fieldowner.Name))
+	if err == nil || !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	live := want.DeepCopyObject().(client.Object)
+	if err := r.direct.Get(ctx, client.ObjectKeyFromObject(want), live); err != nil {
+		return err
+	}
+	if same(live, want) {
+		return nil
+	}
+	want.SetResourceVersion(live.GetResourceVersion())
+	return r.client.Update(ctx, want, client.FieldOwner(fieldowner.Name))
+}
+
+// same compares what a publication says of an object: its labels,
+// annotations and spec.
+func same(live, want client.Object) bool {
+	if !reflect.DeepEqual(live.GetLabels(), want.GetLabels()) || !reflect.DeepEqual(live.GetAnnotations(), want.GetAnnotations()) {
+		return false
+	}
+	switch w := want.(type) {
+	case *datav1alpha1.Package:
+		return reflect.DeepEqual(live.(*datav1alpha1.Package).Spec, w.Spec)
+	case *datav1alpha1.PackageMetadata:
+		return reflect.DeepEqual(live.(*datav1alpha1.PackageMetadata).Spec, w.Spec)
+	}
+	return false
+}
+
+// unpublish withdraws everything cat published, then lets it go.
+func (r *Reconciler) unpublish(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog) error {
+	if !controllerutil.ContainsFinalizer(cat, Finalizer) {
+		return nil
+	}
+	sel := client.MatchingLabels{LabelCatalog: cat.Name}
+	var pkgs datav1alpha1.PackageList
+	if err := r.direct.List(ctx, &pkgs, client.InNamespace(cat.Namespace), sel); err != nil {
+		return fmt.Errorf("list the Packages OperatorCatalog %s/%s published: %w", cat.Namespace, cat.Name, err)
+	}
+	var metas datav1alpha1.PackageMetadataList
+	if err := r.direct.List(ctx, &metas, client.InNamespace(cat.Namespace), sel); err != nil {
+		return fmt.Errorf("list the PackageMetadatas OperatorCatalog %s/%s published: %w", cat.Namespace, cat.Name, err)
+	}
+	var failed []string
+	for i := range pkgs.Items {
+		if err := client.IgnoreNotFound(r.client.Delete(ctx, &pkgs.Items[i])); err != nil {
+			failed = append(failed, err.Error())
+		}
+	}
+	for i := range metas.Items {
+		if err := client.IgnoreNotFound(r.client.Delete(ctx, &metas.Items[i])); err != nil {
+			failed = append(failed, err.Error())
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("withdraw what OperatorCatalog %s/%s published: %s", cat.Namespace, cat.Name, strings.Join(failed, "; "))
+	}
+	patch := client.MergeFrom(cat.DeepCopy())
+	controllerutil.RemoveFinalizer(cat, Finalizer)
+	if err := r.client.Patch(ctx, cat, patch, client.FieldOwner(fieldowner.Name)); err != nil {
+		return fmt.Errorf("remove the finalizer of OperatorCatalog %s/%s: %w", cat.Namespace, cat.Name, err)
+	}
+	log.FromContext(ctx).Info("withdrew an OperatorCatalog's packages", "packages", len(pkgs.Items), "metadatas", len(metas.Items))
+	return nil
+}

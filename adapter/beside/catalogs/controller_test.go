@@ -1,0 +1,195 @@
+package catalogs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
+)
+
+// images is a registry in memory: a tag's digest and each digest's catalog.
+type images struct {
+	digest   string
+	catalogs map[string]*declcfg.DeclarativeConfig
+	pulls    int
+	err      error
+}
+
+func (i *images) Resolve(context.Context, string) (string, error) {
+	return "registry.example/catalog@" + i.digest, i.err
+}
+
+func (i *images) Pull(_ context.Context, pinned string) (*declcfg.DeclarativeConfig, error) {
+	i.pulls++
+	cfg, ok := i.catalogs[strings.TrimPrefix(pinned, "registry.example/catalog@")]
+	if !ok {
+		return nil, fmt.Errorf("%w: no catalog", fetch.ErrInvalidContent)
+	}
+	return cfg, nil
+}
+
+// catalogOf has one package with one channel holding the versions named.
+func catalogOf(versions ...string) *declcfg.DeclarativeConfig {
+	cfg := &declcfg.DeclarativeConfig{Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: "p", DefaultChannel: "s"}}}
+	ch := declcfg.Channel{Schema: declcfg.SchemaChannel, Package: "p", Name: "s"}
+	for _, v := range versions {
+		ch.Entries = append(ch.Entries, declcfg.ChannelEntry{Name: "p." + v})
+		cfg.Bundles = append(cfg.Bundles, declcfg.Bundle{Schema: declcfg.SchemaBundle, Package: "p", Name: "p." + v, Image: "registry.example/p:" + v,
+			Properties: []property.Property{property.MustBuildPackage("p", v)}})
+	}
+	cfg.Channels = []declcfg.Channel{ch}
+	return cfg
+}
+
+type harness struct {
+	client client.Client
+	r      *Reconciler
+	images *images
+	writes []string
+}
+
+func newHarness(t *testing.T) *harness {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{datav1alpha1.AddToScheme, catalogsv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat := &catalogsv1alpha1.OperatorCatalog{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "c", Generation: 1},
+		Spec: catalogsv1alpha1.OperatorCatalogSpec{Image: "registry.example/catalog:latest"}}
+	h := &harness{images: &images{digest: "sha256:1", catalogs: map[string]*declcfg.DeclarativeConfig{"sha256:1": catalogOf("1.0.0"), "sha256:2": catalogOf("1.0.1")}}}
+	base := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cat).WithStatusSubresource(cat).Build()
+	h.client = interceptor.NewClient(base.(client.WithWatch), interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+			h.writes = append(h.writes, "create "+o.GetName())
+			return c.Create(ctx, o, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			h.writes = append(h.writes, "update "+o.GetName())
+			return c.Update(ctx, o, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
+			h.writes = append(h.writes, "delete "+o.GetName())
+			return c.Delete(ctx, o, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			h.writes = append(h.writes, "status")
+			return c.SubResource(sub).Patch(ctx, o, p, opts...)
+		},
+	})
+	h.r = New(h.client, h.client, h.images)
+	return h
+}
+
+func (h *harness) reconcile(t *testing.T) (reconcile.Result, error) {
+	t.Helper()
+	h.writes = nil
+	return h.r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ops", Name: "c"}})
+}
+
+func (h *harness) catalog(t *testing.T) *catalogsv1alpha1.OperatorCatalog {
+	t.Helper()
+	cat := &catalogsv1alpha1.OperatorCatalog{}
+	if err := h.client.Get(context.Background(), client.ObjectKey{Namespace: "ops", Name: "c"}, cat); err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+func TestReconcile_PublishesFollowsAndWithdraws(t *testing.T) {
+	h := newHarness(t)
+	res, err := h.reconcile(t)
+	if err != nil || res.RequeueAfter != DefaultPoll {
+		t.Fatalf("first publication: %v, %v", res, err)
+	}
+	if got := strings.Join(h.writes, ","); got != "create s.p.operators.rukpak-kapp.dev,create s.p.operators.rukpak-kapp.dev.1.0.0,status" {
+		t.Errorf("writes %s", got)
+	}
+	cat := h.catalog(t)
+	c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished)
+	if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != 1 || cat.Status.ResolvedImage != "registry.example/catalog@sha256:1" || cat.Status.Packages != 1 {
+		t.Fatalf("status %+v", cat.Status)
+	}
+
+	// At rest: the tag is looked up, nothing pulled or written.
+	pulls := h.images.pulls
+	if res, err := h.reconcile(t); err != nil || res.RequeueAfter != DefaultPoll || len(h.writes) != 0 || h.images.pulls != pulls {
+		t.Errorf("at rest: %v, %v, writes %v, pulls %d", res, err, h.writes, h.images.pulls-pulls)
+	}
+
+	// The tag moved: the new version published, the old one kept.
+	h.images.digest = "sha256:2"
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	var pkgs datav1alpha1.PackageList
+	if err := h.client.List(context.Background(), &pkgs, client.InNamespace("ops")); err != nil || len(pkgs.Items) != 2 {
+		t.Errorf("Packages after the move: %d, %v (want 1.0.0 kept and 1.0.1)", len(pkgs.Items), err)
+	}
+
+	// Deleted: everything it published is withdrawn, then it goes.
+	if err := h.client.Delete(context.Background(), h.catalog(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.client.List(context.Background(), &pkgs, client.InNamespace("ops")); err != nil || len(pkgs.Items) != 0 {
+		t.Errorf("Packages after the delete: %d, %v", len(pkgs.Items), err)
+	}
+	if err := h.client.Get(context.Background(), client.ObjectKey{Namespace: "ops", Name: "c"}, &catalogsv1alpha1.OperatorCatalog{}); err == nil {
+		t.Error("the OperatorCatalog is still there")
+	}
+}
+
+func TestReconcile_Failures(t *testing.T) {
+	t.Run("the tag cannot be looked up: backoff, said", func(t *testing.T) {
+		h := newHarness(t)
+		h.images.err = errors.New("dial tcp: connection refused")
+		if _, err := h.reconcile(t); err == nil {
+			t.Fatal("no error to back off with")
+		}
+		c := meta.FindStatusCondition(h.catalog(t).Status.Conditions, catalogsv1alpha1.TypePublished)
+		if c == nil || c.Reason != catalogsv1alpha1.ReasonPullFailed || !strings.Contains(c.Message, "connection refused") {
+			t.Errorf("condition %+v", c)
+		}
+	})
+	t.Run("no catalog in the image: no hot retry, the next poll looks again", func(t *testing.T) {
+		h := newHarness(t)
+		h.images.digest = "sha256:none"
+		res, err := h.reconcile(t)
+		if err != nil || res.RequeueAfter != DefaultPoll {
+			t.Fatalf("%v, %v", res, err)
+		}
+		c := meta.FindStatusCondition(h.catalog(t).Status.Conditions, catalogsv1alpha1.TypePublished)
+		if c == nil || c.Reason != catalogsv1alpha1.ReasonInvalid || !strings.Contains(c.Message, "Push a fixed catalog") {
+			t.Errorf("condition %+v", c)
+		}
+		// Said once: the next look writes nothing.
+		if _, err := h.reconcile(t); err != nil || len(h.writes) != 0 {
+			t.Errorf("again: %v, writes %v", err, h.writes)
+		}
+	})
+	t.Run("the poll interval has a floor", func(t *testing.T) {
+		cat := &catalogsv1alpha1.OperatorCatalog{Spec: catalogsv1alpha1.OperatorCatalogSpec{PollInterval: &metav1.Duration{Duration: time.Second}}}
+		if Poll(cat) != MinPoll {
+			t.Errorf("Poll = %s", Poll(cat))
+		}
+	})
+}
