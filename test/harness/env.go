@@ -21,6 +21,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -156,7 +157,7 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 	}
 	e.Scheme = runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, rukpakv1alpha1.AddToScheme, rukpakv1alpha2.AddToScheme, kappctrlv1alpha1.AddToScheme,
-		packagingv1alpha1.AddToScheme, datapackagingv1alpha1.AddToScheme} {
+		packagingv1alpha1.AddToScheme, datapackagingv1alpha1.AddToScheme, catalogsv1alpha1.AddToScheme} {
 		if err := add(e.Scheme); err != nil {
 			return err
 		}
