@@ -53,13 +53,7 @@ func KctrlRepositoryAdd(ctx context.Context, cfg *rest.Config, ns, name, url str
 	if _, err := kc.PackagingV1alpha1().PackageRepositories(ns).Create(ctx, repo, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create PackageRepository %s: %w", name, err)
 	}
-	return kctrlWait(ctx, func(ctx context.Context) (int64, kcv1alpha1.GenericStatus, error) {
-		r, err := kc.PackagingV1alpha1().PackageRepositories(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return 0, kcv1alpha1.GenericStatus{}, err
-		}
-		return r.Generation, r.Status.GenericStatus, nil
-	})
+	return kctrlWaitRepository(ctx, kc, ns, name)
 }
 
 // KctrlInstall is one `kctrl package install -i NAME -p PACKAGE --version
@@ -218,6 +212,16 @@ func client404(err error) error {
 	return err
 }
 
+func kctrlWaitRepository(ctx context.Context, kc kcclient.Interface, ns, name string) error {
+	return kctrlWait(ctx, func(ctx context.Context) (int64, kcv1alpha1.GenericStatus, error) {
+		r, err := kc.PackagingV1alpha1().PackageRepositories(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return 0, kcv1alpha1.GenericStatus{}, err
+		}
+		return r.Generation, r.Status.GenericStatus, nil
+	})
+}
+
 func kctrlWaitInstall(ctx context.Context, kc kcclient.Interface, ns, name string) error {
 	return kctrlWait(ctx, func(ctx context.Context) (int64, kcv1alpha1.GenericStatus, error) {
 		pi, err := kc.PackagingV1alpha1().PackageInstalls(ns).Get(ctx, name, metav1.GetOptions{})
@@ -289,13 +293,7 @@ func KctrlRepositoryUpdate(ctx context.Context, cfg *rest.Config, ns, name, url 
 	if _, err := kc.PackagingV1alpha1().PackageRepositories(ns).Update(ctx, repo, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("update PackageRepository %s: %w", name, err)
 	}
-	return kctrlWait(ctx, func(ctx context.Context) (int64, kcv1alpha1.GenericStatus, error) {
-		r, err := kc.PackagingV1alpha1().PackageRepositories(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return 0, kcv1alpha1.GenericStatus{}, err
-		}
-		return r.Generation, r.Status.GenericStatus, nil
-	})
+	return kctrlWaitRepository(ctx, kc, ns, name)
 }
 
 // KctrlInstalledUpdateValues is `kctrl package installed update -i NAME
