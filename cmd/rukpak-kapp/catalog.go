@@ -39,11 +39,7 @@ func (f *catalogFlags) load(ctx context.Context, namespace string, errOut io.Wri
 	case f.dir != "":
 		cfg, err = adapter.LoadCatalogDir(ctx, f.dir)
 	default:
-		var opts fetch.ImageOptions
-		if home, herr := os.UserHomeDir(); herr == nil {
-			opts.DockerConfigJSON, _ = os.ReadFile(filepath.Join(home, ".docker", "config.json"))
-		}
-		cfg, _, err = adapter.LoadCatalogImage(ctx, f.image, opts)
+		cfg, _, err = adapter.LoadCatalogImage(ctx, f.image, dockerCredentials())
 	}
 	if err != nil {
 		return catalog.Published{}, err
@@ -154,15 +150,21 @@ func published(pub catalog.Published) []client.Object {
 	return objs
 }
 
-// keepPrevious adds to files every package file of the previous repository
-// image that files do not hold (the catalog's own version of a file wins),
-// and says how many it kept.
-func keepPrevious(ctx context.Context, ref string, files map[string][]byte) (int, error) {
+// dockerCredentials are the user's registry credentials, as docker and
+// imgpkg read them (~/.docker/config.json; none when it is absent).
+func dockerCredentials() fetch.ImageOptions {
 	var opts fetch.ImageOptions
 	if home, err := os.UserHomeDir(); err == nil {
 		opts.DockerConfigJSON, _ = os.ReadFile(filepath.Join(home, ".docker", "config.json"))
 	}
-	img, err := fetch.FetchImage(ctx, ref, opts, adapter.CatalogLimits, nil)
+	return opts
+}
+
+// keepPrevious adds to files every package file of the previous repository
+// image that files do not hold (the catalog's own version of a file wins),
+// and says how many it kept.
+func keepPrevious(ctx context.Context, ref string, files map[string][]byte) (int, error) {
+	img, err := fetch.FetchImage(ctx, ref, dockerCredentials(), adapter.CatalogLimits, nil)
 	if err != nil {
 		return 0, fmt.Errorf("pull the previous repository %s: %w", ref, err)
 	}
