@@ -33,7 +33,7 @@ var tiers = [][]string{
 	{"adapter/internal/...", "adapter/v1alpha1/..."},
 	{"adapter"},
 	{"cmd/...", "release/..."},
-	{"test/fakekube/...", "test/tarball/..."},
+	{"test/fakekube/...", "test/tarball/...", "test/catalogtest/..."},
 	{"test/harness/..."},
 	{"test/bdtest/...", "test/bench/...", "test/harness/cmd/..."},
 }
@@ -58,9 +58,10 @@ func tierOf(dir string) (tier int, entry string, ok bool) {
 // may import although they rank above it: fakes and makers of test data,
 // and the harness's servers (registries, git) for the fetchers' tests.
 var testSupport = map[string]bool{
-	"test/fakekube": true,
-	"test/tarball":  true,
-	"test/harness":  true,
+	"test/fakekube":    true,
+	"test/tarball":     true,
+	"test/catalogtest": true,
+	"test/harness":     true,
 }
 
 func TestLayering(t *testing.T) {

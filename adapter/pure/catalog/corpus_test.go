@@ -1,108 +1,25 @@
 package catalog
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
+	"github.com/rukpak-kapp/rukpak-kapp/test/catalogtest"
 	"slices"
 	"strings"
 	"testing"
 
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	"github.com/blang/semver/v4"
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	"github.com/operator-framework/operator-registry/alpha/declcfg"
-	"github.com/operator-framework/operator-registry/alpha/property"
-	"sigs.k8s.io/yaml"
 )
 
-// corpus is the registry+v1 corpus of the repository's test data: 61 real
-// bundles from community-operators-prod, one version of one operator each.
+// corpus is the registry+v1 corpus of the repository's test data.
 const corpus = "../../../test/testdata/registry-v1-corpus"
 
-type corpusBundle struct {
-	pkg, defaultChannel string
-	channels            []string
-	csv                 operatorsv1alpha1.ClusterServiceVersion
-	raw                 []byte
-}
-
-func readCorpus(t *testing.T) []corpusBundle {
-	t.Helper()
-	dirs, err := filepath.Glob(filepath.Join(corpus, "*", "*", "metadata", "annotations.yaml"))
-	if err != nil || len(dirs) < 60 {
-		t.Fatalf("the corpus has %d bundles (%v)", len(dirs), err)
+func readCorpus(tb testing.TB) []catalogtest.Bundle {
+	tb.Helper()
+	bundles, err := catalogtest.Corpus(corpus)
+	if err != nil || len(bundles) < 60 {
+		tb.Fatalf("the corpus has %d bundles (%v)", len(bundles), err)
 	}
-	var out []corpusBundle
-	for _, ann := range dirs {
-		root := filepath.Dir(filepath.Dir(ann))
-		var meta struct{ Annotations map[string]string }
-		data, err := os.ReadFile(ann)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := yaml.Unmarshal(data, &meta); err != nil {
-			t.Fatalf("%s: %v", ann, err)
-		}
-		b := corpusBundle{
-			pkg:            meta.Annotations["operators.operatorframework.io.bundle.package.v1"],
-			defaultChannel: meta.Annotations["operators.operatorframework.io.bundle.channel.default.v1"],
-			channels:       strings.Split(meta.Annotations["operators.operatorframework.io.bundle.channels.v1"], ","),
-		}
-		csvs, _ := filepath.Glob(filepath.Join(root, "manifests", "*clusterserviceversion*"))
-		if len(csvs) != 1 {
-			t.Fatalf("%s: %d CSVs", root, len(csvs))
-		}
-		data, err = os.ReadFile(csvs[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b.raw, err = yaml.YAMLToJSON(data); err != nil {
-			t.Fatalf("%s: %v", csvs[0], err)
-		}
-		if err := json.Unmarshal(b.raw, &b.csv); err != nil {
-			t.Fatalf("%s: %v", csvs[0], err)
-		}
-		if b.defaultChannel == "" {
-			b.defaultChannel = b.channels[0]
-		}
-		out = append(out, b)
-	}
-	return out
-}
-
-// corpusCatalog is the catalog a catalog author would write for the corpus:
-// every bundle in each channel its metadata names, with the edges its CSV
-// declares (spec.replaces, spec.skips, the olm.skipRange annotation); every
-// other bundle carries its whole CSV (olm.bundle.object), the rest its
-// metadata (olm.csv.metadata); the first bundle is deprecated.
-func corpusCatalog(bundles []corpusBundle) *declcfg.DeclarativeConfig {
-	cfg := &declcfg.DeclarativeConfig{}
-	seen := map[string]bool{}
-	for i, b := range bundles {
-		if !seen[b.pkg] {
-			seen[b.pkg] = true
-			cfg.Packages = append(cfg.Packages, declcfg.Package{Schema: declcfg.SchemaPackage, Name: b.pkg, DefaultChannel: b.defaultChannel})
-		}
-		e := declcfg.ChannelEntry{Name: b.csv.Name, Replaces: b.csv.Spec.Replaces, Skips: b.csv.Spec.Skips, SkipRange: b.csv.Annotations["olm.skipRange"]}
-		for _, ch := range b.channels {
-			ch = strings.TrimSpace(ch)
-			if i := slices.IndexFunc(cfg.Channels, func(c declcfg.Channel) bool { return c.Package == b.pkg && c.Name == ch }); i >= 0 {
-				cfg.Channels[i].Entries = append(cfg.Channels[i].Entries, e)
-				continue
-			}
-			cfg.Channels = append(cfg.Channels, declcfg.Channel{Schema: declcfg.SchemaChannel, Package: b.pkg, Name: ch, Entries: []declcfg.ChannelEntry{e}})
-		}
-		form := property.MustBuildBundleObject(b.raw)
-		if i%2 == 1 {
-			form = property.MustBuildCSVMetadata(b.csv)
-		}
-		cfg.Bundles = append(cfg.Bundles, declcfg.Bundle{Schema: declcfg.SchemaBundle, Package: b.pkg, Name: b.csv.Name, Image: "quay.io/corpus/" + b.pkg + ":" + b.csv.Spec.Version.String(),
-			Properties: []property.Property{property.MustBuildPackage(b.pkg, b.csv.Spec.Version.String()), form}})
-	}
-	cfg.Deprecations = []declcfg.Deprecation{{Schema: declcfg.SchemaDeprecation, Package: bundles[0].pkg, Entries: []declcfg.DeprecationEntry{
-		{Reference: declcfg.PackageScopedReference{Schema: declcfg.SchemaBundle, Name: bundles[0].csv.Name}, Message: "use a newer version"}}}}
-	return cfg
+	return bundles
 }
 
 // TestPublish_Corpus publishes the corpus's catalog: every bundle of every
@@ -110,7 +27,7 @@ func corpusCatalog(bundles []corpusBundle) *declcfg.DeclarativeConfig {
 // and install modes, and its PackageMetadata shows the CSV's metadata.
 func TestPublish_Corpus(t *testing.T) {
 	bundles := readCorpus(t)
-	got := Publish(corpusCatalog(bundles), Options{})
+	got := Publish(catalogtest.Catalog(bundles, "quay.io/corpus/"), Options{})
 	if len(got.Refused) > 0 {
 		t.Errorf("refused: %v", got.Refused)
 	}
@@ -120,42 +37,42 @@ func TestPublish_Corpus(t *testing.T) {
 	}
 	var shapes struct{ replaces, skips, skipRange, prerelease, channels int }
 	for _, b := range bundles {
-		if b.csv.Spec.Replaces != "" {
+		if b.CSV.Spec.Replaces != "" {
 			shapes.replaces++
 		}
-		if len(b.csv.Spec.Skips) > 0 {
+		if len(b.CSV.Spec.Skips) > 0 {
 			shapes.skips++
 		}
-		if b.csv.Annotations["olm.skipRange"] != "" {
+		if b.CSV.Annotations["olm.skipRange"] != "" {
 			shapes.skipRange++
 		}
-		if len(b.csv.Spec.Version.Pre) > 0 {
+		if len(b.CSV.Spec.Version.Pre) > 0 {
 			shapes.prerelease++
 		}
-		if len(b.channels) > 1 {
+		if len(b.Channels) > 1 {
 			shapes.channels++
 		}
-		for _, ch := range b.channels {
+		for _, ch := range b.Channels {
 			ch = strings.TrimSpace(ch)
-			if packages[b.pkg+"/"+ch] != 1 {
-				t.Errorf("%s channel %s: %d Packages", b.pkg, ch, packages[b.pkg+"/"+ch])
+			if packages[b.Package+"/"+ch] != 1 {
+				t.Errorf("%s channel %s: %d Packages", b.Package, ch, packages[b.Package+"/"+ch])
 				continue
 			}
-			ref, err := RefName(b.pkg, ch, DefaultDomain)
+			ref, err := RefName(b.Package, ch, DefaultDomain)
 			if err != nil {
 				t.Fatal(err)
 			}
-			version := b.csv.Spec.Version.Version
+			version := b.CSV.Spec.Version.Version
 			version.Build = nil
 			i := slices.IndexFunc(got.Packages, func(p *datav1alpha1.Package) bool { return p.Name == ref+"."+version.String() })
 			if i < 0 {
-				t.Errorf("%s: no Package %s.%s", b.pkg, ref, version)
+				t.Errorf("%s: no Package %s.%s", b.Package, ref, version)
 				continue
 			}
 			p := got.Packages[i]
 			e, _ := EntryOf(p.Labels, p.Annotations)
-			if e.Replaces != b.csv.Spec.Replaces || !slices.Equal(e.Skips, b.csv.Spec.Skips) || e.SkipRange != b.csv.Annotations["olm.skipRange"] {
-				t.Errorf("%s: edges %+v, the CSV says replaces %q skips %v skipRange %q", p.Name, e, b.csv.Spec.Replaces, b.csv.Spec.Skips, b.csv.Annotations["olm.skipRange"])
+			if e.Replaces != b.CSV.Spec.Replaces || !slices.Equal(e.Skips, b.CSV.Spec.Skips) || e.SkipRange != b.CSV.Annotations["olm.skipRange"] {
+				t.Errorf("%s: edges %+v, the CSV says replaces %q skips %v skipRange %q", p.Name, e, b.CSV.Spec.Replaces, b.CSV.Spec.Skips, b.CSV.Annotations["olm.skipRange"])
 			}
 		}
 	}
@@ -163,7 +80,7 @@ func TestPublish_Corpus(t *testing.T) {
 	if shapes.replaces == 0 || shapes.skips == 0 || shapes.skipRange == 0 || shapes.prerelease == 0 {
 		t.Errorf("the corpus no longer holds every edge shape: %+v", shapes)
 	}
-	first := got.Packages[slices.IndexFunc(got.Packages, func(p *datav1alpha1.Package) bool { return p.Annotations[AnnotationBundle] == bundles[0].csv.Name })]
+	first := got.Packages[slices.IndexFunc(got.Packages, func(p *datav1alpha1.Package) bool { return p.Annotations[AnnotationBundle] == bundles[0].CSV.Name })]
 	if first.Spec.ReleaseNotes != "Deprecated: use a newer version" {
 		t.Errorf("the deprecated bundle's release notes: %q", first.Spec.ReleaseNotes)
 	}
@@ -179,17 +96,17 @@ func TestPublish_Corpus(t *testing.T) {
 // ranges written as "<version".
 func TestCorpusSkipRanges(t *testing.T) {
 	for _, b := range readCorpus(t) {
-		r := b.csv.Annotations["olm.skipRange"]
+		r := b.CSV.Annotations["olm.skipRange"]
 		if r == "" {
 			continue
 		}
 		if _, err := semver.ParseRange(r); err != nil {
-			t.Errorf("%s: skipRange %q does not parse: %v", b.csv.Name, r, err)
+			t.Errorf("%s: skipRange %q does not parse: %v", b.CSV.Name, r, err)
 			continue
 		}
-		e := Entry{Package: b.pkg, Bundle: b.csv.Name, SkipRange: r}
-		if !e.ReachedFrom(Entry{Package: b.pkg, Bundle: "older", Version: "0.0.1"}) && strings.HasPrefix(r, "<") {
-			t.Errorf("%s: skipRange %q does not reach 0.0.1", b.csv.Name, r)
+		e := Entry{Package: b.Package, Bundle: b.CSV.Name, SkipRange: r}
+		if !e.ReachedFrom(Entry{Package: b.Package, Bundle: "older", Version: "0.0.1"}) && strings.HasPrefix(r, "<") {
+			t.Errorf("%s: skipRange %q does not reach 0.0.1", b.CSV.Name, r)
 		}
 	}
 }

@@ -4,41 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"github.com/rukpak-kapp/rukpak-kapp/test/catalogtest"
 	"testing"
 	"testing/fstest"
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 )
 
-// largeCatalog is a catalog of n bundles made from the corpus: its bundles,
-// each in three versions chained by replaces, package by package, until n
-// bundles (150 is the "catalog of 150 bundles").
+// largeCatalog is a catalog of n bundles made from the corpus: its
+// bundles, each in three versions chained by replaces (150 is the issue's
+// "catalog of 150 bundles").
 func largeCatalog(b *testing.B, n int) *declcfg.DeclarativeConfig {
 	b.Helper()
-	corpus := readCorpus(&testing.T{})
-	if len(corpus) == 0 {
-		b.Fatal("no corpus")
-	}
-	var bundles []corpusBundle
-	for i := 0; len(bundles) < n; i++ {
-		base := corpus[i%len(corpus)]
-		for v := 0; v < 3 && len(bundles) < n; v++ {
-			c := base
-			c.pkg = fmt.Sprintf("%s-%d", base.pkg, i/len(corpus))
-			c.csv = *base.csv.DeepCopy()
-			c.csv.Name = fmt.Sprintf("%s.v%d", c.pkg, v)
-			c.csv.Spec.Version.Major, c.csv.Spec.Version.Minor = uint64(v+1), 0
-			c.csv.Spec.Version.Pre, c.csv.Spec.Version.Build = nil, nil
-			c.csv.Spec.Replaces, c.csv.Spec.Skips = "", nil
-			if v > 0 {
-				c.csv.Spec.Replaces = fmt.Sprintf("%s.v%d", c.pkg, v-1)
-			}
-			delete(c.csv.Annotations, "olm.skipRange")
-			bundles = append(bundles, c)
-		}
-	}
-	return corpusCatalog(bundles)
+	return catalogtest.Catalog(catalogtest.Versions(readCorpus(b), n), "quay.io/corpus/")
 }
 
 // BenchmarkPublish publishes a catalog of 150 bundles, every bundle with its
