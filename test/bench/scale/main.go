@@ -36,6 +36,7 @@ func main() {
 	shards := flag.Int("shards", 1, "spread rukpak-kapp's Apps (and the floor's) over this many namespaces, each with a kapp-controller of its own (config/sharding)")
 	repairs := flag.Int("drift", 20, "installed objects to delete or edit, one after the other, timing each repair (rukpak-kapp and rukpak)")
 	timeline := flag.Bool("timeline", false, "print every API request made during each single apply at rest, from the audit log: where its time goes")
+	catalogN := flag.Int("catalog", 0, "measure publishing a catalog of this many bundles (made from the corpus) with an OperatorCatalog instead, then an idle window; run from the repository's root")
 	standalone := flag.Bool("standalone", false, "measure N Bundles on their own (rukpak v0.16's Bundle API) instead: the adapter's unpack, an idle window and a restart, without kapp-controller")
 	flag.Parse()
 	// The harness's clients log through controller-runtime; the benchmark
@@ -44,6 +45,9 @@ func main() {
 	setup := benchSetup{n: *n, idle: *idle, concurrency: *concurrency, shards: *shards, repairs: *repairs, timeline: *timeline}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
+	if *catalogN > 0 {
+		os.Exit(catalogMain(ctx, *catalogN, *idle))
+	}
 	if *standalone {
 		os.Exit(standaloneMain(ctx, *n, *idle, *check))
 	}
