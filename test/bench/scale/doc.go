@@ -4,7 +4,10 @@
 // side on the same local control plane: the installs one after the other,
 // then one idle window for all, then one change each. With -alone each
 // system gets a fresh control plane of its own instead, one after the
-// other. It prints what each cost. See docs/benchmarks.md.
+// other. It prints what each cost. -standalone measures Bundles on their
+// own instead, -catalog N the publication of a catalog of N bundles by an
+// OperatorCatalog. See docs/benchmarks.md.
 //
-// It may import adapter/pure/translate, api/ and test/harness.
+// It may import adapter/pure/translate, api/, test/catalogtest and
+// test/harness.
 package main
