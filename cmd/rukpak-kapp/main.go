@@ -64,7 +64,7 @@ func newRootCommand() *cobra.Command {
 		RunE:          needsSubcommand,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCommand(), newRenderCommand(), newConvertCommand(), newCatalogCommand(), newMigrateCommand(), newVersionCommand())
+	root.AddCommand(newRunCommand(), newCheckCommand(), newRenderCommand(), newConvertCommand(), newCatalogCommand(), newMigrateCommand(), newVersionCommand())
 	return root
 }
 

@@ -183,6 +183,47 @@ func (p *Pod) HTTPClient() *http.Client {
 	}}
 }
 
+// ServeOnHost forwards a port of this machine's non-loopback address
+// (HostIP) to the pod's port, as a Service's endpoint reaches a pod, so
+// that kube-apiserver can call a webhook the pod serves (RouteToHost). It
+// returns the address; the forwarding ends when the pod stops.
+func (p *Pod) ServeOnHost(port int32) (string, int32, error) {
+	sock, ok := p.sockets[port]
+	if !ok {
+		return "", 0, fmt.Errorf("pod %s declares no port %d", p.Name, port)
+	}
+	ip, err := HostIP()
+	if err != nil {
+		return "", 0, err
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return "", 0, fmt.Errorf("listen for pod %s's port %d: %w", p.Name, port, err)
+	}
+	p.serving = append(p.serving, l)
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer in.Close()
+				out, err := net.Dial("unix", sock)
+				if err != nil {
+					return
+				}
+				defer out.Close()
+				done := make(chan struct{}, 2)
+				go func() { _, _ = io.Copy(out, in); done <- struct{}{} }()
+				go func() { _, _ = io.Copy(in, out); done <- struct{}{} }()
+				<-done
+			}()
+		}
+	}()
+	return ip, int32(l.Addr().(*net.TCPAddr).Port), nil
+}
+
 // Exited reports whether the pod's container ended, and how.
 func (p *Pod) Exited() (bool, error) { return p.proc.Exited() }
 

@@ -5,12 +5,16 @@ package nokapp_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
@@ -35,6 +39,19 @@ var _ = AfterSuite(func() {
 		env.Stop()
 	}
 })
+
+// check runs `rukpak-kapp check` against the local control plane and
+// returns its output and exit code.
+func check(ctx context.Context, bin string) (string, int) {
+	cmd := exec.CommandContext(ctx, bin, "check", "--kubeconfig", env.ControlPlane.Kubeconfig)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode()
+	}
+	ExpectWithOffset(1, err).NotTo(HaveOccurred(), string(out))
+	return string(out), 0
+}
 
 // configMapBundle is a plain bundle of one ConfigMap named name.
 func configMapBundle(name string) string {
@@ -62,6 +79,30 @@ var _ = Describe("a cluster without kapp-controller", func() {
 		}
 		Consistently(readyz).WithTimeout(2*time.Second).Should(Equal(http.StatusInternalServerError), "not ready without the App API")
 
+		By("rukpak-kapp check names what is missing, with its fix, and exits 1")
+		bin, err := harness.GoBinary(ctx, env.Root, "./cmd/rukpak-kapp", filepath.Join(env.Dir, "rukpak-kapp"))
+		Expect(err).NotTo(HaveOccurred())
+		out, code := check(ctx, bin)
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(MatchRegexp(`fail +kapp-controller API +kapp-controller's API \(kappctrl.k14s.io/v1alpha1 Apps\) is not served`))
+		Expect(out).To(ContainSubstring("fix: install kapp-controller v0.53.1 or newer"))
+		Expect(out).To(MatchRegexp(`warn +packaging API +kapp-controller's packaging API`))
+		Expect(out).To(MatchRegexp(`warn +BundleDeployments +0 of 2 installed; not installed: 2 KappControllerMissing`))
+
+		By("rukpak-kapp check: a packaging API that is registered but not served")
+		apiService := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+			"metadata": map[string]any{"name": "v1alpha1.data.packaging.carvel.dev"},
+			"spec": map[string]any{"group": "data.packaging.carvel.dev", "version": "v1alpha1", "groupPriorityMinimum": int64(100), "versionPriority": int64(100),
+				"insecureSkipTLSVerify": true, "service": map[string]any{"namespace": "kapp-controller", "name": "packaging-api"}},
+		}}
+		Expect(env.Client.Create(ctx, apiService)).To(Succeed())
+		Eventually(func() string {
+			out, _ := check(ctx, bin)
+			return out
+		}).Should(MatchRegexp(`fail +packaging API +v1alpha1.data.packaging.carvel.dev is not available \(ServiceNotFound`))
+		Expect(env.Client.Delete(ctx, apiService)).To(Succeed())
+
 		By("a Bundle on its own needs no kapp-controller: the adapter unpacks it itself")
 		bdtest.StandaloneBundle(ctx, "before-kapp-bundle", rukpakv1alpha1.ClassPlain, bdtest.V1alpha1Image(configMapBundle("before-kapp-bundle")))
 		Eventually(bdtest.GetBundle(ctx, "before-kapp-bundle")).WithTimeout(10 * time.Second).Should(
@@ -81,6 +122,8 @@ var _ = Describe("a cluster without kapp-controller", func() {
 		}
 		Eventually(readyz).Should(Equal(http.StatusOK))
 		Expect(env.Adapter.Pid()).To(Equal(pid), "the adapter was not restarted")
+		out, _ = check(ctx, bin)
+		Expect(out).To(MatchRegexp(`ok +kapp-controller API +served`))
 
 		By("a BundleDeployment made afterwards installs as usual, and deleting one removes what it installed")
 		bdtest.PlainBD(ctx, "after-kapp", configMapBundle("after-kapp"))

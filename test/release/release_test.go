@@ -3,6 +3,7 @@ package release_test
 import (
 	"archive/tar"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,6 +30,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -235,6 +238,59 @@ var _ = Describe("the release", Ordered, func() {
 		Eventually(func() []string { return writes.list() }).Should(HaveLen(1))
 	})
 
+	It("passes rukpak-kapp check, and names a removed RBAC rule and an unreachable webhook with their fixes", func(ctx context.Context) {
+		bin, err := harness.GoBinary(ctx, env.Root, "./cmd/rukpak-kapp", filepath.Join(env.Dir, "rukpak-kapp-cli"))
+		Expect(err).NotTo(HaveOccurred())
+		routeWebhook(ctx, pod)
+		// kube-apiserver's Service resolver learns the new EndpointSlice from
+		// its informer, a moment after it is written.
+		var out string
+		Eventually(func() int {
+			var code int
+			out, code = check(ctx, bin, "-o", "json")
+			return code
+		}).WithTimeout(30*time.Second).Should(Equal(0), func() string { return out })
+		var results []struct{ Name, Status, Message, Fix string }
+		Expect(json.Unmarshal([]byte(out), &results)).To(Succeed())
+		status := map[string]string{}
+		for _, r := range results {
+			status[r.Name] = r.Status
+			Expect(r.Status).NotTo(Equal("fail"), "%+v", r)
+		}
+		for _, name := range []string{"kapp-controller API", "packaging API", "CRDs", "adapter", "adapter leader", "webhooks reachable",
+			"conversion caBundle", "validating webhooks", "admission policy", "adapter RBAC", "rukpak", "BundleDeployments"} {
+			Expect(status).To(HaveKeyWithValue(name, "ok"), out)
+		}
+
+		By("a rule of the adapter's ClusterRole removed")
+		role := &rbacv1.ClusterRole{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "rukpak-kapp"}, role)).To(Succeed())
+		kept := role.DeepCopy()
+		role.Rules = slices.DeleteFunc(role.Rules, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "bundledeployments/status") })
+		Expect(env.Client.Update(ctx, role)).To(Succeed())
+		out, code := check(ctx, bin)
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(MatchRegexp(`fail +adapter RBAC +system:serviceaccount:rukpak-system:rukpak-kapp may not: patch bundledeployments/status.core.rukpak.io`))
+		Expect(out).To(ContainSubstring("fix: apply this release's config/rbac"))
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "rukpak-kapp"}, role)).To(Succeed())
+		role.Rules = kept.Rules
+		Expect(env.Client.Update(ctx, role)).To(Succeed())
+
+		By("the adapter's webhooks unreachable: its only pod stopped")
+		pod.Stop(30 * time.Second)
+		out, code = check(ctx, bin)
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(MatchRegexp(`fail +webhooks reachable +the API server cannot call the adapter's webhooks`))
+		Expect(out).To(ContainSubstring("fix: the webhooks are served by every adapter replica through the Service rukpak-system/rukpak-kapp-webhook"))
+		pod = startPod(ctx, "rukpak-kapp-3", second)
+		waitReady(ctx, pod)
+		routeWebhook(ctx, pod)
+		Eventually(func() int {
+			_, code := check(ctx, bin)
+			return code
+		}).WithTimeout(time.Minute).Should(Equal(0), "healthy again")
+	})
+
 	It("works as `make run` against a cluster with config/local applied", func(ctx context.Context) {
 		pod.Stop(30 * time.Second)
 		pod = nil
@@ -322,6 +378,36 @@ func git(ctx context.Context, args ...string) string {
 	out, err := cmd.Output()
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return strings.TrimSpace(string(out))
+}
+
+// routeWebhook points the adapter's webhook Service at pod, as a cluster's
+// endpoints reach its pods: selector-less (the fake nodes' pods have no
+// address this machine reaches), with one EndpointSlice to the pod's
+// webhook port forwarded on this machine.
+func routeWebhook(ctx context.Context, pod *harness.Pod) {
+	svc := &corev1.Service{}
+	ExpectWithOffset(1, env.Client.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: harness.AdapterWebhookService}, svc)).To(Succeed())
+	patch := client.MergeFrom(svc.DeepCopy())
+	svc.Spec.Selector = nil
+	ExpectWithOffset(1, env.Client.Patch(ctx, svc, patch)).To(Succeed())
+	ExpectWithOffset(1, env.Client.DeleteAllOf(ctx, &discoveryv1.EndpointSlice{}, client.InNamespace(systemNamespace),
+		client.MatchingLabels{discoveryv1.LabelServiceName: harness.AdapterWebhookService})).To(Succeed())
+	ip, port, err := pod.ServeOnHost(9443)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	ExpectWithOffset(1, env.RouteToHost(ctx, systemNamespace, harness.AdapterWebhookService, "webhook", ip, port)).To(Succeed())
+}
+
+// check runs `rukpak-kapp check` against the local control plane and
+// returns its output and exit code.
+func check(ctx context.Context, bin string, args ...string) (string, int) {
+	cmd := exec.CommandContext(ctx, bin, append([]string{"check", "--kubeconfig", env.ControlPlane.Kubeconfig}, args...)...)
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode()
+	}
+	ExpectWithOffset(1, err).NotTo(HaveOccurred(), string(out))
+	return string(out), 0
 }
 
 // startPod runs the release's Deployment's pod from its image, reaching

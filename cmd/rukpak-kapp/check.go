@@ -1,0 +1,398 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter"
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// What config/ installs, as check looks for it.
+const (
+	adapterName       = "rukpak-kapp"
+	leaderLease       = "rukpak-kapp.core.rukpak.io"
+	webhookConfig     = "rukpak-kapp"
+	admissionPolicy   = "rukpak-kapp-uninstall-finalizer"
+	packagingService  = "v1alpha1.data.packaging.carvel.dev"
+	kappInstallCmd    = "install kapp-controller v0.53.1 or newer (kubectl apply -f https://github.com/carvel-dev/kapp-controller/releases/download/v0.53.1/release.yml)"
+	applyReleaseFix   = "apply this release's manifest (kubectl apply --server-side -f rukpak-kapp.yaml)"
+	checkCallTimeout  = 10 * time.Second
+	bundleDeploymentF = "bundledeployments.core.rukpak.io"
+)
+
+func newCheckCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Say whether the cluster has everything BundleDeployments need, and what to fix",
+		Long: "check looks at the cluster of --kubeconfig or $KUBECONFIG, writing nothing (its webhook probe is a dry run), " +
+			"and prints one line per check: ok, warn or fail, with the fix. It exits 1 when something a BundleDeployment needs is missing.",
+		Args: usageArgs(cobra.NoArgs),
+	}
+	fs := cmd.Flags()
+	namespace := fs.String("namespace", "rukpak-system", "rukpak-kapp's system namespace")
+	output := fs.StringP("output", "o", "text", "output format: text or json")
+	kube := kubeconfigFlags(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if *output != "text" && *output != "json" {
+			return usageError{fmt.Errorf("-o %q: use text or json", *output)}
+		}
+		cfg, err := kube.ToRESTConfig()
+		if err != nil {
+			return fmt.Errorf("load kubeconfig: %w", err)
+		}
+		results, err := runChecks(cmd.Context(), cfg, *namespace)
+		if err != nil {
+			return err
+		}
+		if err := printChecks(cmd.OutOrStdout(), results, *output); err != nil {
+			return err
+		}
+		for _, r := range results {
+			if r.Status == checkFail {
+				return errChecksFailed
+			}
+		}
+		return nil
+	}
+	return cmd
+}
+
+var errChecksFailed = fmt.Errorf("some checks failed: see their fixes above")
+
+func printChecks(out io.Writer, results []checkResult, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(results)
+	}
+	for _, r := range results {
+		line := fmt.Sprintf("%-4s  %-22s %s", r.Status, r.Name, r.Message)
+		if r.Fix != "" {
+			line += "\n      fix: " + r.Fix
+		}
+		if _, err := fmt.Fprintln(out, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checker holds the clients of one run.
+type checker struct {
+	c    client.Client
+	disc discovery.DiscoveryInterface
+	ns   string
+	now  time.Time
+}
+
+func runChecks(ctx context.Context, cfg *rest.Config, ns string) ([]checkResult, error) {
+	scheme, err := adapter.Scheme()
+	if err != nil {
+		return nil, err
+	}
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = checkCallTimeout
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("connect to the cluster: %w", err)
+	}
+	d, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the cluster: %w", err)
+	}
+	if _, err := d.ServerVersion(); err != nil {
+		return nil, fmt.Errorf("reach the cluster's API server: %w", err)
+	}
+	k := checker{c: c, disc: d, ns: ns, now: time.Now()}
+	var out []checkResult
+	out = append(out, k.kappController(ctx), k.packagingAPI(ctx))
+	out = append(out, k.crds(ctx)...)
+	out = append(out, k.adapterDeployment(ctx), k.leader(ctx))
+	out = append(out, k.webhooks(ctx)...)
+	out = append(out, k.admission(ctx), k.rbac(ctx), k.rukpak(ctx), k.bundleDeployments(ctx))
+	return out, nil
+}
+
+func (k checker) kappController(ctx context.Context) checkResult {
+	const name = "kapp-controller API"
+	res, err := k.disc.ServerResourcesForGroupVersion("kappctrl.k14s.io/v1alpha1")
+	served := err == nil
+	if served {
+		served = false
+		for _, r := range res.APIResources {
+			served = served || r.Name == "apps"
+		}
+	}
+	if !served {
+		return fail(name, "kapp-controller's API (kappctrl.k14s.io/v1alpha1 Apps) is not served: no BundleDeployment can be installed", kappInstallCmd)
+	}
+	var deps appsv1.DeploymentList
+	if err := k.c.List(ctx, &deps, client.MatchingFields{"metadata.name": "kapp-controller"}); err == nil {
+		for _, d := range deps.Items {
+			for _, ctr := range d.Spec.Template.Spec.Containers {
+				if ctr.Name == "kapp-controller" {
+					return ok(name, fmt.Sprintf("served; Deployment %s/%s runs %s", d.Namespace, d.Name, ctr.Image))
+				}
+			}
+		}
+	}
+	return ok(name, "served (no kapp-controller Deployment found to read its version from)")
+}
+
+func (k checker) packagingAPI(ctx context.Context) checkResult {
+	const name = "packaging API"
+	svc := &unstructured.Unstructured{}
+	svc.SetAPIVersion("apiregistration.k8s.io/v1")
+	svc.SetKind("APIService")
+	err := k.c.Get(ctx, client.ObjectKey{Name: packagingService}, svc)
+	switch {
+	case apierrors.IsNotFound(err):
+		return warn(name, "kapp-controller's packaging API ("+packagingService+") is not installed: App mode needs none, the serve mode (--install-with=packageinstall) and catalogs do",
+			"install kapp-controller's release, which serves it")
+	case err != nil:
+		return fail(name, "the APIService "+packagingService+" could not be read: "+err.Error(), "check the kubeconfig's rights")
+	}
+	conds, _, _ := unstructured.NestedSlice(svc.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Available" {
+			if m["status"] == "True" {
+				return ok(name, packagingService+" is available")
+			}
+			return fail(name, fmt.Sprintf("%s is not available (%v: %v): PackageInstalls, Packages and catalogs fail", packagingService, m["reason"], m["message"]),
+				"kapp-controller serves it: check kapp-controller's pod, and its Service and endpoints in kapp-controller's namespace")
+		}
+	}
+	return fail(name, packagingService+" reports no availability yet", "wait a minute and check again; else check kapp-controller's pod")
+}
+
+func (k checker) crds(ctx context.Context) []checkResult {
+	var out []checkResult
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	err := k.c.Get(ctx, client.ObjectKey{Name: bundleDeploymentF}, crd)
+	switch {
+	case apierrors.IsNotFound(err):
+		out = append(out, fail("CRDs", "the BundleDeployment CRD is not installed", applyReleaseFix))
+	case err != nil:
+		out = append(out, fail("CRDs", "the BundleDeployment CRD could not be read: "+err.Error(), "check the kubeconfig's rights"))
+	default:
+		served := map[string]bool{}
+		storage := ""
+		for _, v := range crd.Spec.Versions {
+			served[v.Name] = v.Served
+			if v.Storage {
+				storage = v.Name
+			}
+		}
+		if !served["v1alpha2"] || !served["v1alpha1"] || storage != "v1alpha2" {
+			out = append(out, fail("CRDs", fmt.Sprintf("the BundleDeployment CRD is not this release's: it serves %v and stores %s (this release serves v1alpha1 and v1alpha2, stores v1alpha2); it is rukpak's", served, storage),
+				"take rukpak over as docs/migrating-from-rukpak.md says, or "+applyReleaseFix))
+		} else {
+			out = append(out, ok("CRDs", "BundleDeployment serves v1alpha1 and v1alpha2, stores v1alpha2"))
+		}
+	}
+	if err := k.c.Get(ctx, client.ObjectKey{Name: "operatorcatalogs.catalogs.rukpak-kapp.dev"}, &apiextensionsv1.CustomResourceDefinition{}); apierrors.IsNotFound(err) {
+		out = append(out, warn("catalog API", "the OperatorCatalog CRD (config/catalogs) is not installed: catalog images are not followed", applyReleaseFix))
+	}
+	return out
+}
+
+func (k checker) adapterDeployment(ctx context.Context) checkResult {
+	const name = "adapter"
+	d := &appsv1.Deployment{}
+	err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: adapterName}, d)
+	switch {
+	case apierrors.IsNotFound(err):
+		return warn(name, "no Deployment "+k.ns+"/"+adapterName+" (the adapter may run elsewhere, as `make run` runs it: the leader lease says whether one runs)", applyReleaseFix)
+	case err != nil:
+		return fail(name, "the adapter's Deployment could not be read: "+err.Error(), "check the kubeconfig's rights")
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable {
+			if c.Status == "True" {
+				return ok(name, fmt.Sprintf("Deployment %s/%s available (%d of %d replicas ready)", k.ns, adapterName, d.Status.ReadyReplicas, d.Status.Replicas))
+			}
+			return fail(name, fmt.Sprintf("Deployment %s/%s is not available: %s", k.ns, adapterName, c.Message), "kubectl -n "+k.ns+" describe deployment "+adapterName+", and the pods' logs")
+		}
+	}
+	return fail(name, "Deployment "+k.ns+"/"+adapterName+" reports no availability yet", "kubectl -n "+k.ns+" describe deployment "+adapterName)
+}
+
+func (k checker) leader(ctx context.Context) checkResult {
+	lease := &coordinationv1.Lease{}
+	err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: leaderLease}, lease)
+	if apierrors.IsNotFound(err) {
+		// An adapter run without --leader-elect (one process, as `make run`
+		// runs it) takes no lease; a Deployment's replicas do.
+		if derr := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: adapterName}, &appsv1.Deployment{}); apierrors.IsNotFound(derr) {
+			return warn("adapter leader", "no leader lease "+k.ns+"/"+leaderLease+": an adapter run without --leader-elect takes none (whether one runs shows in \"webhooks reachable\")",
+				"run the adapter as this release's Deployment, which elects a leader")
+		}
+		return fail("adapter leader", "no adapter replica has ever taken the leader lease "+k.ns+"/"+leaderLease, "check the adapter Deployment's pods and their logs")
+	}
+	if err != nil {
+		return fail("adapter leader", "the leader lease could not be read: "+err.Error(), "check the kubeconfig's rights")
+	}
+	holder := ""
+	if lease.Spec.HolderIdentity != nil {
+		holder = *lease.Spec.HolderIdentity
+	}
+	return evalLease(holder, lease.Spec.RenewTime, lease.Spec.LeaseDurationSeconds, k.now)
+}
+
+// webhooks probes the conversion webhook with a dry-run create of a
+// v1alpha1 BundleDeployment (stored as v1alpha2, so the API server must
+// call the adapter), and checks the caBundles the adapter keeps.
+func (k checker) webhooks(ctx context.Context) []checkResult {
+	var out []checkResult
+	probe := &rukpakv1alpha1.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "rukpak-kapp-check-"},
+		Spec: rukpakv1alpha1.BundleDeploymentSpec{ProvisionerClassName: rukpakv1alpha2.ClassPlain,
+			Template: rukpakv1alpha1.BundleTemplate{Spec: rukpakv1alpha1.BundleSpec{ProvisionerClassName: rukpakv1alpha2.ClassPlain,
+				Source: rukpakv1alpha1.BundleSource{Type: rukpakv1alpha1.SourceTypeImage, Image: &rukpakv1alpha1.ImageSource{Ref: "example.com/rukpak-kapp-check:latest"}}}}},
+	}
+	err := k.c.Create(ctx, probe, client.DryRunAll)
+	switch {
+	case err == nil:
+		out = append(out, ok("webhooks reachable", "the API server called the adapter's conversion webhook (a dry-run create of a v1alpha1 BundleDeployment)"))
+	case strings.Contains(err.Error(), "webhook"):
+		out = append(out, fail("webhooks reachable", "the API server cannot call the adapter's webhooks: "+err.Error(),
+			"the webhooks are served by every adapter replica through the Service "+k.ns+"/rukpak-kapp-webhook: check the pods, the Service's endpoints and network policies"))
+	default:
+		out = append(out, fail("webhooks reachable", "a dry-run create of a v1alpha1 BundleDeployment was refused: "+err.Error(), "read the message; "+applyReleaseFix))
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := k.c.Get(ctx, client.ObjectKey{Name: bundleDeploymentF}, crd); err == nil {
+		conv := crd.Spec.Conversion
+		if conv == nil || conv.Webhook == nil || conv.Webhook.ClientConfig == nil {
+			out = append(out, fail("conversion caBundle", "the BundleDeployment CRD has no conversion webhook", applyReleaseFix))
+		} else {
+			out = append(out, evalCABundle("conversion caBundle", "the BundleDeployment CRD's conversion webhook", conv.Webhook.ClientConfig.CABundle, k.now))
+		}
+	}
+	vwc := &unstructured.Unstructured{}
+	vwc.SetAPIVersion("admissionregistration.k8s.io/v1")
+	vwc.SetKind("ValidatingWebhookConfiguration")
+	if err := k.c.Get(ctx, client.ObjectKey{Name: webhookConfig}, vwc); apierrors.IsNotFound(err) {
+		out = append(out, fail("validating webhooks", "the ValidatingWebhookConfiguration "+webhookConfig+" (CRD upgrade safety, catalog upgrades) is not installed", applyReleaseFix))
+	} else if err == nil {
+		hooks, _, _ := unstructured.NestedSlice(vwc.Object, "webhooks")
+		for _, h := range hooks {
+			m, _ := h.(map[string]any)
+			bundle, _, _ := unstructured.NestedString(m, "clientConfig", "caBundle")
+			decoded := decodeBase64(bundle)
+			r := evalCABundle("validating webhooks", fmt.Sprintf("webhook %v", m["name"]), decoded, k.now)
+			if r.Status != checkOK {
+				out = append(out, r)
+				return out
+			}
+		}
+		out = append(out, ok("validating webhooks", fmt.Sprintf("%d webhooks of %s trust a valid CA", len(hooks), webhookConfig)))
+	}
+	return out
+}
+
+func (k checker) admission(ctx context.Context) checkResult {
+	const name = "admission policy"
+	for _, kind := range []string{"MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"} {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("admissionregistration.k8s.io/v1")
+		u.SetKind(kind)
+		if err := k.c.Get(ctx, client.ObjectKey{Name: admissionPolicy}, u); err != nil {
+			return warn(name, fmt.Sprintf("the %s %s (config/admission) could not be read (%v): the adapter adds its finalizer itself, one write more per BundleDeployment", kind, admissionPolicy, err),
+				"apply config/admission (Kubernetes 1.36 or newer)")
+		}
+	}
+	return ok(name, "the finalizer policy "+admissionPolicy+" and its binding are installed")
+}
+
+// rbac asks the API server, as the adapter's ServiceAccount, for what the
+// adapter needs (config/rbac).
+func (k checker) rbac(ctx context.Context) checkResult {
+	const name = "adapter RBAC"
+	user := "system:serviceaccount:" + k.ns + ":" + adapterName
+	needs := []authorizationv1.ResourceAttributes{
+		{Verb: "watch", Group: "core.rukpak.io", Resource: "bundledeployments"},
+		{Verb: "patch", Group: "core.rukpak.io", Resource: "bundledeployments/status"},
+		{Verb: "update", Group: "core.rukpak.io", Resource: "bundledeployments/finalizers"},
+		{Verb: "create", Group: "kappctrl.k14s.io", Resource: "apps", Namespace: k.ns},
+		{Verb: "patch", Group: "kappctrl.k14s.io", Resource: "apps", Namespace: k.ns},
+		{Verb: "create", Resource: "secrets", Namespace: k.ns},
+		{Verb: "get", Resource: "secrets", Namespace: k.ns},
+		{Verb: "create", Group: "events.k8s.io", Resource: "events", Namespace: k.ns},
+		{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: k.ns},
+		{Verb: "watch", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"},
+		{Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews"},
+	}
+	var missing []string
+	for _, a := range needs {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + k.ns, "system:authenticated"}, ResourceAttributes: &a}}
+		if err := k.c.Create(ctx, sar); err != nil {
+			return warn(name, "the API server could not be asked what the adapter may do: "+err.Error(), "run check with rights to create SubjectAccessReviews")
+		}
+		if !sar.Status.Allowed {
+			res := a.Resource
+			if a.Group != "" {
+				res += "." + a.Group
+			}
+			if a.Namespace != "" {
+				res += " in " + a.Namespace
+			}
+			missing = append(missing, a.Verb+" "+res)
+		}
+	}
+	if len(missing) > 0 {
+		return fail(name, user+" may not: "+strings.Join(missing, ", "), "apply this release's config/rbac (its ClusterRole and Role rukpak-kapp)")
+	}
+	return ok(name, fmt.Sprintf("%s may do the %d things checked", user, len(needs)))
+}
+
+// rukpak says whether rukpak's own controllers still run beside.
+func (k checker) rukpak(ctx context.Context) checkResult {
+	const name = "rukpak"
+	var deps appsv1.DeploymentList
+	if err := k.c.List(ctx, &deps, client.InNamespace(k.ns)); err != nil {
+		return warn(name, "the Deployments of "+k.ns+" could not be listed: "+err.Error(), "check the kubeconfig's rights")
+	}
+	var running []string
+	for _, d := range deps.Items {
+		if d.Name == "core" || d.Name == "helm-provisioner" || d.Name == "rukpak-webhooks" {
+			running = append(running, d.Name)
+		}
+	}
+	if len(running) > 0 {
+		return warn(name, "rukpak still runs in "+k.ns+" ("+strings.Join(running, ", ")+"): both claim the same classes",
+			"plan the take-over: rukpak-kapp migrate plan (docs/migrating-from-rukpak.md)")
+	}
+	return ok(name, "rukpak does not run in "+k.ns)
+}
+
+func (k checker) bundleDeployments(ctx context.Context) checkResult {
+	var list rukpakv1alpha2.BundleDeploymentList
+	if err := k.c.List(ctx, &list); err != nil {
+		return warn("BundleDeployments", "they could not be listed: "+err.Error(), "check the kubeconfig's rights")
+	}
+	return evalBundleDeployments(list.Items)
+}
