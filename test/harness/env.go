@@ -174,6 +174,11 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		if err := installKappControllerAPI(ctx, e.tools, e.Client, !opts.PackagingAPI); err != nil {
 			return err
 		}
+		if !opts.Bare {
+			if err := e.waitAdmitted(ctx); err != nil {
+				return fmt.Errorf("BundleDeployments not admitted after kapp-controller's CRDs: %w", err)
+			}
+		}
 	}
 	// The garbage collector finds the kinds it follows at its start and
 	// then only every 30 s: started after the CRDs, it follows
@@ -318,6 +323,15 @@ func (e *Env) InstallAdmission(ctx context.Context) error {
 	if _, err = ApplyYAML(ctx, e.Client, policy); err != nil {
 		return err
 	}
+	return e.waitAdmitted(ctx)
+}
+
+// waitAdmitted waits until a BundleDeployment can be created under the
+// finalizer policy. kube-apiserver answers 503 ("Resource kind ... not
+// found") for a moment after any CRD is added, while the policy's type
+// converter learns the new schemas, so this runs after every CRD the
+// harness installs, not only after the BundleDeployment's.
+func (e *Env) waitAdmitted(ctx context.Context) error {
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		probe := &rukpakv1alpha2.BundleDeployment{
 			ObjectMeta: metav1.ObjectMeta{Name: "harness-admission-probe"},
@@ -450,7 +464,10 @@ func withoutProxy(env []string) []string {
 // InstallKappControllerAPI installs kapp-controller's CRDs on a harness
 // started without them, and runs nothing.
 func (e *Env) InstallKappControllerAPI(ctx context.Context) error {
-	return installKappControllerAPI(ctx, e.tools, e.Client, true)
+	if err := installKappControllerAPI(ctx, e.tools, e.Client, true); err != nil {
+		return err
+	}
+	return e.waitAdmitted(ctx)
 }
 
 // InstallKappController installs kapp-controller's API (again: the apply

@@ -201,26 +201,7 @@ func (p *Pod) ServeOnHost(port int32) (string, int32, error) {
 		return "", 0, fmt.Errorf("listen for pod %s's port %d: %w", p.Name, port, err)
 	}
 	p.serving = append(p.serving, l)
-	go func() {
-		for {
-			in, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer in.Close()
-				out, err := net.Dial("unix", sock)
-				if err != nil {
-					return
-				}
-				defer out.Close()
-				done := make(chan struct{}, 2)
-				go func() { _, _ = io.Copy(out, in); done <- struct{}{} }()
-				go func() { _, _ = io.Copy(in, out); done <- struct{}{} }()
-				<-done
-			}()
-		}
-	}()
+	go podspec.Serve(l, "unix", sock)
 	return ip, int32(l.Addr().(*net.TCPAddr).Port), nil
 }
 
