@@ -9,7 +9,6 @@ import (
 
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -31,16 +30,14 @@ type csvInfo struct {
 // (olm.csv.metadata). A bundle with neither (catalogs need not carry it,
 // operator-controller's test catalog does not) is described by its package
 // alone, and its install modes are left to the adapter's conversion.
-func csvOf(b *declcfg.Bundle) (csvInfo, error) {
-	props, err := property.Parse(b.Properties)
-	if err != nil {
-		return csvInfo{}, fmt.Errorf("the bundle's properties cannot be read: %w", err)
-	}
+// csvJSON is the CSV declcfg's loader took from the bundle's objects, if it
+// loaded the bundle.
+func csvOf(props *property.Properties, csvJSON string) (csvInfo, error) {
 	if len(props.CSVMetadatas) > 0 {
 		m := props.CSVMetadatas[0]
 		return info(m.Annotations, m.DisplayName, m.Description, nil, m.Provider.Name, m.Maintainers, m.InstallModes), nil
 	}
-	raw := []byte(b.CsvJSON)
+	raw := []byte(csvJSON)
 	if len(raw) == 0 {
 		for _, o := range props.BundleObjects {
 			var head struct{ Kind string }

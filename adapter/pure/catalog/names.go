@@ -7,8 +7,6 @@ import (
 
 	"github.com/blang/semver/v4"
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/packaging"
 )
 
 // DefaultDomain ends the refNames of a catalog published without a domain
@@ -56,17 +54,4 @@ func PackageVersion(olmVersion string) (string, error) {
 	}
 	v.Build = nil
 	return v.String(), nil
-}
-
-// checkName refuses a Package name kapp-controller would refuse or could
-// not store.
-func checkName(refName, version string) error {
-	name := packaging.PackageName(refName, version)
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return fmt.Errorf("the Package name %s is not a valid object name (%s)", name, strings.Join(errs, "; "))
-	}
-	if len(name) > packaging.MaxPackageName {
-		return fmt.Errorf("the Package name %s has %d characters; kapp-controller stores at most %d", name, len(name), packaging.MaxPackageName)
-	}
-	return nil
 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -59,13 +60,15 @@ func Publish(cfg *declcfg.DeclarativeConfig, opts Options) Published {
 		opts.Domain = DefaultDomain
 	}
 	var out Published
-	bundles := map[string]map[string]*declcfg.Bundle{}
+	// Each bundle is read once, however many channels hold it: reading
+	// its CSV is most of the cost of a publication.
+	bundles := map[string]map[string]*bundleFacts{}
 	for i := range cfg.Bundles {
 		b := &cfg.Bundles[i]
 		if bundles[b.Package] == nil {
-			bundles[b.Package] = map[string]*declcfg.Bundle{}
+			bundles[b.Package] = map[string]*bundleFacts{}
 		}
-		bundles[b.Package][b.Name] = b
+		bundles[b.Package][b.Name] = readBundle(b)
 	}
 	deprecated := deprecations(cfg.Deprecations)
 	channels := map[string][]*declcfg.Channel{}
@@ -136,7 +139,7 @@ type channelOf struct {
 	pkg        *declcfg.Package
 	ch         *declcfg.Channel
 	ref        string
-	bundles    map[string]*declcfg.Bundle
+	bundles    map[string]*bundleFacts
 	deprecated *deprecation
 	opts       Options
 }
@@ -149,51 +152,28 @@ func (c channelOf) publish() (*datav1alpha1.PackageMetadata, []*datav1alpha1.Pac
 	var refused []Refusal
 	type entry struct {
 		Entry
-		bundle  *declcfg.Bundle
-		csv     csvInfo
-		version string
-		class   string
+		*bundleFacts
 	}
 	var entries []entry
 	byVersion := map[string][]string{}
 	for _, ce := range c.ch.Entries {
 		b := c.bundles[ce.Name]
-		if b == nil {
-			refused = append(refused, c.refuse(ce.Name, "the channel names a bundle the catalog does not hold"))
-			continue
+		err := errors.New("the channel names a bundle the catalog does not hold")
+		if b != nil {
+			err = b.err
 		}
-		olmVersion, err := bundleVersion(b)
-		if err != nil {
-			refused = append(refused, c.refuse(ce.Name, err.Error()))
-			continue
-		}
-		version, err := PackageVersion(olmVersion)
 		if err == nil {
-			err = checkName(c.ref, version)
+			err = packaging.CheckPackageName(packaging.PackageName(c.ref, b.version))
 		}
 		if err != nil {
 			refused = append(refused, c.refuse(ce.Name, err.Error()))
 			continue
 		}
-		if b.Image == "" {
-			refused = append(refused, c.refuse(ce.Name, "the bundle names no image"))
-			continue
-		}
-		class, err := classOf(b)
-		if err != nil {
-			refused = append(refused, c.refuse(ce.Name, err.Error()))
-			continue
-		}
-		csv, err := csvOf(b)
-		if err != nil {
-			refused = append(refused, c.refuse(ce.Name, err.Error()))
-			continue
-		}
-		byVersion[version] = append(byVersion[version], ce.Name)
+		byVersion[b.version] = append(byVersion[b.version], ce.Name)
 		entries = append(entries, entry{
-			Entry: Entry{Package: c.pkg.Name, Channel: c.ch.Name, Bundle: ce.Name, Version: olmVersion,
+			Entry: Entry{Package: c.pkg.Name, Channel: c.ch.Name, Bundle: ce.Name, Version: b.olmVersion,
 				Replaces: ce.Replaces, Skips: ce.Skips, SkipRange: ce.SkipRange, RefName: c.ref},
-			bundle: b, csv: csv, version: version, class: class,
+			bundleFacts: b,
 		})
 	}
 	var pkgs []*datav1alpha1.Package
@@ -204,15 +184,54 @@ func (c channelOf) publish() (*datav1alpha1.PackageMetadata, []*datav1alpha1.Pac
 			refused = append(refused, c.refuse(e.Bundle, fmt.Sprintf("bundles %s differ only in build metadata, which makes them the same Package version %s", strings.Join(same, ", "), e.version)))
 			continue
 		}
-		if head == nil || semver.MustParse(e.version).GT(semver.MustParse(head.version)) {
+		if head == nil || e.semver.GT(head.semver) {
 			head = e
 		}
-		pkgs = append(pkgs, c.packageOf(e.Entry, e.bundle, e.csv, e.version, e.class))
+		pkgs = append(pkgs, c.packageOf(e.Entry, e.bundleFacts))
 	}
 	if head == nil {
 		return nil, nil, refused
 	}
 	return c.metadataOf(head.csv), pkgs, refused
+}
+
+// bundleFacts is what a Package needs of its bundle, or why it cannot be
+// published.
+type bundleFacts struct {
+	image string
+	// olmVersion is the bundle's own; version the Package's (PackageVersion).
+	olmVersion, version string
+	semver              semver.Version
+	class               string
+	csv                 csvInfo
+	err                 error
+}
+
+func readBundle(b *declcfg.Bundle) *bundleFacts {
+	f := &bundleFacts{image: b.Image}
+	props, err := property.Parse(b.Properties)
+	if err != nil {
+		f.err = fmt.Errorf("the bundle's properties cannot be read: %w", err)
+		return f
+	}
+	if len(props.Packages) != 1 {
+		f.err = fmt.Errorf("the bundle has %d olm.package properties, not one", len(props.Packages))
+		return f
+	}
+	f.olmVersion = props.Packages[0].Version
+	if f.version, f.err = PackageVersion(f.olmVersion); f.err != nil {
+		return f
+	}
+	f.semver = semver.MustParse(f.version)
+	if b.Image == "" {
+		f.err = errors.New("the bundle names no image")
+		return f
+	}
+	if f.class, f.err = classOf(props.Others); f.err != nil {
+		return f
+	}
+	f.csv, f.err = csvOf(props, b.CsvJSON)
+	return f
 }
 
 // typeMediaType is the property that names a bundle's format; operator-registry
@@ -221,8 +240,8 @@ const typeMediaType = "olm.bundle.mediatype"
 
 // classOf is the provisioner class that installs the bundle, by its
 // olm.bundle.mediatype (registry+v1 when it names none, as OLM reads it).
-func classOf(b *declcfg.Bundle) (string, error) {
-	for _, p := range b.Properties {
+func classOf(others []property.Property) (string, error) {
+	for _, p := range others {
 		if p.Type != typeMediaType {
 			continue
 		}
@@ -242,19 +261,8 @@ func classOf(b *declcfg.Bundle) (string, error) {
 	return rukpakv1alpha2.ClassRegistry, nil
 }
 
-func bundleVersion(b *declcfg.Bundle) (string, error) {
-	props, err := property.Parse(b.Properties)
-	if err != nil {
-		return "", fmt.Errorf("the bundle's properties cannot be read: %w", err)
-	}
-	if len(props.Packages) != 1 {
-		return "", fmt.Errorf("the bundle has %d olm.package properties, not one", len(props.Packages))
-	}
-	return props.Packages[0].Version, nil
-}
-
-func (c channelOf) packageOf(e Entry, b *declcfg.Bundle, csv csvInfo, version, class string) *datav1alpha1.Package {
-	ns := csv.suggestedNamespace
+func (c channelOf) packageOf(e Entry, b *bundleFacts) *datav1alpha1.Package {
+	ns := b.csv.suggestedNamespace
 	if ns == "" {
 		ns = c.pkg.Name
 	}
@@ -267,20 +275,20 @@ func (c channelOf) packageOf(e Entry, b *declcfg.Bundle, csv csvInfo, version, c
 	p := &datav1alpha1.Package{
 		TypeMeta: metav1.TypeMeta{APIVersion: datav1alpha1.SchemeGroupVersion.String(), Kind: "Package"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: packaging.PackageName(c.ref, version), Namespace: c.opts.Namespace,
+			Name: packaging.PackageName(c.ref, b.version), Namespace: c.opts.Namespace,
 			Labels: map[string]string{LabelPackage: c.pkg.Name}, Annotations: ann,
 		},
 		Spec: datav1alpha1.PackageSpec{
 			RefName:      c.ref,
-			Version:      version,
+			Version:      b.version,
 			ReleaseNotes: notes,
-			Template:     datav1alpha1.AppTemplateSpec{Spec: AppTemplate(Install{Entry: e, Image: b.Image, InstallNamespace: ns, Class: class})},
+			Template:     datav1alpha1.AppTemplateSpec{Spec: AppTemplate(Install{Entry: e, Image: b.image, InstallNamespace: ns, Class: b.class})},
 		},
 	}
-	if csv.createdAt != nil {
-		p.Spec.ReleasedAt = *csv.createdAt
+	if b.csv.createdAt != nil {
+		p.Spec.ReleasedAt = *b.csv.createdAt
 	}
-	schema, _ := json.Marshal(valuesSchema(ns, csv.installModes, class == rukpakv1alpha2.ClassPlain))
+	schema, _ := json.Marshal(valuesSchema(ns, b.csv.installModes, b.class == rukpakv1alpha2.ClassPlain))
 	p.Spec.ValuesSchema.OpenAPIv3 = runtime.RawExtension{Raw: schema}
 	return p
 }

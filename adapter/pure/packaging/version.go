@@ -97,11 +97,20 @@ func Version(bd *rukpakv1alpha2.BundleDeployment, identity Identity, files map[s
 	if strings.Contains(version, "+") {
 		return "", fmt.Errorf("%s: version %q has build metadata, which a Package name (%s) cannot hold: set the annotation %s to a version without it", from, version, name, rukpakv1alpha2.AnnotationPackageVersion)
 	}
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return "", fmt.Errorf("%s: version %q makes the Package name %s, which is not a valid object name (%s): set the annotation %s to a version in lower case", from, version, name, strings.Join(errs, "; "), rukpakv1alpha2.AnnotationPackageVersion)
-	}
-	if len(name) > MaxPackageName {
-		return "", fmt.Errorf("the Package name %s has %d characters; kapp-controller stores at most %d: shorten the BundleDeployment's name or the version", name, len(name), MaxPackageName)
+	if err := CheckPackageName(name); err != nil {
+		return "", fmt.Errorf("%s: version %q: %w: set the annotation %s to a shorter version in lower case, or shorten the BundleDeployment's name", from, version, err, rukpakv1alpha2.AnnotationPackageVersion)
 	}
 	return version, nil
+}
+
+// CheckPackageName refuses a Package name kapp-controller would refuse
+// (not a DNS subdomain) or could not store (MaxPackageName).
+func CheckPackageName(name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("the Package name %s is not a valid object name (%s)", name, strings.Join(errs, "; "))
+	}
+	if len(name) > MaxPackageName {
+		return fmt.Errorf("the Package name %s has %d characters; kapp-controller stores at most %d", name, len(name), MaxPackageName)
+	}
+	return nil
 }
