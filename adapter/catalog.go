@@ -29,5 +29,5 @@ func LoadCatalogDir(ctx context.Context, dir string) (*declcfg.DeclarativeConfig
 // LoadCatalogImage pulls a catalog image and reads its file-based catalog
 // (fetch.CatalogImage); it returns the image pinned by digest too.
 func LoadCatalogImage(ctx context.Context, ref string, opts fetch.ImageOptions) (*declcfg.DeclarativeConfig, string, error) {
-	return fetch.CatalogImage(ctx, ref, opts)
+	return fetch.CatalogImage(ctx, ref, opts, fetch.CatalogLimits)
 }

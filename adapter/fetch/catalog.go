@@ -16,15 +16,24 @@ import (
 // file-based catalog, as opm lays catalog images out.
 const CatalogConfigsLabel = "operators.operatorframework.io.index.configs.v1"
 
-// CatalogLimits bound a catalog image: much larger than a bundle (a catalog
-// of thousands of bundles carries every CSV), still finite.
+// CatalogLimits bound a catalog image read on a user's machine (rukpak-kapp
+// catalog): much larger than a bundle (a catalog of thousands of bundles
+// carries every CSV), still finite.
 var CatalogLimits = Limits{MaxFileBytes: 512 << 20, MaxTotalBytes: 2 << 30, MaxFiles: 500000, MaxFetchBytes: 2 << 30}
 
-// CatalogImage pulls a catalog image and reads the file-based catalog under
-// the directory its label names (/configs without one), with
-// operator-registry's declcfg. It returns the image pinned by digest too.
-func CatalogImage(ctx context.Context, ref string, opts ImageOptions) (*declcfg.DeclarativeConfig, string, error) {
-	img, err := FetchImage(ctx, ref, opts, CatalogLimits, nil)
+// InClusterCatalogLimits bound a catalog image the adapter reads itself (an
+// OperatorCatalog): the image is held in memory twice (its layers, then its
+// files) beside everything else the adapter holds, within the 256 MiB its
+// Deployment allows. A larger catalog is refused, naming the limit, and is
+// published from outside the cluster instead (rukpak-kapp catalog push).
+var InClusterCatalogLimits = Limits{MaxFileBytes: 48 << 20, MaxTotalBytes: 48 << 20, MaxFiles: 100000, MaxFetchBytes: 48 << 20}
+
+// CatalogImage pulls a catalog image within limits and reads the
+// file-based catalog under the directory its label names (/configs without
+// one), with operator-registry's declcfg. It returns the image pinned by
+// digest too.
+func CatalogImage(ctx context.Context, ref string, opts ImageOptions, limits Limits) (*declcfg.DeclarativeConfig, string, error) {
+	img, err := FetchImage(ctx, ref, opts, limits, nil)
 	if err != nil {
 		return nil, "", fmt.Errorf("pull the catalog image %s: %w", ref, err)
 	}

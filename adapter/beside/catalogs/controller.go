@@ -58,7 +58,7 @@ func (Registry) Resolve(ctx context.Context, ref string) (string, error) {
 }
 
 func (Registry) Pull(ctx context.Context, pinned string) (*declcfg.DeclarativeConfig, error) {
-	cfg, _, err := fetch.CatalogImage(ctx, pinned, fetch.ImageOptions{})
+	cfg, _, err := fetch.CatalogImage(ctx, pinned, fetch.ImageOptions{}, fetch.InClusterCatalogLimits)
 	return cfg, err
 }
 
@@ -118,7 +118,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		if errors.Is(err, fetch.ErrInvalidContent) {
 			// The same digest is never read again: wait for a new one.
-			_, werr := r.failed(ctx, cat, catalogsv1alpha1.ReasonInvalid, fmt.Sprintf("The catalog image %s holds no catalog that can be read: %v. Push a fixed catalog; the tag is looked up every %s.", pinned, err, poll), nil)
+			_, werr := r.failed(ctx, cat, catalogsv1alpha1.ReasonInvalid, fmt.Sprintf("The catalog image %s holds no catalog the adapter can read: %v. "+
+				"Push a fixed catalog (the tag is looked up every %s), or publish one over the adapter's limits from outside the cluster with rukpak-kapp catalog push.", pinned, err, poll), nil)
 			return reconcile.Result{RequeueAfter: poll}, werr
 		}
 		return r.failed(ctx, cat, catalogsv1alpha1.ReasonPullFailed, fmt.Sprintf("The catalog image %s could not be pulled: %v. It is pulled again with backoff.", pinned, err), err)
@@ -186,7 +187,17 @@ func (r *Reconciler) writeStatus(ctx context.Context, cat *catalogsv1alpha1.Oper
 }
 
 // write creates what is new and updates what changed; nothing is deleted.
+// What cat published before is listed once, so an unchanged object costs
+// no request.
 func (r *Reconciler) write(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, pub catalog.Published) error {
+	published, err := r.published(ctx, cat)
+	if err != nil {
+		return err
+	}
+	live := map[string]client.Object{}
+	for _, o := range published {
+		live[key(o)] = o
+	}
 	var objs []client.Object
 	for _, m := range pub.Metadata {
 		objs = append(objs, m)
@@ -198,21 +209,57 @@ func (r *Reconciler) write(ctx context.Context, cat *catalogsv1alpha1.OperatorCa
 		labels := o.GetLabels()
 		labels[LabelCatalog] = cat.Name
 		o.SetLabels(labels)
-		if err := r.upsert(ctx, o); err != nil {
+		if err := r.upsert(ctx, o, live[key(o)]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *Reconciler) upsert(ctx context.Context, want client.Object) error {
-	err := r.client.Create(ctx, want, client.FieldOwner(fieldowner.Name))
-	if err == nil || !apierrors.IsAlreadyExists(err) {
-		return err
+func key(o client.Object) string {
+	return fmt.Sprintf("%T/%s", o, o.GetName())
+}
+
+// published lists what cat published: the Packages and PackageMetadatas in
+// its namespace with its label (kapp-controller's API adds those of its
+// global packaging namespace to every namespace's list; they are not
+// cat's).
+func (r *Reconciler) published(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog) ([]client.Object, error) {
+	sel := client.MatchingLabels{LabelCatalog: cat.Name}
+	var pkgs datav1alpha1.PackageList
+	if err := r.direct.List(ctx, &pkgs, client.InNamespace(cat.Namespace), sel); err != nil {
+		return nil, fmt.Errorf("list the Packages OperatorCatalog %s/%s published: %w", cat.Namespace, cat.Name, err)
 	}
-	live := want.DeepCopyObject().(client.Object)
-	if err := r.direct.Get(ctx, client.ObjectKeyFromObject(want), live); err != nil {
-		return err
+	var metas datav1alpha1.PackageMetadataList
+	if err := r.direct.List(ctx, &metas, client.InNamespace(cat.Namespace), sel); err != nil {
+		return nil, fmt.Errorf("list the PackageMetadatas OperatorCatalog %s/%s published: %w", cat.Namespace, cat.Name, err)
+	}
+	var out []client.Object
+	for i := range pkgs.Items {
+		if pkgs.Items[i].Namespace == cat.Namespace {
+			out = append(out, &pkgs.Items[i])
+		}
+	}
+	for i := range metas.Items {
+		if metas.Items[i].Namespace == cat.Namespace {
+			out = append(out, &metas.Items[i])
+		}
+	}
+	return out, nil
+}
+
+// upsert makes want so: updated over live when cat published it before,
+// else created (or, when someone made it by hand, updated over it).
+func (r *Reconciler) upsert(ctx context.Context, want, live client.Object) error {
+	if live == nil {
+		err := r.client.Create(ctx, want, client.FieldOwner(fieldowner.Name))
+		if err == nil || !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		live = want.DeepCopyObject().(client.Object)
+		if err := r.direct.Get(ctx, client.ObjectKeyFromObject(want), live); err != nil {
+			return err
+		}
 	}
 	if same(live, want) {
 		return nil
@@ -241,23 +288,13 @@ func (r *Reconciler) unpublish(ctx context.Context, cat *catalogsv1alpha1.Operat
 	if !controllerutil.ContainsFinalizer(cat, Finalizer) {
 		return nil
 	}
-	sel := client.MatchingLabels{LabelCatalog: cat.Name}
-	var pkgs datav1alpha1.PackageList
-	if err := r.direct.List(ctx, &pkgs, client.InNamespace(cat.Namespace), sel); err != nil {
-		return fmt.Errorf("list the Packages OperatorCatalog %s/%s published: %w", cat.Namespace, cat.Name, err)
-	}
-	var metas datav1alpha1.PackageMetadataList
-	if err := r.direct.List(ctx, &metas, client.InNamespace(cat.Namespace), sel); err != nil {
-		return fmt.Errorf("list the PackageMetadatas OperatorCatalog %s/%s published: %w", cat.Namespace, cat.Name, err)
+	published, err := r.published(ctx, cat)
+	if err != nil {
+		return err
 	}
 	var failed []string
-	for i := range pkgs.Items {
-		if err := client.IgnoreNotFound(r.client.Delete(ctx, &pkgs.Items[i])); err != nil {
-			failed = append(failed, err.Error())
-		}
-	}
-	for i := range metas.Items {
-		if err := client.IgnoreNotFound(r.client.Delete(ctx, &metas.Items[i])); err != nil {
+	for _, o := range published {
+		if err := client.IgnoreNotFound(r.client.Delete(ctx, o)); err != nil {
 			failed = append(failed, err.Error())
 		}
 	}
@@ -269,6 +306,6 @@ func (r *Reconciler) unpublish(ctx context.Context, cat *catalogsv1alpha1.Operat
 	if err := r.client.Patch(ctx, cat, patch, client.FieldOwner(fieldowner.Name)); err != nil {
 		return fmt.Errorf("remove the finalizer of OperatorCatalog %s/%s: %w", cat.Namespace, cat.Name, err)
 	}
-	log.FromContext(ctx).Info("withdrew an OperatorCatalog's packages", "packages", len(pkgs.Items), "metadatas", len(metas.Items))
+	log.FromContext(ctx).Info("withdrew an OperatorCatalog's packages and package metadatas", "objects", len(published))
 	return nil
 }

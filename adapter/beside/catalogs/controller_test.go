@@ -133,10 +133,14 @@ func TestReconcile_PublishesFollowsAndWithdraws(t *testing.T) {
 		t.Errorf("at rest: %v, %v, writes %v, pulls %d", res, err, h.writes, h.images.pulls-pulls)
 	}
 
-	// The tag moved: the new version published, the old one kept.
+	// The tag moved: the new version published, the old one kept; what did
+	// not change costs no request (a create refused as existing would show).
 	h.images.digest = "sha256:2"
 	if _, err := h.reconcile(t); err != nil {
 		t.Fatal(err)
+	}
+	if got := strings.Join(h.writes, ","); got != "create s.p.operators.rukpak-kapp.dev.1.0.1,status" {
+		t.Errorf("writes after the move: %s", got)
 	}
 	var pkgs datav1alpha1.PackageList
 	if err := h.client.List(context.Background(), &pkgs, client.InNamespace("ops")); err != nil || len(pkgs.Items) != 2 {
