@@ -128,7 +128,8 @@ func runChecks(ctx context.Context, cfg *rest.Config, ns string) ([]checkResult,
 	var out []checkResult
 	out = append(out, k.kappController(ctx), k.packagingAPI(ctx))
 	out = append(out, k.crds(ctx)...)
-	out = append(out, k.adapterDeployment(ctx), k.leader(ctx))
+	deployment, deployed := k.adapterDeployment(ctx)
+	out = append(out, deployment, k.leader(ctx, deployed))
 	out = append(out, k.webhooks(ctx)...)
 	out = append(out, k.admission(ctx), k.rbac(ctx), k.rukpak(ctx), k.bundleDeployments(ctx))
 	return out, nil
@@ -218,34 +219,37 @@ func (k checker) crds(ctx context.Context) []checkResult {
 	return out
 }
 
-func (k checker) adapterDeployment(ctx context.Context) checkResult {
+// adapterDeployment also says whether the adapter runs as a Deployment.
+func (k checker) adapterDeployment(ctx context.Context) (checkResult, bool) {
 	const name = "adapter"
 	d := &appsv1.Deployment{}
 	err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: adapterName}, d)
 	switch {
 	case apierrors.IsNotFound(err):
-		return warn(name, "no Deployment "+k.ns+"/"+adapterName+" (the adapter may run elsewhere, as `make run` runs it: the leader lease says whether one runs)", applyReleaseFix)
+		return warn(name, "no Deployment "+k.ns+"/"+adapterName+" (the adapter may run elsewhere, as `make run` runs it: the leader lease says whether one runs)", applyReleaseFix), false
 	case err != nil:
-		return fail(name, "the adapter's Deployment could not be read: "+err.Error(), "check the kubeconfig's rights")
+		return fail(name, "the adapter's Deployment could not be read: "+err.Error(), "check the kubeconfig's rights"), true
 	}
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentAvailable {
 			if c.Status == "True" {
-				return ok(name, fmt.Sprintf("Deployment %s/%s available (%d of %d replicas ready)", k.ns, adapterName, d.Status.ReadyReplicas, d.Status.Replicas))
+				return ok(name, fmt.Sprintf("Deployment %s/%s available (%d of %d replicas ready)", k.ns, adapterName, d.Status.ReadyReplicas, d.Status.Replicas)), true
 			}
-			return fail(name, fmt.Sprintf("Deployment %s/%s is not available: %s", k.ns, adapterName, c.Message), "kubectl -n "+k.ns+" describe deployment "+adapterName+", and the pods' logs")
+			return fail(name, fmt.Sprintf("Deployment %s/%s is not available: %s", k.ns, adapterName, c.Message), "kubectl -n "+k.ns+" describe deployment "+adapterName+", and the pods' logs"), true
 		}
 	}
-	return fail(name, "Deployment "+k.ns+"/"+adapterName+" reports no availability yet", "kubectl -n "+k.ns+" describe deployment "+adapterName)
+	return fail(name, "Deployment "+k.ns+"/"+adapterName+" reports no availability yet", "kubectl -n "+k.ns+" describe deployment "+adapterName), true
 }
 
-func (k checker) leader(ctx context.Context) checkResult {
+// leader: deployed says whether the adapter runs as a Deployment, whose
+// replicas elect a leader.
+func (k checker) leader(ctx context.Context, deployed bool) checkResult {
 	lease := &coordinationv1.Lease{}
 	err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: leaderLease}, lease)
 	if apierrors.IsNotFound(err) {
 		// An adapter run without --leader-elect (one process, as `make run`
 		// runs it) takes no lease; a Deployment's replicas do.
-		if derr := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: adapterName}, &appsv1.Deployment{}); apierrors.IsNotFound(derr) {
+		if !deployed {
 			return warn("adapter leader", "no leader lease "+k.ns+"/"+leaderLease+": an adapter run without --leader-elect takes none (whether one runs shows in \"webhooks reachable\")",
 				"run the adapter as this release's Deployment, which elects a leader")
 		}
