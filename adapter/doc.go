@@ -38,6 +38,7 @@
 //	beside/drift        re-apply after a change by hand; a new run when kapp-controller lost one
 //	beside/chartcrds    a chart's crds/ as Helm keeps them
 //	beside/catalogs     OperatorCatalogs: a catalog image followed and published as Packages
+//	beside/kappconfig   kapp-controller-config's CAs and proxies, for the adapter's own fetches
 //
 // Below everything, pure but for fetch's downloads (adapter/pure,
 // adapter/fetch):
@@ -60,7 +61,7 @@
 // adapter/servers/contenturl, adapter/servers/crdsafety, adapter/beside/drift, adapter/fetch, adapter/pure/fieldowner,
 // adapter/internal/appmode, adapter/internal/controller,
 // adapter/internal/kube, adapter/internal/offline, adapter/internal/scope,
-// adapter/internal/servemode, adapter/internal/store, adapter/beside/kappapi,
+// adapter/internal/servemode, adapter/internal/store, adapter/beside/kappapi, adapter/beside/kappconfig,
 // adapter/pure/takeover, adapter/pure/translate, adapter/v1alpha1/bundles,
 // adapter/v1alpha1/deployments, adapter/v1alpha1/deployments/templates,
 // adapter/servers/versions, adapter/servers/webhook, api/catalogs/v1alpha1, api/v1alpha1, api/v1alpha2.

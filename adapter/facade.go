@@ -77,7 +77,7 @@ const digestCacheBytes = 32 << 20
 // other classes are never touched. apis answers registry+v1 bundles'
 // olm.gvk dependencies.
 func NewReconciler(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *Reconciler {
-	return assemble(c, direct, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace))
+	return assemble(c, direct, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace, nil))
 }
 
 // kappInstalled stands for a cluster known to serve kapp-controller's API.
@@ -86,9 +86,10 @@ type kappInstalled struct{}
 func (kappInstalled) Ready() bool { return true }
 
 // newFetcher fetches what the adapter fetches itself, reading Secrets and
-// ConfigMaps of the system namespace through c.
-func newFetcher(c client.Reader, systemNamespace string) store.SourceFetcher {
-	return store.SourceFetcher{Reader: c, Namespace: systemNamespace, Digests: fetch.NewDigestCache(digestCacheBytes)}
+// ConfigMaps of the system namespace through c, reaching servers as network
+// says (nil: as the environment says).
+func newFetcher(c client.Reader, systemNamespace string, network *fetch.NetworkHolder) store.SourceFetcher {
+	return store.SourceFetcher{Reader: c, Namespace: systemNamespace, Digests: fetch.NewDigestCache(digestCacheBytes), Network: network}
 }
 
 func assemble(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs,

@@ -2,14 +2,18 @@ package adapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -26,6 +30,8 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/chartcrds"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/drift"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/kappapi"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/kappconfig"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
@@ -60,6 +66,10 @@ type Options struct {
 	ContentDir string
 	// ContentMaxBytes bounds what ContentDir holds; 0: DefaultContentMaxBytes.
 	ContentMaxBytes int64
+	// KappControllerNamespace is where kapp-controller reads its
+	// kapp-controller-config, whose CAs and proxies the adapter's own
+	// fetches follow; "": none is read, fetches follow the environment.
+	KappControllerNamespace string
 
 	// catalogs: the OperatorCatalog API is installed (found at start).
 	catalogs bool
@@ -109,6 +119,18 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		&appsv1.Deployment{}:  {Namespaces: everywhere, Label: InstalledSelector},
 		&appsv1.StatefulSet{}: {Namespaces: everywhere, Label: InstalledSelector},
 		&appsv1.DaemonSet{}:   {Namespaces: everywhere, Label: InstalledSelector},
+	}
+	if ns := o.KappControllerNamespace; ns != "" {
+		// kapp-controller-config, and nothing else of kapp-controller's
+		// namespace (the adapter may read only that name there).
+		only := cache.Config{FieldSelector: fields.OneTermEqualSelector("metadata.name", fetch.KappControllerConfigName)}
+		for _, obj := range []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}} {
+			namespaces := maps.Clone(own)
+			if _, mine := namespaces[ns]; !mine {
+				namespaces[ns] = only
+			}
+			byObject[obj] = cache.ByObject{Namespaces: namespaces}
+		}
 	}
 	catalogsServed, err := servesCatalogs(cfg)
 	if err != nil {
@@ -161,9 +183,10 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	case o.Config.ContentAddress == "":
 		o.Config.ContentAddress = DefaultContentAddress(o.Config.SystemNamespace)
 	}
-	fetcher := newFetcher(mgr.GetClient(), o.Config.SystemNamespace)
+	network := &fetch.NetworkHolder{}
+	fetcher := newFetcher(mgr.GetClient(), o.Config.SystemNamespace, network)
 	var r *Reconciler
-	kapp := kappapi.New(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o) },
+	kapp := kappapi.New(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o, network) },
 		func(ctx context.Context) error { return r.WakeAll(ctx, mgr.GetCache()) })
 	r = assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp, fetcher)
 	if err := r.SetupWithManager(mgr); err != nil {
@@ -192,8 +215,16 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err == nil {
 		err = versions.Add(srv)
 	}
+	var unpacker *bundles.Unpacker
 	if err == nil {
-		err = addBundleContent(mgr, srv, o, fetcher)
+		unpacker, err = addBundleContent(mgr, srv, o, fetcher)
+	}
+	if err == nil && o.KappControllerNamespace != "" {
+		// A change wakes what failed to unpack, which it may have failed on.
+		wake := func(ctx context.Context) error {
+			return errors.Join(r.WakeUnpackFailed(ctx, mgr.GetCache()), unpacker.WakeUnpackFailed(ctx, mgr.GetCache()))
+		}
+		err = kappconfig.New(mgr.GetCache(), o.KappControllerNamespace, os.Getenv("KUBERNETES_SERVICE_HOST"), network, wake).SetupWithManager(mgr)
 	}
 	if err != nil {
 		return nil, err
@@ -211,12 +242,12 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 // kapp-controller) and serves every contentURL from the webhook server
 // (srv; nil when webhooks are off, and then nothing is served), with the
 // content kept in o.ContentDir.
-func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher store.SourceFetcher) error {
+func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher store.SourceFetcher) (*bundles.Unpacker, error) {
 	dir, limit := o.ContentDir, o.ContentMaxBytes
 	if dir == "" {
 		d, err := os.MkdirTemp("", "rukpak-kapp-content-")
 		if err != nil {
-			return fmt.Errorf("content store: %w", err)
+			return nil, fmt.Errorf("content store: %w", err)
 		}
 		dir = d
 	}
@@ -225,21 +256,21 @@ func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher 
 	}
 	kept, err := contenturl.NewTarballs(dir, limit)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	source := bundles.NewURLSource(mgr.GetAPIReader(), fetcher, kept, o.Classes, o.Config.SystemNamespace)
 	u := bundles.New(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), source, o.Config.ContentAddress)
 	if err := u.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up the Bundle controller: %w", err)
+		return nil, fmt.Errorf("set up the Bundle controller: %w", err)
 	}
 	if err := mgr.Add(bundles.NewForgetter(mgr.GetCache(), kept)); err != nil {
-		return err
+		return nil, err
 	}
 	if srv != nil {
 		reviewer := contenturl.KubeReviewer{Client: mgr.GetClient()}
 		srv.Register(contenturl.Prefix, contenturl.NewHandler(kept, reviewer, source, ctrl.Log.WithName("content")))
 	}
-	return nil
+	return u, nil
 }
 
 // servesCatalogs says whether the OperatorCatalog API (config/catalogs) is
@@ -263,7 +294,7 @@ func servesCatalogs(cfg *rest.Config) (bool, error) {
 // withKapp starts what needs kapp-controller's API, once it is served: the
 // dispatcher's watches of Apps and PackageInstalls, the chart CRD
 // controller, drift repair and the stall repair.
-func withKapp(mgr ctrl.Manager, r *Reconciler, o Options) error {
+func withKapp(mgr ctrl.Manager, r *Reconciler, o Options, network *fetch.NetworkHolder) error {
 	if err := r.WatchKapp(mgr); err != nil {
 		return err
 	}
@@ -271,7 +302,7 @@ func withKapp(mgr ctrl.Manager, r *Reconciler, o Options) error {
 		return err
 	}
 	if o.catalogs {
-		if err := catalogs.New(mgr.GetClient(), mgr.GetAPIReader(), catalogs.Registry{}).SetupWithManager(mgr); err != nil {
+		if err := catalogs.New(mgr.GetClient(), mgr.GetAPIReader(), catalogs.Registry{Network: network}).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("set up the OperatorCatalog controller: %w", err)
 		}
 	}

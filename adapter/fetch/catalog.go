@@ -67,7 +67,7 @@ func ResolveImage(ctx context.Context, ref string, opts ImageOptions) (string, e
 	if err != nil {
 		return "", fmt.Errorf("%w: parse image reference %q: %v", ErrInvalidContent, ref, err)
 	}
-	transport, err := transportFor(opts)
+	transport, err := transportFor(opts, parsed.Context().RegistryStr())
 	if err != nil {
 		return "", err
 	}

@@ -36,6 +36,9 @@ type GitOptions struct {
 	SSHPrivateKey, SSHKnownHosts []byte
 	// InsecureSkipVerify skips TLS verification and ssh host key checks.
 	InsecureSkipVerify bool
+	// Network is kapp-controller-config's CAs, proxies and hosts not
+	// verified, for http(s) repositories; nil: the environment's.
+	Network *Network
 }
 
 // GitTree is a fetched checkout: the bundle's files and the commit.
@@ -93,8 +96,12 @@ func RemoteHead(ctx context.Context, opts GitOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	tlsOpts, err := gitTLSFor(opts)
+	if err != nil {
+		return "", err
+	}
 	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{opts.Repository}})
-	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth, InsecureSkipTLS: opts.InsecureSkipVerify})
+	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth, InsecureSkipTLS: tlsOpts.insecure, CABundle: tlsOpts.caBundle, ProxyOptions: tlsOpts.proxy})
 	if err != nil {
 		return "", fmt.Errorf("git ls-remote %s: %w", opts.Repository, err)
 	}

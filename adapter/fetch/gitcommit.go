@@ -53,7 +53,7 @@ func (f *gitFetcher) sendsCommitsAlone(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ep.InsecureSkipTLS = f.opts.InsecureSkipVerify
+	f.tls.endpoint(ep)
 	c, err := client.NewClient(ep)
 	if err != nil {
 		return false, err

@@ -15,6 +15,7 @@ import (
 // gitFetcher fetches from one remote into a fresh in-memory repository.
 type gitFetcher struct {
 	opts   GitOptions
+	tls    gitTLS
 	auth   transport.AuthMethod
 	store  *gitStore
 	repo   *git.Repository
@@ -22,6 +23,10 @@ type gitFetcher struct {
 }
 
 func newGitFetcher(opts GitOptions, auth transport.AuthMethod, limit int64) (*gitFetcher, error) {
+	tlsOpts, err := gitTLSFor(opts)
+	if err != nil {
+		return nil, err
+	}
 	store := newGitStore(limit)
 	repo, err := git.Init(store, nil)
 	if err != nil {
@@ -31,7 +36,7 @@ func newGitFetcher(opts GitOptions, auth transport.AuthMethod, limit int64) (*gi
 	if err != nil {
 		return nil, fmt.Errorf("configure remote %s: %w", opts.Repository, err)
 	}
-	return &gitFetcher{opts: opts, auth: auth, store: store, repo: repo, remote: remote}, nil
+	return &gitFetcher{opts: opts, tls: tlsOpts, auth: auth, store: store, repo: repo, remote: remote}, nil
 }
 
 // fetch runs one fetch of specs, depth commits deep (0: all history).
@@ -41,7 +46,9 @@ func (f *gitFetcher) fetch(ctx context.Context, depth int, specs ...config.RefSp
 		Depth:           depth,
 		Tags:            git.NoTags,
 		Auth:            f.auth,
-		InsecureSkipTLS: f.opts.InsecureSkipVerify,
+		InsecureSkipTLS: f.tls.insecure,
+		CABundle:        f.tls.caBundle,
+		ProxyOptions:    f.tls.proxy,
 	})
 	if errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return nil

@@ -14,6 +14,9 @@ type HTTPOptions struct {
 	Username, Password string
 	// InsecureSkipVerify skips certificate verification, for this fetch only.
 	InsecureSkipVerify bool
+	// Network is kapp-controller-config's CAs and proxies; nil: the
+	// environment's.
+	Network *Network
 }
 
 // FetchHTTP downloads a gzipped tar archive and unpacks it within limits.
@@ -27,6 +30,9 @@ func FetchHTTP(ctx context.Context, url string, opts HTTPOptions, limits Limits)
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.InsecureSkipVerify} //nolint:gosec // the user asked for it on this BundleDeployment only
+	if err := opts.Network.configure(t, req.URL.Host, "", false); err != nil {
+		return nil, fmt.Errorf("get %s: %w", url, err)
+	}
 	resp, err := (&http.Client{Transport: t}).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", url, err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +29,9 @@ type ImageOptions struct {
 	CAData string
 	// InsecureSkipTLSVerify skips certificate verification, for this fetch only.
 	InsecureSkipTLSVerify bool
+	// Network is kapp-controller-config's CAs, proxies and hosts not
+	// verified; nil: the environment's.
+	Network *Network
 }
 
 // Image is a fetched image: its files, the reference pinned by digest, and
@@ -49,7 +51,7 @@ func FetchImage(ctx context.Context, ref string, opts ImageOptions, limits Limit
 	if err != nil {
 		return nil, fmt.Errorf("%w: parse image reference %q: %v", ErrInvalidContent, ref, err)
 	}
-	transport, err := transportFor(opts)
+	transport, err := transportFor(opts, parsed.Context().RegistryStr())
 	if err != nil {
 		return nil, err
 	}
@@ -88,18 +90,11 @@ func FetchImage(ctx context.Context, ref string, opts ImageOptions, limits Limit
 	return &Image{Files: files, Pinned: pinned, Labels: labels}, nil
 }
 
-func transportFor(opts ImageOptions) (http.RoundTripper, error) {
+func transportFor(opts ImageOptions, registry string) (http.RoundTripper, error) {
 	t := remote.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.InsecureSkipTLSVerify} //nolint:gosec // the user asked for it on this BundleDeployment only
-	if opts.CAData != "" {
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM([]byte(opts.CAData)) {
-			return nil, fmt.Errorf("%w: certificateData holds no PEM certificate", ErrInvalidContent)
-		}
-		t.TLSClientConfig.RootCAs = pool
+	if err := opts.Network.configure(t, registry, opts.CAData, true); err != nil {
+		return nil, fmt.Errorf("reach %s: %w", registry, err)
 	}
 	return t, nil
 }

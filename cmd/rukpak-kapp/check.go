@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -126,16 +128,19 @@ func runChecks(ctx context.Context, cfg *rest.Config, ns string) ([]checkResult,
 	}
 	k := checker{c: c, disc: d, ns: ns, now: time.Now()}
 	var out []checkResult
-	out = append(out, k.kappController(ctx), k.packagingAPI(ctx))
+	kapp, kappDep := k.kappController(ctx)
+	out = append(out, kapp, k.packagingAPI(ctx))
 	out = append(out, k.crds(ctx)...)
-	deployment, deployed := k.adapterDeployment(ctx)
+	deployment, adapterDep, deployed := k.adapterDeployment(ctx)
 	out = append(out, deployment, k.leader(ctx, deployed))
 	out = append(out, k.webhooks(ctx)...)
-	out = append(out, k.admission(ctx), k.rbac(ctx), k.rukpak(ctx), k.bundleDeployments(ctx))
+	out = append(out, k.admission(ctx), k.rbac(ctx), k.kappConfig(ctx, kappDep, adapterDep), k.rukpak(ctx), k.bundleDeployments(ctx))
 	return out, nil
 }
 
-func (k checker) kappController(ctx context.Context) checkResult {
+// kappController also returns kapp-controller's Deployment, nil when none
+// is found.
+func (k checker) kappController(ctx context.Context) (checkResult, *appsv1.Deployment) {
 	const name = "kapp-controller API"
 	res, err := k.disc.ServerResourcesForGroupVersion("kappctrl.k14s.io/v1alpha1")
 	served := err == nil
@@ -146,19 +151,19 @@ func (k checker) kappController(ctx context.Context) checkResult {
 		}
 	}
 	if !served {
-		return fail(name, "kapp-controller's API (kappctrl.k14s.io/v1alpha1 Apps) is not served: no BundleDeployment can be installed", kappInstallCmd)
+		return fail(name, "kapp-controller's API (kappctrl.k14s.io/v1alpha1 Apps) is not served: no BundleDeployment can be installed", kappInstallCmd), nil
 	}
 	var deps appsv1.DeploymentList
 	if err := k.c.List(ctx, &deps, client.MatchingFields{"metadata.name": "kapp-controller"}); err == nil {
-		for _, d := range deps.Items {
+		for i, d := range deps.Items {
 			for _, ctr := range d.Spec.Template.Spec.Containers {
 				if ctr.Name == "kapp-controller" {
-					return ok(name, fmt.Sprintf("served; Deployment %s/%s runs %s", d.Namespace, d.Name, ctr.Image))
+					return ok(name, fmt.Sprintf("served; Deployment %s/%s runs %s", d.Namespace, d.Name, ctr.Image)), &deps.Items[i]
 				}
 			}
 		}
 	}
-	return ok(name, "served (no kapp-controller Deployment found to read its version from)")
+	return ok(name, "served (no kapp-controller Deployment found to read its version from)"), nil
 }
 
 func (k checker) packagingAPI(ctx context.Context) checkResult {
@@ -219,26 +224,27 @@ func (k checker) crds(ctx context.Context) []checkResult {
 	return out
 }
 
-// adapterDeployment also says whether the adapter runs as a Deployment.
-func (k checker) adapterDeployment(ctx context.Context) (checkResult, bool) {
+// adapterDeployment also returns the Deployment (nil when it could not be
+// read) and says whether the adapter runs as one.
+func (k checker) adapterDeployment(ctx context.Context) (checkResult, *appsv1.Deployment, bool) {
 	const name = "adapter"
 	d := &appsv1.Deployment{}
 	err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: adapterName}, d)
 	switch {
 	case apierrors.IsNotFound(err):
-		return warn(name, "no Deployment "+k.ns+"/"+adapterName+" (the adapter may run elsewhere, as `make run` runs it: the leader lease says whether one runs)", applyReleaseFix), false
+		return warn(name, "no Deployment "+k.ns+"/"+adapterName+" (the adapter may run elsewhere, as `make run` runs it: the leader lease says whether one runs)", applyReleaseFix), nil, false
 	case err != nil:
-		return fail(name, "the adapter's Deployment could not be read: "+err.Error(), "check the kubeconfig's rights"), true
+		return fail(name, "the adapter's Deployment could not be read: "+err.Error(), "check the kubeconfig's rights"), nil, true
 	}
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentAvailable {
 			if c.Status == "True" {
-				return ok(name, fmt.Sprintf("Deployment %s/%s available (%d of %d replicas ready)", k.ns, adapterName, d.Status.ReadyReplicas, d.Status.Replicas)), true
+				return ok(name, fmt.Sprintf("Deployment %s/%s available (%d of %d replicas ready)", k.ns, adapterName, d.Status.ReadyReplicas, d.Status.Replicas)), d, true
 			}
-			return fail(name, fmt.Sprintf("Deployment %s/%s is not available: %s", k.ns, adapterName, c.Message), "kubectl -n "+k.ns+" describe deployment "+adapterName+", and the pods' logs"), true
+			return fail(name, fmt.Sprintf("Deployment %s/%s is not available: %s", k.ns, adapterName, c.Message), "kubectl -n "+k.ns+" describe deployment "+adapterName+", and the pods' logs"), d, true
 		}
 	}
-	return fail(name, "Deployment "+k.ns+"/"+adapterName+" reports no availability yet", "kubectl -n "+k.ns+" describe deployment "+adapterName), true
+	return fail(name, "Deployment "+k.ns+"/"+adapterName+" reports no availability yet", "kubectl -n "+k.ns+" describe deployment "+adapterName), d, true
 }
 
 // leader: deployed says whether the adapter runs as a Deployment, whose
@@ -371,6 +377,48 @@ func (k checker) rbac(ctx context.Context) checkResult {
 		return fail(name, user+" may not: "+strings.Join(missing, ", "), "apply this release's config/rbac (its ClusterRole and Role rukpak-kapp)")
 	}
 	return ok(name, fmt.Sprintf("%s may do the %d things checked", user, len(needs)))
+}
+
+// kappConfig compares how the adapter and kapp-controller reach servers:
+// kapp-controller-config where kapp-controller reads it (the namespace of
+// its Deployment, else the adapter's flag), the adapter's flag, its right
+// to read it, and the Deployments' proxy variables.
+func (k checker) kappConfig(ctx context.Context, kappDep, adapterDep *appsv1.Deployment) checkResult {
+	f := kappConfigFacts{adapterNamespace: kappControllerNamespaceOf(adapterDep), adapterEnv: proxyEnv(adapterDep), kappEnv: proxyEnv(kappDep)}
+	ns := f.adapterNamespace
+	if kappDep != nil {
+		f.kappNamespace, ns = kappDep.Namespace, kappDep.Namespace
+	}
+	if ns == "" {
+		return ok(kappConfigCheck, "the adapter reads none (--kapp-controller-namespace is empty) and no kapp-controller Deployment was found to compare with")
+	}
+	key := client.ObjectKey{Namespace: ns, Name: fetch.KappControllerConfigName}
+	secret, cm := &corev1.Secret{}, &corev1.ConfigMap{}
+	secretErr, cmErr := k.c.Get(ctx, key, secret), k.c.Get(ctx, key, cm)
+	for _, err := range []error{secretErr, cmErr} {
+		if err != nil && !apierrors.IsNotFound(err) {
+			return warn(kappConfigCheck, "kapp-controller-config could not be read: "+err.Error(), "run check with rights to read Secrets and ConfigMaps in "+ns)
+		}
+	}
+	switch {
+	case secretErr == nil:
+		f.from, f.both, f.data = "Secret", cmErr == nil, map[string]string{}
+		for key, v := range secret.Data {
+			f.data[key] = string(v)
+		}
+	case cmErr == nil:
+		f.from, f.data = "ConfigMap", cm.Data
+	}
+	if f.from != "" && f.adapterNamespace != "" {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: "system:serviceaccount:" + k.ns + ":" + adapterName, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + k.ns, "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "watch", Resource: strings.ToLower(f.from) + "s", Namespace: ns, Name: fetch.KappControllerConfigName}}}
+		if err := k.c.Create(ctx, sar); err != nil {
+			return warn(kappConfigCheck, "the API server could not be asked whether the adapter may read kapp-controller-config: "+err.Error(), "run check with rights to create SubjectAccessReviews")
+		}
+		f.readable = sar.Status.Allowed
+	}
+	return evalKappConfig(f)
 }
 
 // rukpak says whether rukpak's own controllers still run beside.

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/crdsafety"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/webhook"
@@ -37,6 +38,7 @@ func newRunCommand() *cobra.Command {
 	probeAddr := fs.String("health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
 	webhookAddr := fs.String("webhook-bind-address", webhook.DefaultAddress, `address of the adapter's webhooks (the CRD upgrade safety check, the BundleDeployment conversion), which the API server reaches through the Service `+webhook.DefaultService+` ("0" disables; then remove the ValidatingWebhookConfiguration `+crdsafety.ConfigurationName+`, whose failure policy is Fail)`)
 	installWith := fs.String("install-with", string(adapter.InstallWithApp), "how BundleDeployments are installed: app (a kapp-controller App) or packageinstall (a Carvel Package the adapter publishes, installed by a PackageInstall); the annotation "+rukpakv1alpha2.AnnotationInstallWith+" wins")
+	kcNamespace := fs.String("kapp-controller-namespace", "kapp-controller", "kapp-controller's namespace: the adapter's own fetches (Bundles on their own, registry+v1 and helm bundles, the take-over) trust the CAs and use the proxies of its "+fetch.KappControllerConfigName+" there (the Secret, else the ConfigMap), as kapp-controller's do, and follow its changes; empty: read none, use the adapter's environment")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so only one replica reconciles")
 	contentAddress := fs.String("content-address", "", "where clients reach the webhook server, which serves the content of every unpacked Bundle and BundleDeployment at its status.contentURL (<address>/bundles/...); empty: "+adapter.DefaultContentAddress("<system-namespace>"))
 	contentDir := fs.String("content-dir", "", "directory that keeps the content served at contentURLs, emptied at start (in the Deployment: an emptyDir); empty: a new directory under the temporary directory")
@@ -78,14 +80,15 @@ func newRunCommand() *cobra.Command {
 				TemplateTimeout:    *templateTimeout,
 				ContentAddress:     *contentAddress,
 			},
-			Classes:         claimed,
-			InstallWith:     mode,
-			MetricsAddr:     *metricsAddr,
-			ProbeAddr:       *probeAddr,
-			WebhookAddr:     *webhookAddr,
-			LeaderElect:     *leaderElect,
-			ContentDir:      *contentDir,
-			ContentMaxBytes: maxContent.Value(),
+			Classes:                 claimed,
+			InstallWith:             mode,
+			MetricsAddr:             *metricsAddr,
+			ProbeAddr:               *probeAddr,
+			WebhookAddr:             *webhookAddr,
+			LeaderElect:             *leaderElect,
+			ContentDir:              *contentDir,
+			ContentMaxBytes:         maxContent.Value(),
+			KappControllerNamespace: *kcNamespace,
 		})
 		if err != nil {
 			return err

@@ -97,7 +97,7 @@ func serveRegistry(l net.Listener, host, username, password string, ca *TestCA) 
 		names = append(names, name)
 	}
 	if ca != nil {
-		cfg, err := ca.ServerConfigFor(append(names, "localhost")...)
+		cfg, err := ca.ServerConfigFor(append(names, "localhost", "*."+ProxiedDomain)...)
 		if err != nil {
 			return nil, err
 		}

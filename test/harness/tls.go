@@ -47,9 +47,10 @@ func NewTestCA(name string) (*TestCA, error) {
 	return &TestCA{PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), cert: cert, key: key}, nil
 }
 
-// ServerConfig is a TLS config serving a certificate for 127.0.0.1 and localhost.
+// ServerConfig is a TLS config serving a certificate for 127.0.0.1,
+// localhost and every name a Proxy reaches (*.ProxiedDomain).
 func (ca *TestCA) ServerConfig() (*tls.Config, error) {
-	return ca.ServerConfigFor("localhost")
+	return ca.ServerConfigFor("localhost", "*."+ProxiedDomain)
 }
 
 // ServerConfigFor is a TLS config serving a certificate for 127.0.0.1 and

@@ -258,7 +258,7 @@ var _ = Describe("the release", Ordered, func() {
 			Expect(r.Status).NotTo(Equal("fail"), "%+v", r)
 		}
 		for _, name := range []string{"kapp-controller API", "packaging API", "CRDs", "adapter", "adapter leader", "webhooks reachable",
-			"conversion caBundle", "validating webhooks", "admission policy", "adapter RBAC", "rukpak", "BundleDeployments"} {
+			"conversion caBundle", "validating webhooks", "admission policy", "adapter RBAC", "kapp-controller-config", "rukpak", "BundleDeployments"} {
 			Expect(status).To(HaveKeyWithValue(name, "ok"), out)
 		}
 
@@ -275,6 +275,16 @@ var _ = Describe("the release", Ordered, func() {
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "rukpak-kapp"}, role)).To(Succeed())
 		role.Rules = kept.Rules
 		Expect(env.Client.Update(ctx, role)).To(Succeed())
+
+		By("a kapp-controller-config the adapter cannot follow")
+		config := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: harness.KappControllerNamespace, Name: "kapp-controller-config"},
+			StringData: map[string]string{"caCerts": "not a certificate"}}
+		Expect(env.Client.Create(ctx, config)).To(Succeed())
+		out, code = check(ctx, bin)
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(MatchRegexp(`fail +kapp-controller-config +the Secret kapp-controller/kapp-controller-config: kapp-controller-config's caCerts holds no PEM certificate`))
+		Expect(out).To(ContainSubstring("fix: fix it: caCerts holds PEM certificates"))
+		Expect(env.Client.Delete(ctx, config)).To(Succeed())
 
 		By("the adapter's webhooks unreachable: its only pod stopped")
 		pod.Stop(30 * time.Second)

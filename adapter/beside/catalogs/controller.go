@@ -50,15 +50,17 @@ type Images interface {
 	Pull(ctx context.Context, pinned string) (*declcfg.DeclarativeConfig, error)
 }
 
-// Registry reaches images as the adapter reaches bundle images.
-type Registry struct{}
+// Registry reaches images as the adapter reaches bundle images: through
+// kapp-controller-config's CAs and proxies (Network; nil: the
+// environment's).
+type Registry struct{ Network *fetch.NetworkHolder }
 
-func (Registry) Resolve(ctx context.Context, ref string) (string, error) {
-	return fetch.ResolveImage(ctx, ref, fetch.ImageOptions{})
+func (r Registry) Resolve(ctx context.Context, ref string) (string, error) {
+	return fetch.ResolveImage(ctx, ref, fetch.ImageOptions{Network: r.Network.Load()})
 }
 
-func (Registry) Pull(ctx context.Context, pinned string) (*declcfg.DeclarativeConfig, error) {
-	cfg, _, err := fetch.CatalogImage(ctx, pinned, fetch.ImageOptions{}, fetch.InClusterCatalogLimits)
+func (r Registry) Pull(ctx context.Context, pinned string) (*declcfg.DeclarativeConfig, error) {
+	cfg, _, err := fetch.CatalogImage(ctx, pinned, fetch.ImageOptions{Network: r.Network.Load()}, fetch.InClusterCatalogLimits)
 	return cfg, err
 }
 

@@ -9,6 +9,7 @@ import (
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -116,12 +117,29 @@ func (r *Reconciler) WatchKapp(mgr ctrl.Manager) error {
 // WakeAll has every BundleDeployment reconciled again: what waited for
 // kapp-controller's API goes on.
 func (r *Reconciler) WakeAll(ctx context.Context, c client.Reader) error {
+	return r.wake(ctx, c, func(*rukpakv1alpha2.BundleDeployment) bool { return true })
+}
+
+// WakeUnpackFailed has every BundleDeployment whose source could not be
+// fetched reconciled again now, not at the end of its backoff: what it
+// failed on (kapp-controller-config's CAs or proxies) changed.
+func (r *Reconciler) WakeUnpackFailed(ctx context.Context, c client.Reader) error {
+	return r.wake(ctx, c, func(bd *rukpakv1alpha2.BundleDeployment) bool {
+		u := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeUnpacked)
+		return u != nil && u.Status == metav1.ConditionFalse && u.Reason == rukpakv1alpha2.ReasonUnpackFailed
+	})
+}
+
+func (r *Reconciler) wake(ctx context.Context, c client.Reader, which func(*rukpakv1alpha2.BundleDeployment) bool) error {
 	list := &rukpakv1alpha2.BundleDeploymentList{}
 	if err := c.List(ctx, list); err != nil {
 		return fmt.Errorf("list bundle deployments: %w", err)
 	}
 	go func() {
 		for i := range list.Items {
+			if !which(&list.Items[i]) {
+				continue
+			}
 			select {
 			case r.wakeAll <- event.GenericEvent{Object: &list.Items[i]}:
 			case <-ctx.Done():

@@ -34,6 +34,9 @@ type SourceFetcher struct {
 	Namespace string
 	// Digests may be nil.
 	Digests *fetch.DigestCache
+	// Network is kapp-controller-config's say on CAs and proxies, read at
+	// each fetch; nil: the environment's.
+	Network *fetch.NetworkHolder
 }
 
 // Fetch downloads bd's source as the adapter does it for itself. Its errors
@@ -61,7 +64,7 @@ func (r SourceFetcher) download(ctx context.Context, bd *rukpakv1alpha2.BundleDe
 	src := bd.Spec.Source.DeepCopy()
 	switch {
 	case src.Type == rukpakv1alpha2.SourceTypeImage && src.Image != nil:
-		opts := fetch.ImageOptions{CAData: src.Image.CertificateData, InsecureSkipTLSVerify: src.Image.InsecureSkipTLSVerify}
+		opts := fetch.ImageOptions{CAData: src.Image.CertificateData, InsecureSkipTLSVerify: src.Image.InsecureSkipTLSVerify, Network: r.Network.Load()}
 		if name := src.Image.ImagePullSecretName; name != "" {
 			secret, err := r.systemSecret(ctx, "pull", name)
 			if err != nil {
@@ -76,7 +79,7 @@ func (r SourceFetcher) download(ctx context.Context, bd *rukpakv1alpha2.BundleDe
 		src.Image.Ref = image.Pinned
 		return image.Files, src, nil
 	case src.Type == rukpakv1alpha2.SourceTypeHTTP && src.HTTP != nil:
-		opts := fetch.HTTPOptions{InsecureSkipVerify: src.HTTP.Auth.InsecureSkipVerify}
+		opts := fetch.HTTPOptions{InsecureSkipVerify: src.HTTP.Auth.InsecureSkipVerify, Network: r.Network.Load()}
 		if name := src.HTTP.Auth.Secret.Name; name != "" {
 			secret, err := r.systemSecret(ctx, "auth", name)
 			if err != nil {
@@ -110,6 +113,7 @@ func (r SourceFetcher) gitOptions(ctx context.Context, g *rukpakv1alpha2.GitSour
 		Repository: g.Repository, Directory: g.Directory,
 		Commit: g.Ref.Commit, Tag: g.Ref.Tag, Branch: g.Ref.Branch,
 		InsecureSkipVerify: g.Auth.InsecureSkipVerify,
+		Network:            r.Network.Load(),
 	}
 	if name := g.Auth.Secret.Name; name != "" {
 		secret, err := r.systemSecret(ctx, "auth", name)

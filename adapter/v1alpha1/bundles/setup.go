@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -49,15 +51,7 @@ func (u *Unpacker) SetupWithManager(mgr ctrl.Manager) error {
 		return claimed && !plan.Generated(b)
 	}
 	// A fetch that outlived its reconcile queues its Bundle when it ends.
-	fetched := make(chan event.GenericEvent)
-	u.fetches.wake = func(ctx context.Context, name string) {
-		b := &rukpakv1alpha1.Bundle{}
-		b.Name = name
-		select {
-		case fetched <- event.GenericEvent{Object: b}:
-		case <-ctx.Done():
-		}
-	}
+	u.fetches.wake = u.queue
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("bundle").
 		For(&rukpakv1alpha1.Bundle{}, builder.WithPredicates(predicate.Funcs{
@@ -75,7 +69,7 @@ func (u *Unpacker) SetupWithManager(mgr ctrl.Manager) error {
 			},
 			GenericFunc: func(event.GenericEvent) bool { return false },
 		})).
-		WatchesRawSource(source.Channel(fetched, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(u.queued, &handler.EnqueueRequestForObject{})).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(u.reading("configmap"))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(u.reading("secret"))).
 		WithOptions(controller.Options{
@@ -83,6 +77,38 @@ func (u *Unpacker) SetupWithManager(mgr ctrl.Manager) error {
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](backoffBase, backoffMax),
 		}).
 		Complete(u)
+}
+
+// queue has the Bundle name reconciled again now.
+func (u *Unpacker) queue(ctx context.Context, name string) {
+	b := &rukpakv1alpha1.Bundle{}
+	b.Name = name
+	select {
+	case u.queued <- event.GenericEvent{Object: b}:
+	case <-ctx.Done():
+	}
+}
+
+// WakeUnpackFailed has every Bundle whose unpack failed reconciled again
+// now, not at the end of its backoff: what it failed on
+// (kapp-controller-config's CAs or proxies) changed.
+func (u *Unpacker) WakeUnpackFailed(ctx context.Context, c client.Reader) error {
+	list := &rukpakv1alpha1.BundleList{}
+	if err := c.List(ctx, list); err != nil {
+		return fmt.Errorf("list bundles: %w", err)
+	}
+	var failed []string
+	for _, b := range list.Items {
+		if c := meta.FindStatusCondition(b.Status.Conditions, rukpakv1alpha1.TypeUnpacked); c != nil && c.Status == metav1.ConditionFalse && c.Reason == rukpakv1alpha1.ReasonUnpackFailed {
+			failed = append(failed, b.Name)
+		}
+	}
+	go func() {
+		for _, name := range failed {
+			u.queue(ctx, name)
+		}
+	}()
+	return nil
 }
 
 // references is what a Bundle's source reads from the system namespace.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -39,6 +40,8 @@ type Unpacker struct {
 	written memo.OwnWrites
 	// fetches are the unpacks under way.
 	fetches fetches
+	// queued feeds the controller Bundles to reconcile now.
+	queued chan event.GenericEvent
 }
 
 type pinnedSource struct {
@@ -49,15 +52,15 @@ type pinnedSource struct {
 // New unpacks through source, reading Bundles and writing their status
 // with c (the manager's client); recorder may be nil.
 func New(c client.Client, recorder events.EventRecorder, source *URLSource, address string) *Unpacker {
-	return &Unpacker{client: c, recorder: recorder, source: source, address: address, now: time.Now}
+	return &Unpacker{client: c, recorder: recorder, source: source, address: address, now: time.Now, queued: make(chan event.GenericEvent)}
 }
 
 // Reconcile brings one Bundle's status and stored content in line with its
 // spec. Failures are reported on the Bundle at once; the ones a retry can
 // end come back as errors (the queue backs off, up to five minutes), the
 // others as terminal errors, which only a change of what the Bundle reads
-// (a ConfigMap, a Secret) or a restart looks at again: its spec never
-// changes.
+// (a ConfigMap, a Secret, kapp-controller-config) or a restart looks at
+// again: its spec never changes.
 func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	res, err := u.unpack(ctx, req)
 	if apierrors.IsConflict(err) {

@@ -1,0 +1,139 @@
+package kappconfig
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+)
+
+// Watcher keeps holder at what kapp-controller-config says.
+type Watcher struct {
+	reader    client.Reader
+	namespace string
+	holder    *fetch.NetworkHolder
+	// serviceHost stands for KAPPCTRL_KUBERNETES_SERVICE_HOST in noProxy:
+	// the API server's address, as kapp-controller's pod sees it.
+	serviceHost string
+	onChange    func(context.Context) error
+	// applied is the digest of the data last stored; "" for none.
+	applied string
+}
+
+// New follows kapp-controller-config in namespace (kapp-controller's),
+// reading it through reader (the manager's cache, which holds only that
+// name there), into holder; onChange runs after each change.
+func New(reader client.Reader, namespace, serviceHost string, holder *fetch.NetworkHolder, onChange func(context.Context) error) *Watcher {
+	return &Watcher{reader: reader, namespace: namespace, serviceHost: serviceHost, holder: holder, onChange: onChange}
+}
+
+// SetupWithManager watches the Secret and the ConfigMap of that name.
+func (w *Watcher) SetupWithManager(mgr ctrl.Manager) error {
+	only := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetNamespace() == w.namespace && o.GetName() == fetch.KappControllerConfigName
+	}))
+	one := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: w.namespace, Name: fetch.KappControllerConfigName}}}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("kapp-controller-config").
+		Watches(&corev1.Secret{}, one, only).
+		Watches(&corev1.ConfigMap{}, one, only).
+		// Every replica fetches: the leader for installs, each one for the
+		// contentURLs it serves.
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
+		Complete(w)
+}
+
+// Reconcile reads the Secret, else the ConfigMap, and stores what it says;
+// with neither, fetches go back to the adapter's environment, as
+// kapp-controller's do before it has read a config.
+func (w *Watcher) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	data, from, err := w.read(ctx, req.NamespacedName)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	digest := digestOf(from, data)
+	if digest == w.applied {
+		return reconcile.Result{}, nil
+	}
+	var n *fetch.Network
+	if from != "" {
+		n = fetch.ParseNetwork(data, w.serviceHost)
+	}
+	w.holder.Store(n)
+	w.applied = digest
+	// What it says, never its values: a proxy URL may carry a password.
+	log.FromContext(ctx).Info("kapp-controller-config applied to the adapter's fetches", "from", from,
+		"caCerts", data["caCerts"] != "", "httpProxy", data["httpProxy"] != "", "httpsProxy", data["httpsProxy"] != "",
+		"noProxy", data["noProxy"] != "", "dangerousSkipTLSVerify", data["dangerousSkipTLSVerify"] != "", "problem", errText(n.Err()))
+	if w.onChange != nil {
+		if err := w.onChange(ctx); err != nil {
+			return reconcile.Result{}, fmt.Errorf("queue again what failed to unpack: %w", err)
+		}
+	}
+	return reconcile.Result{}, nil
+}
+
+// read is the Secret's data, else the ConfigMap's, and which it was ("" for
+// neither).
+func (w *Watcher) read(ctx context.Context, key client.ObjectKey) (map[string]string, string, error) {
+	secret := &corev1.Secret{}
+	err := w.reader.Get(ctx, key, secret)
+	if err == nil {
+		data := map[string]string{}
+		for k, v := range secret.Data {
+			data[k] = string(v)
+		}
+		for k, v := range secret.StringData {
+			data[k] = v
+		}
+		return data, "Secret", nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, "", fmt.Errorf("get Secret %s: %w", key, err)
+	}
+	cm := &corev1.ConfigMap{}
+	err = w.reader.Get(ctx, key, cm)
+	if err == nil {
+		return cm.Data, "ConfigMap", nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, "", fmt.Errorf("get ConfigMap %s: %w", key, err)
+	}
+	return nil, "", nil
+}
+
+func digestOf(from string, data map[string]string) string {
+	if from == "" {
+		return ""
+	}
+	h := sha256.New()
+	h.Write([]byte(from))
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		fmt.Fprintf(h, "\x00%s\x00%s", k, data[k])
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+)
+
+// kappConfigFacts is what the check of kapp-controller-config looks at.
+type kappConfigFacts struct {
+	// kappNamespace is where a kapp-controller Deployment runs; "" when
+	// none was found.
+	kappNamespace string
+	// adapterNamespace is where the adapter reads kapp-controller-config
+	// (its --kapp-controller-namespace; "" when it reads none).
+	adapterNamespace string
+	// from is "Secret" or "ConfigMap" (the one kapp-controller reads), ""
+	// when neither exists; both says both exist.
+	from string
+	both bool
+	data map[string]string
+	// readable says the adapter's account may read it.
+	readable bool
+	// adapterEnv and kappEnv are the proxy variables of each Deployment's
+	// container.
+	adapterEnv, kappEnv map[string]string
+}
+
+const kappConfigCheck = "kapp-controller-config"
+
+// evalKappConfig says whether the adapter's fetches and kapp-controller's
+// reach servers the same way: the same kapp-controller-config, which the
+// adapter can read and parse, or, with none, the same proxies in their
+// environments.
+func evalKappConfig(f kappConfigFacts) checkResult {
+	ns := f.kappNamespace
+	if ns == "" {
+		ns = f.adapterNamespace
+	}
+	flagFix := func(to string) string {
+		return "set --kapp-controller-namespace=" + to + " on the adapter's Deployment (kubectl -n NAMESPACE edit deployment " + adapterName + ")"
+	}
+	switch {
+	case f.adapterNamespace == "" && f.from != "":
+		return fail(kappConfigCheck, fmt.Sprintf("kapp-controller reads the %s %s/%s, the adapter none (--kapp-controller-namespace is empty): a source kapp-controller reaches through its CAs and proxies fails when the adapter fetches it (Bundles on their own, registry+v1 and helm bundles)",
+			f.from, ns, fetch.KappControllerConfigName), flagFix(ns))
+	case f.kappNamespace != "" && f.adapterNamespace != "" && f.kappNamespace != f.adapterNamespace:
+		return fail(kappConfigCheck, fmt.Sprintf("kapp-controller runs in %s, the adapter reads %s in %s: they would reach servers with different CAs and proxies",
+			f.kappNamespace, fetch.KappControllerConfigName, f.adapterNamespace), flagFix(f.kappNamespace))
+	case f.from == "":
+		if diff := proxyDiff(f.adapterEnv, f.kappEnv); diff != "" {
+			return warn(kappConfigCheck, "no "+fetch.KappControllerConfigName+" in "+ns+", so each uses its own environment, and they differ: "+diff,
+				"name the proxies once, in a Secret "+fetch.KappControllerConfigName+" in "+ns+" (httpProxy, httpsProxy, noProxy), which both follow")
+		}
+		return ok(kappConfigCheck, "none in "+ns+": kapp-controller and the adapter both reach servers as their environment says")
+	case !f.readable:
+		return fail(kappConfigCheck, fmt.Sprintf("the adapter may not read the %s %s/%s, so its fetches ignore the CAs and proxies kapp-controller uses", f.from, ns, fetch.KappControllerConfigName),
+			"apply this release's config/rbac (its ClusterRole rukpak-kapp grants get, list and watch of that name)")
+	}
+	n := fetch.ParseNetwork(f.data, "")
+	if err := n.Err(); err != nil {
+		return fail(kappConfigCheck, fmt.Sprintf("the %s %s/%s: %v: every fetch the adapter makes fails until it is fixed", f.from, ns, fetch.KappControllerConfigName, err),
+			"fix it: caCerts holds PEM certificates, httpProxy and httpsProxy are http(s)://host:port URLs")
+	}
+	var says []string
+	for _, k := range []string{"caCerts", "httpProxy", "httpsProxy", "noProxy", "dangerousSkipTLSVerify"} {
+		if strings.TrimSpace(f.data[k]) != "" {
+			says = append(says, k)
+		}
+	}
+	what := "nothing about the network"
+	if len(says) > 0 {
+		what = strings.Join(says, ", ")
+	}
+	msg := fmt.Sprintf("the adapter's fetches follow the %s %s/%s as kapp-controller's do (%s)", f.from, ns, fetch.KappControllerConfigName, what)
+	if f.both {
+		msg += "; the ConfigMap of that name is ignored, by both, while the Secret exists"
+	}
+	return ok(kappConfigCheck, msg)
+}
+
+// proxyVars are what Go's and git's proxy settings read.
+var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"}
+
+// proxyEnv is the proxy variables of d's first container (upper case wins,
+// as Go reads them).
+func proxyEnv(d *appsv1.Deployment) map[string]string {
+	out := map[string]string{}
+	if d == nil || len(d.Spec.Template.Spec.Containers) == 0 {
+		return out
+	}
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		upper := strings.ToUpper(e.Name)
+		if slices.Contains(proxyVars, upper) && (out[upper] == "" || e.Name == upper) {
+			out[upper] = e.Value
+		}
+	}
+	return out
+}
+
+// proxyDiff names the proxy variables set differently, without their
+// values (a proxy URL may carry a password).
+func proxyDiff(adapterEnv, kappEnv map[string]string) string {
+	var diff []string
+	for _, v := range proxyVars {
+		if adapterEnv[v] != kappEnv[v] {
+			diff = append(diff, v)
+		}
+	}
+	if len(diff) == 0 {
+		return ""
+	}
+	return strings.Join(diff, ", ") + " of the adapter's Deployment and kapp-controller's"
+}
+
+// kappControllerNamespaceOf is the adapter Deployment's
+// --kapp-controller-namespace, its default when not given.
+func kappControllerNamespaceOf(d *appsv1.Deployment) string {
+	const flag = "--kapp-controller-namespace"
+	ns := "kapp-controller"
+	if d == nil {
+		return ns
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		args := append(slices.Clone(c.Command), c.Args...)
+		for i, a := range args {
+			switch {
+			case strings.HasPrefix(a, flag+"="):
+				ns = strings.TrimPrefix(a, flag+"=")
+			case a == flag && i+1 < len(args):
+				ns = args[i+1]
+			}
+		}
+	}
+	return ns
+}
