@@ -4,7 +4,8 @@
 // side on the same local control plane: the installs one after the other,
 // then one idle window for all, then one change each. With -alone each
 // system gets a fresh control plane of its own instead, one after the
-// other. It prints what each cost. -standalone measures Bundles on their
+// other. It prints what each cost, what each install added to the store
+// (objects and bytes by kind, per object installed). -standalone measures Bundles on their
 // own instead, -catalog N the publication of a catalog of N bundles by an
 // OperatorCatalog. See docs/benchmarks.md.
 //

@@ -138,6 +138,10 @@ func tables(results []*result) string {
 				secs(percentile(all, .5)), secs(percentile(all, .95)), d.Missing)
 		}
 	}
+	fmt.Fprintf(&b, "\n| system | stored per object installed (JSON as served) |\n|---|---|\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "| %s | %s |\n", r.System, r.Stored.perObject(r.N))
+	}
 	fmt.Fprintf(&b, "\n| system | API requests/writes during install | adapter writes per BD, Events apart | idle window | CPU s idle | API requests/writes idle |\n|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		perBD := "-"

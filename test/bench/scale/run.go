@@ -42,6 +42,8 @@ type result struct {
 	Drift *driftResult
 	// Setup is what the run measured with.
 	Setup benchSetup
+	// Stored is what the install added to the cluster's store.
+	Stored stored
 }
 
 type bench struct {
@@ -92,6 +94,10 @@ func (b *bench) install(ctx context.Context, s system, earlier []*running) (*run
 	if err != nil {
 		return nil, err
 	}
+	stored0, err := storedNow(ctx, b.c)
+	if err != nil {
+		return nil, err
+	}
 	t0 := time.Now()
 	for i, ref := range b.refs {
 		obj, err := s.Object(i, ref)
@@ -128,6 +134,12 @@ func (b *bench) install(ctx context.Context, s system, earlier []*running) (*run
 		res.Controller = res.InstallAPI[kc].rate(t0, t1)
 		fmt.Fprintf(os.Stderr, "%s requests during install: %s\n", kc, largestFirst(res.InstallAPI[kc].Verbs))
 	}
+	stored1, err := storedNow(ctx, b.c)
+	if err != nil {
+		return nil, err
+	}
+	res.Stored = stored1.minus(stored0)
+	fmt.Fprintf(os.Stderr, "stored per object: %s\n", res.Stored.perObject(res.N))
 	if slices.Contains(systemClients[s.Name()], "adapter") {
 		fmt.Fprintf(os.Stderr, "adapter writes during install: %s\n", res.InstallAPI["adapter"].byKind())
 	}
