@@ -384,7 +384,7 @@ func (k checker) rbac(ctx context.Context) checkResult {
 // its Deployment, else the adapter's flag), the adapter's flag, its right
 // to read it, and the Deployments' proxy variables.
 func (k checker) kappConfig(ctx context.Context, kappDep, adapterDep *appsv1.Deployment) checkResult {
-	f := kappConfigFacts{adapterNamespace: kappControllerNamespaceOf(adapterDep), adapterEnv: proxyEnv(adapterDep), kappEnv: proxyEnv(kappDep)}
+	f := kappConfigFacts{adapterNamespace: kappControllerNamespaceOf(adapterDep), flagKnown: adapterDep != nil, adapterEnv: proxyEnv(adapterDep), kappEnv: proxyEnv(kappDep)}
 	ns := f.adapterNamespace
 	if kappDep != nil {
 		f.kappNamespace, ns = kappDep.Namespace, kappDep.Namespace

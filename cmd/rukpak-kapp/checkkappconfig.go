@@ -16,8 +16,11 @@ type kappConfigFacts struct {
 	// none was found.
 	kappNamespace string
 	// adapterNamespace is where the adapter reads kapp-controller-config
-	// (its --kapp-controller-namespace; "" when it reads none).
+	// (its --kapp-controller-namespace; "" when it reads none); flagKnown
+	// says it was read from the adapter's Deployment, not assumed (the
+	// default) for an adapter run elsewhere.
 	adapterNamespace string
+	flagKnown        bool
 	// from is "Secret" or "ConfigMap" (the one kapp-controller reads), ""
 	// when neither exists; both says both exist.
 	from string
@@ -48,6 +51,9 @@ func evalKappConfig(f kappConfigFacts) checkResult {
 	case f.adapterNamespace == "" && f.from != "":
 		return fail(kappConfigCheck, fmt.Sprintf("kapp-controller reads the %s %s/%s, the adapter none (--kapp-controller-namespace is empty): a source kapp-controller reaches through its CAs and proxies fails when the adapter fetches it (Bundles on their own, registry+v1 and helm bundles)",
 			f.from, ns, fetch.KappControllerConfigName), flagFix(ns))
+	case f.kappNamespace != "" && f.adapterNamespace != "" && f.kappNamespace != f.adapterNamespace && !f.flagKnown:
+		return warn(kappConfigCheck, fmt.Sprintf("kapp-controller runs in %s; an adapter run without this release's Deployment reads %s in %s unless told otherwise",
+			f.kappNamespace, fetch.KappControllerConfigName, f.adapterNamespace), "run it with --kapp-controller-namespace="+f.kappNamespace)
 	case f.kappNamespace != "" && f.adapterNamespace != "" && f.kappNamespace != f.adapterNamespace:
 		return fail(kappConfigCheck, fmt.Sprintf("kapp-controller runs in %s, the adapter reads %s in %s: they would reach servers with different CAs and proxies",
 			f.kappNamespace, fetch.KappControllerConfigName, f.adapterNamespace), flagFix(f.kappNamespace))

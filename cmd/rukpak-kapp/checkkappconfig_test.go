@@ -17,7 +17,7 @@ func TestEvalKappConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := map[string]string{"caCerts": string(ca.CertPEM), "httpsProxy": "http://user:s3cret@proxy.corp:3128"}
-	base := kappConfigFacts{kappNamespace: "kapp-controller", adapterNamespace: "kapp-controller", from: "Secret", data: good, readable: true}
+	base := kappConfigFacts{kappNamespace: "kapp-controller", adapterNamespace: "kapp-controller", flagKnown: true, from: "Secret", data: good, readable: true}
 	with := func(change func(*kappConfigFacts)) kappConfigFacts {
 		f := base
 		change(&f)
@@ -32,6 +32,7 @@ func TestEvalKappConfig(t *testing.T) {
 		{"both follow the Secret", base, checkOK, []string{"follow the Secret kapp-controller/kapp-controller-config", "caCerts, httpsProxy"}},
 		{"the Secret wins over the ConfigMap", with(func(f *kappConfigFacts) { f.both = true }), checkOK, []string{"ConfigMap of that name is ignored"}},
 		{"the adapter reads another namespace", with(func(f *kappConfigFacts) { f.kappNamespace = "carvel" }), checkFail, []string{"kapp-controller runs in carvel, the adapter reads", "--kapp-controller-namespace=carvel"}},
+		{"an adapter without a Deployment: its flag is unknown", with(func(f *kappConfigFacts) { f.kappNamespace, f.flagKnown = "carvel", false }), checkWarn, []string{"run it with --kapp-controller-namespace=carvel"}},
 		{"the adapter reads none", with(func(f *kappConfigFacts) { f.adapterNamespace = "" }), checkFail, []string{"the adapter none", "--kapp-controller-namespace=kapp-controller"}},
 		{"the adapter may not read it", with(func(f *kappConfigFacts) { f.readable = false }), checkFail, []string{"may not read", "config/rbac"}},
 		{"the adapter refuses what kapp-controller takes", with(func(f *kappConfigFacts) { f.data = map[string]string{"caCerts": "garbage"} }), checkFail, []string{"caCerts holds no PEM certificate"}},
