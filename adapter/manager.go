@@ -220,8 +220,15 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		unpacker, err = addBundleContent(mgr, srv, o, fetcher)
 	}
 	if err == nil && o.KappControllerNamespace != "" {
-		// A change wakes what failed to unpack, which it may have failed on.
+		// A change wakes what failed to unpack, which it may have failed on:
+		// on the leader, whose controllers run (another replica's would
+		// wait for it forever).
 		wake := func(ctx context.Context) error {
+			select {
+			case <-mgr.Elected():
+			default:
+				return nil
+			}
 			return errors.Join(r.WakeUnpackFailed(ctx, mgr.GetCache()), unpacker.WakeUnpackFailed(ctx, mgr.GetCache()))
 		}
 		err = kappconfig.New(mgr.GetCache(), o.KappControllerNamespace, os.Getenv("KUBERNETES_SERVICE_HOST"), network, wake).SetupWithManager(mgr)

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -71,8 +72,11 @@ var _ = Describe("the install manifests in config/", func() {
 				Expect(r.Verbs).NotTo(ContainElement("*"), "%s %s", u.GetKind(), u.GetName())
 				Expect(r.Resources).NotTo(ContainElement("*"), "%s %s", u.GetKind(), u.GetName())
 				Expect(r.APIGroups).NotTo(ContainElement("*"), "%s %s", u.GetKind(), u.GetName())
-				if u.GetKind() == "ClusterRole" {
+				if u.GetKind() == "ClusterRole" && !slices.Equal(r.ResourceNames, []string{"kapp-controller-config"}) {
 					Expect(r.Resources).NotTo(ContainElement("secrets"), "cluster-wide Secret access in %s", u.GetName())
+				}
+				if slices.Contains(r.Resources, "secrets") && len(r.ResourceNames) > 0 {
+					Expect(r.Verbs).To(ConsistOf("get", "list", "watch"), "kapp-controller-config is only read")
 				}
 			}
 		}
@@ -82,6 +86,11 @@ var _ = Describe("the install manifests in config/", func() {
 		Expect(canI(ctx, "create", "kappctrl.k14s.io", "apps", harness.SystemNamespace)).To(BeTrue())
 		Expect(canI(ctx, "patch", "core.rukpak.io", "bundledeployments/status", "")).To(BeTrue())
 		Expect(canI(ctx, "get", "", "secrets", "default")).To(BeFalse())
+		// kapp-controller's own configuration, by name, and nothing else there.
+		Expect(canIName(ctx, "watch", "", "secrets", harness.KappControllerNamespace, "kapp-controller-config")).To(BeTrue())
+		Expect(canIName(ctx, "get", "", "secrets", harness.KappControllerNamespace, "kapp-controller-sidecar-token")).To(BeFalse())
+		Expect(canI(ctx, "list", "", "secrets", harness.KappControllerNamespace)).To(BeFalse())
+		Expect(canIName(ctx, "update", "", "secrets", harness.KappControllerNamespace, "kapp-controller-config")).To(BeFalse())
 		Expect(canI(ctx, "list", "", "secrets", "")).To(BeFalse())
 		Expect(canI(ctx, "create", "", "configmaps", "default")).To(BeFalse())
 		Expect(canI(ctx, "create", "apiextensions.k8s.io", "customresourcedefinitions", "")).To(BeFalse())

@@ -4,8 +4,8 @@
 // the network (CAs, proxies, hosts not verified) to every fetch the adapter
 // makes itself, through a fetch.NetworkHolder: a source kapp-controller
 // reaches through its config, the adapter reaches too, and a change is
-// followed without a restart. When it changes, the BundleDeployments and
-// Bundles whose unpack failed are queued again at once (the facade's
+// followed without a restart. When it changes, the leader queues the
+// BundleDeployments and Bundles whose unpack failed again at once (the facade's
 // onChange), instead of at the end of their backoff.
 //
 // It runs beside the reconciler on every replica (the contentURLs every

@@ -77,16 +77,17 @@ func (w *Watcher) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		n = fetch.ParseNetwork(data, w.serviceHost)
 	}
 	w.holder.Store(n)
-	w.applied = digest
 	// What it says, never its values: a proxy URL may carry a password.
 	log.FromContext(ctx).Info("kapp-controller-config applied to the adapter's fetches", "from", from,
 		"caCerts", data["caCerts"] != "", "httpProxy", data["httpProxy"] != "", "httpsProxy", data["httpsProxy"] != "",
 		"noProxy", data["noProxy"] != "", "dangerousSkipTLSVerify", data["dangerousSkipTLSVerify"] != "", "problem", errText(n.Err()))
 	if w.onChange != nil {
 		if err := w.onChange(ctx); err != nil {
+			// Not applied yet: the retry wakes them again.
 			return reconcile.Result{}, fmt.Errorf("queue again what failed to unpack: %w", err)
 		}
 	}
+	w.applied = digest
 	return reconcile.Result{}, nil
 }
 
@@ -99,9 +100,6 @@ func (w *Watcher) read(ctx context.Context, key client.ObjectKey) (map[string]st
 		data := map[string]string{}
 		for k, v := range secret.Data {
 			data[k] = string(v)
-		}
-		for k, v := range secret.StringData {
-			data[k] = v
 		}
 		return data, "Secret", nil
 	}
