@@ -27,7 +27,7 @@ func gitTLSFor(opts GitOptions) (gitTLS, error) {
 		return out, nil
 	}
 	if err := n.Err(); err != nil {
-		return out, fmt.Errorf("%w; fix it in kapp-controller's namespace (the adapter's --kapp-controller-namespace)", err)
+		return out, err
 	}
 	u, err := url.Parse(opts.Repository)
 	if err != nil {

@@ -39,20 +39,27 @@ type Network struct {
 // KAPPCTRL_KUBERNETES_SERVICE_HOST standing for serviceHost), and
 // dangerousSkipTLSVerify (hosts or host:ports, comma-separated). The proxies
 // replace the environment's, an empty one meaning none, as kapp-controller
-// sets (or clears) its own environment from them.
-func ParseNetwork(data map[string]string, serviceHost string) *Network {
+// sets (or clears) its own environment from them. source names the object
+// ("the Secret kapp-controller/kapp-controller-config") in what is wrong
+// with it.
+func ParseNetwork(source string, data map[string]string, serviceHost string) *Network {
 	n := &Network{caCerts: data["caCerts"]}
+	var problems []string
 	if strings.TrimSpace(n.caCerts) != "" {
 		n.roots = systemRoots()
 		if !n.roots.AppendCertsFromPEM([]byte(n.caCerts)) {
-			n.err = fmt.Errorf("%s's caCerts holds no PEM certificate", KappControllerConfigName)
+			problems = append(problems, "caCerts holds no PEM certificate")
 		}
 	}
 	for _, key := range []string{"httpProxy", "httpsProxy"} {
 		if err := checkProxy(data[key]); err != nil {
 			// The value may carry a password: it is never repeated.
-			n.err = errors.Join(n.err, fmt.Errorf("%s's %s is not a proxy URL: %w", KappControllerConfigName, key, err))
+			problems = append(problems, fmt.Sprintf("%s is not a proxy URL: %v", key, err))
 		}
+	}
+	if len(problems) > 0 {
+		// One line, as a condition message shows it.
+		n.err = fmt.Errorf("%s, which the adapter's fetches follow as kapp-controller's do, cannot be used: %s", source, strings.Join(problems, "; "))
 	}
 	noProxy := strings.Replace(data["noProxy"], "KAPPCTRL_KUBERNETES_SERVICE_HOST", serviceHost, 1)
 	n.proxy = (&httpproxy.Config{HTTPProxy: data["httpProxy"], HTTPSProxy: data["httpsProxy"], NoProxy: noProxy}).ProxyFunc()
@@ -136,19 +143,21 @@ func (n *Network) SkipsVerify(authority string) bool {
 	return false
 }
 
-// roots is the pool to verify servers with: the system roots, the config's
-// CAs and extraPEM (a BundleDeployment's own certificateData); nil (Go's
-// default, the system roots) when neither adds any.
+// rootsWith is the pool to verify servers with: the system roots, the
+// config's CAs and extraPEM (a BundleDeployment's own certificateData); nil
+// (Go's default, the system roots) when neither adds any.
 func (n *Network) rootsWith(extraPEM string) (*x509.CertPool, error) {
+	var base *x509.CertPool
+	if n != nil {
+		base = n.roots
+	}
 	if extraPEM == "" {
-		if n == nil {
-			return nil, nil
-		}
-		return n.roots, nil
+		return base, nil
 	}
 	pool := systemRoots()
-	if n != nil && n.caCerts != "" {
-		pool.AppendCertsFromPEM([]byte(n.caCerts))
+	if base != nil {
+		// The config's pool, parsed once; the copy keeps it as it is.
+		pool = base.Clone()
 	}
 	if !pool.AppendCertsFromPEM([]byte(extraPEM)) {
 		return nil, fmt.Errorf("%w: certificateData holds no PEM certificate", ErrInvalidContent)
@@ -162,7 +171,7 @@ func (n *Network) rootsWith(extraPEM string) (*x509.CertPool, error) {
 // hosts dangerousSkipTLSVerify names.
 func (n *Network) configure(t *http.Transport, host, extraPEM string, skippable bool) error {
 	if err := n.Err(); err != nil {
-		return fmt.Errorf("%w; fix it in kapp-controller's namespace (the adapter's --kapp-controller-namespace)", err)
+		return err
 	}
 	roots, err := n.rootsWith(extraPEM)
 	if err != nil {

@@ -14,6 +14,9 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/test/tarball"
 )
 
+// testSource names the config in the tests' errors.
+const testSource = "the ConfigMap test/kapp-controller-config"
+
 func TestParseNetwork(t *testing.T) {
 	t.Parallel()
 	ca, err := harness.NewTestCA("network test CA")
@@ -51,14 +54,16 @@ func TestParseNetwork(t *testing.T) {
 			skips: map[string]bool{"registry.corp": true, "registry.corp:5000": true, "git.corp:8443": true, "git.corp": false, "git.corp:443": false, "other.corp": false}},
 		{name: "caCerts with a certificate", data: map[string]string{"caCerts": string(ca.PEM)}},
 		{name: "caCerts without one", data: map[string]string{"caCerts": "not a certificate"},
-			wantErr: []string{"kapp-controller-config's caCerts holds no PEM certificate"}},
+			wantErr: []string{testSource + ", which the adapter's fetches follow as kapp-controller's do, cannot be used: caCerts holds no PEM certificate"}},
+		{name: "every problem, on one line", data: map[string]string{"caCerts": "garbage", "httpProxy": "ftp://proxy.corp", "httpsProxy": "ftp://proxy.corp"},
+			wantErr: []string{"cannot be used: caCerts holds no PEM certificate; httpProxy is not a proxy URL: scheme \"ftp\" is not http, https or socks5; httpsProxy is not a proxy URL"}},
 		{name: "a proxy that is no URL never repeats its password", data: map[string]string{"httpsProxy": "ftp://user:s3cret@proxy.corp"},
-			wantErr: []string{"kapp-controller-config's httpsProxy is not a proxy URL", `scheme "ftp"`}, notInErr: "s3cret"},
+			wantErr: []string{"cannot be used: httpsProxy is not a proxy URL", `scheme "ftp"`}, notInErr: "s3cret"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			n := ParseNetwork(tt.data, "10.96.0.1")
+			n := ParseNetwork(testSource, tt.data, "10.96.0.1")
 			err := n.Err()
 			if len(tt.wantErr) == 0 && err != nil {
 				t.Fatalf("error %v", err)
@@ -67,6 +72,9 @@ func TestParseNetwork(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), w) {
 					t.Fatalf("error %v, want %q", err, w)
 				}
+			}
+			if err != nil && strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q spans lines; a condition message is one", err)
 			}
 			if tt.notInErr != "" && strings.Contains(err.Error(), tt.notInErr) {
 				t.Fatalf("error %q repeats a credential", err)
@@ -152,11 +160,12 @@ func TestFetchThroughNetwork(t *testing.T) {
 	proxiedGit := strings.Replace(repo.URL, gitServer.Host, harness.ProxiedHost("git", gitServer.Host), 1)
 	proxiedImage := harness.ProxiedHost("registry", reg.Host) + "/network/bundle:v1"
 
-	trusting := ParseNetwork(map[string]string{"caCerts": string(ca.PEM) + "\n" + string(reg.CA.PEM)}, "")
-	proxied := ParseNetwork(map[string]string{"caCerts": string(ca.PEM) + "\n" + string(reg.CA.PEM), "httpProxy": proxy.URL, "httpsProxy": proxy.URL}, "")
-	bypassing := ParseNetwork(map[string]string{"caCerts": string(ca.PEM), "httpsProxy": proxy.URL, "noProxy": "." + harness.ProxiedDomain}, "")
-	skipping := ParseNetwork(map[string]string{"dangerousSkipTLSVerify": strings.Split(reg.Host, ":")[0] + "," + gitServer.Host + "," + files.Host}, "")
-	broken := ParseNetwork(map[string]string{"caCerts": "garbage"}, "")
+	trusting := ParseNetwork(testSource, map[string]string{"caCerts": string(ca.PEM) + "\n" + string(reg.CA.PEM)}, "")
+	proxied := ParseNetwork(testSource, map[string]string{"caCerts": string(ca.PEM) + "\n" + string(reg.CA.PEM), "httpProxy": proxy.URL, "httpsProxy": proxy.URL}, "")
+	bypassing := ParseNetwork(testSource, map[string]string{"caCerts": string(ca.PEM), "httpsProxy": proxy.URL, "noProxy": "." + harness.ProxiedDomain}, "")
+	skipping := ParseNetwork(testSource, map[string]string{"dangerousSkipTLSVerify": strings.Split(reg.Host, ":")[0] + "," + gitServer.Host + "," + files.Host}, "")
+	broken := ParseNetwork(testSource, map[string]string{"caCerts": "garbage"}, "")
+	companyOnly := ParseNetwork(testSource, map[string]string{"caCerts": string(ca.PEM)}, "")
 
 	fetchHTTP := func(n *Network, u string) error {
 		_, err := FetchHTTP(ctx, u, HTTPOptions{Network: n}, DefaultLimits)
@@ -179,6 +188,10 @@ func TestFetchThroughNetwork(t *testing.T) {
 		}
 		return err
 	}
+	fetchImageOwnCA := func(n *Network, ref string) error {
+		_, err := FetchImage(ctx, ref, ImageOptions{Network: n, CAData: string(reg.CA.PEM)}, DefaultLimits, nil)
+		return err
+	}
 	tests := []struct {
 		name    string
 		fetch   func(*Network, string) error
@@ -195,7 +208,7 @@ func TestFetchThroughNetwork(t *testing.T) {
 		{name: "https archive through the proxy", fetch: fetchHTTP, network: proxied, source: proxiedHTTPS, via: harness.ProxiedHost("files", files.Host)},
 		{name: "http archive through the proxy", fetch: fetchHTTP, network: proxied, source: proxiedHTTP, via: harness.ProxiedHost("files", plainFiles.Host)},
 		{name: "https archive, noProxy bypasses the proxy", fetch: fetchHTTP, network: bypassing, source: proxiedHTTPS, wantErr: "lookup files." + harness.ProxiedDomain, notVia: harness.ProxiedHost("files", files.Host)},
-		{name: "a broken config says what to fix", fetch: fetchHTTP, network: broken, source: httpsURL, wantErr: "caCerts holds no PEM certificate; fix it in kapp-controller's namespace"},
+		{name: "a broken config says what to fix", fetch: fetchHTTP, network: broken, source: httpsURL, wantErr: testSource + ", which the adapter's fetches follow as kapp-controller's do, cannot be used: caCerts holds no PEM certificate"},
 		{name: "git over https, the CA unknown", fetch: fetchGit, source: repo.URL, wantErr: "certificate signed by unknown authority"},
 		{name: "git over https, caCerts", fetch: fetchGit, network: trusting, source: repo.URL},
 		{name: "git over https, not verified", fetch: fetchGit, network: skipping, source: repo.URL},
@@ -203,6 +216,8 @@ func TestFetchThroughNetwork(t *testing.T) {
 		{name: "git, noProxy bypasses the proxy", fetch: fetchGit, network: bypassing, source: proxiedGit, wantErr: "lookup git." + harness.ProxiedDomain, notVia: harness.ProxiedHost("git", gitServer.Host)},
 		{name: "image, the CA unknown", fetch: fetchImage, source: imageRef, wantErr: "certificate signed by unknown authority"},
 		{name: "image, caCerts", fetch: fetchImage, network: trusting, source: imageRef},
+		{name: "image, its own certificateData beside the config's CAs", fetch: fetchImageOwnCA, network: companyOnly, source: imageRef},
+		{name: "image, the config's CAs alone: certificateData went into a copy", fetch: fetchImage, network: companyOnly, source: imageRef, wantErr: "certificate signed by unknown authority"},
 		{name: "image, the registry not verified", fetch: fetchImage, network: skipping, source: imageRef},
 		{name: "image through the proxy", fetch: fetchImage, network: proxied, source: proxiedImage, via: harness.ProxiedHost("registry", reg.Host)},
 	}

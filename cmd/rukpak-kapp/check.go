@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -341,7 +340,6 @@ func (k checker) admission(ctx context.Context) checkResult {
 // adapter needs (config/rbac).
 func (k checker) rbac(ctx context.Context) checkResult {
 	const name = "adapter RBAC"
-	user := "system:serviceaccount:" + k.ns + ":" + adapterName
 	needs := []authorizationv1.ResourceAttributes{
 		{Verb: "watch", Group: "core.rukpak.io", Resource: "bundledeployments"},
 		{Verb: "patch", Group: "core.rukpak.io", Resource: "bundledeployments/status"},
@@ -357,12 +355,11 @@ func (k checker) rbac(ctx context.Context) checkResult {
 	}
 	var missing []string
 	for _, a := range needs {
-		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + k.ns, "system:authenticated"}, ResourceAttributes: &a}}
-		if err := k.c.Create(ctx, sar); err != nil {
+		allowed, err := k.adapterMay(ctx, a)
+		if err != nil {
 			return warn(name, "the API server could not be asked what the adapter may do: "+err.Error(), "run check with rights to create SubjectAccessReviews")
 		}
-		if !sar.Status.Allowed {
+		if !allowed {
 			res := a.Resource
 			if a.Group != "" {
 				res += "." + a.Group
@@ -374,9 +371,22 @@ func (k checker) rbac(ctx context.Context) checkResult {
 		}
 	}
 	if len(missing) > 0 {
-		return fail(name, user+" may not: "+strings.Join(missing, ", "), "apply this release's config/rbac (its ClusterRole and Role rukpak-kapp)")
+		return fail(name, k.adapterUser()+" may not: "+strings.Join(missing, ", "), "apply this release's config/rbac (its ClusterRole and Role rukpak-kapp)")
 	}
-	return ok(name, fmt.Sprintf("%s may do the %d things checked", user, len(needs)))
+	return ok(name, fmt.Sprintf("%s may do the %d things checked", k.adapterUser(), len(needs)))
+}
+
+func (k checker) adapterUser() string { return "system:serviceaccount:" + k.ns + ":" + adapterName }
+
+// adapterMay asks the API server whether the adapter's ServiceAccount may
+// do a (a SubjectAccessReview).
+func (k checker) adapterMay(ctx context.Context, a authorizationv1.ResourceAttributes) (bool, error) {
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: k.adapterUser(), Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + k.ns, "system:authenticated"}, ResourceAttributes: &a}}
+	if err := k.c.Create(ctx, sar); err != nil {
+		return false, err
+	}
+	return sar.Status.Allowed, nil
 }
 
 // kappConfig compares how the adapter and kapp-controller reach servers:
@@ -392,31 +402,16 @@ func (k checker) kappConfig(ctx context.Context, kappDep, adapterDep *appsv1.Dep
 	if ns == "" {
 		return ok(kappConfigCheck, "the adapter reads none (--kapp-controller-namespace is empty) and no kapp-controller Deployment was found to compare with")
 	}
-	key := client.ObjectKey{Namespace: ns, Name: fetch.KappControllerConfigName}
-	secret, cm := &corev1.Secret{}, &corev1.ConfigMap{}
-	secretErr, cmErr := k.c.Get(ctx, key, secret), k.c.Get(ctx, key, cm)
-	for _, err := range []error{secretErr, cmErr} {
-		if err != nil && !apierrors.IsNotFound(err) {
-			return warn(kappConfigCheck, "kapp-controller-config could not be read: "+err.Error(), "run check with rights to read Secrets and ConfigMaps in "+ns)
-		}
+	cfg, err := adapter.ReadKappControllerConfig(ctx, k.c, ns)
+	if err != nil {
+		return warn(kappConfigCheck, "kapp-controller-config could not be read: "+err.Error(), "run check with rights to read Secrets and ConfigMaps in "+ns)
 	}
-	switch {
-	case secretErr == nil:
-		f.from, f.both, f.data = "Secret", cmErr == nil, map[string]string{}
-		for key, v := range secret.Data {
-			f.data[key] = string(v)
-		}
-	case cmErr == nil:
-		f.from, f.data = "ConfigMap", cm.Data
-	}
-	if f.from != "" && f.adapterNamespace != "" {
-		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: "system:serviceaccount:" + k.ns + ":" + adapterName, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + k.ns, "system:authenticated"},
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "watch", Resource: strings.ToLower(f.from) + "s", Namespace: ns, Name: fetch.KappControllerConfigName}}}
-		if err := k.c.Create(ctx, sar); err != nil {
+	f.config = cfg
+	if cfg.Source != "" && f.adapterNamespace != "" {
+		f.readable, err = k.adapterMay(ctx, authorizationv1.ResourceAttributes{Verb: "watch", Resource: strings.ToLower(cfg.Kind) + "s", Namespace: ns, Name: fetch.KappControllerConfigName})
+		if err != nil {
 			return warn(kappConfigCheck, "the API server could not be asked whether the adapter may read kapp-controller-config: "+err.Error(), "run check with rights to create SubjectAccessReviews")
 		}
-		f.readable = sar.Status.Allowed
 	}
 	return evalKappConfig(f)
 }

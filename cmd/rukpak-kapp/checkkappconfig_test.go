@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter"
 	"github.com/rukpak-kapp/rukpak-kapp/convert/certs"
 )
 
@@ -17,7 +18,8 @@ func TestEvalKappConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := map[string]string{"caCerts": string(ca.CertPEM), "httpsProxy": "http://user:s3cret@proxy.corp:3128"}
-	base := kappConfigFacts{kappNamespace: "kapp-controller", adapterNamespace: "kapp-controller", flagKnown: true, from: "Secret", data: good, readable: true}
+	base := kappConfigFacts{kappNamespace: "kapp-controller", adapterNamespace: "kapp-controller", flagKnown: true, readable: true,
+		config: adapter.KappControllerConfig{Source: "the Secret kapp-controller/kapp-controller-config", Kind: "Secret", Data: good}}
 	with := func(change func(*kappConfigFacts)) kappConfigFacts {
 		f := base
 		change(&f)
@@ -30,15 +32,16 @@ func TestEvalKappConfig(t *testing.T) {
 		says []string
 	}{
 		{"both follow the Secret", base, checkOK, []string{"follow the Secret kapp-controller/kapp-controller-config", "caCerts, httpsProxy"}},
-		{"the Secret wins over the ConfigMap", with(func(f *kappConfigFacts) { f.both = true }), checkOK, []string{"ConfigMap of that name is ignored"}},
+		{"the Secret wins over the ConfigMap", with(func(f *kappConfigFacts) { f.config.ConfigMapIgnored = true }), checkOK, []string{"ConfigMap of that name is ignored"}},
 		{"the adapter reads another namespace", with(func(f *kappConfigFacts) { f.kappNamespace = "carvel" }), checkFail, []string{"kapp-controller runs in carvel, the adapter reads", "--kapp-controller-namespace=carvel"}},
 		{"an adapter without a Deployment: its flag is unknown", with(func(f *kappConfigFacts) { f.kappNamespace, f.flagKnown = "carvel", false }), checkWarn, []string{"run it with --kapp-controller-namespace=carvel"}},
 		{"the adapter reads none", with(func(f *kappConfigFacts) { f.adapterNamespace = "" }), checkFail, []string{"the adapter none", "--kapp-controller-namespace=kapp-controller"}},
 		{"the adapter may not read it", with(func(f *kappConfigFacts) { f.readable = false }), checkFail, []string{"may not read", "config/rbac"}},
-		{"the adapter refuses what kapp-controller takes", with(func(f *kappConfigFacts) { f.data = map[string]string{"caCerts": "garbage"} }), checkFail, []string{"caCerts holds no PEM certificate"}},
-		{"none, the same environments", with(func(f *kappConfigFacts) { f.from, f.data = "", nil }), checkOK, []string{"none in kapp-controller"}},
+		{"the adapter refuses what kapp-controller takes", with(func(f *kappConfigFacts) { f.config.Data = map[string]string{"caCerts": "garbage"} }), checkFail,
+			[]string{"the Secret kapp-controller/kapp-controller-config, which the adapter's fetches follow as kapp-controller's do, cannot be used: caCerts holds no PEM certificate: every fetch"}},
+		{"none, the same environments", with(func(f *kappConfigFacts) { f.config = adapter.KappControllerConfig{} }), checkOK, []string{"none in kapp-controller"}},
 		{"none, different proxies", with(func(f *kappConfigFacts) {
-			f.from, f.data = "", nil
+			f.config = adapter.KappControllerConfig{}
 			f.adapterEnv = map[string]string{"HTTPS_PROXY": "http://user:s3cret@proxy:3128"}
 		}), checkWarn, []string{"they differ: HTTPS_PROXY", "in a Secret kapp-controller-config in kapp-controller"}},
 	} {

@@ -2,13 +2,14 @@ package harness
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness/podspec"
 )
 
 // ProxiedDomain holds the host names only a Proxy reaches: none resolves,
@@ -88,15 +89,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		upstream.Close()
 		return
 	}
-	_, _ = conn.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
-	go func() {
-		// What the client sent after its CONNECT may be buffered already.
-		_, _ = io.Copy(upstream, buf)
-		upstream.(*net.TCPConn).CloseWrite()
-	}()
-	_, _ = io.Copy(conn, upstream)
-	conn.Close()
-	upstream.Close()
+	// What the client sent after its CONNECT may be buffered already.
+	if n := buf.Reader.Buffered(); n > 0 {
+		early, _ := buf.Reader.Peek(n)
+		if _, err := upstream.Write(early); err != nil {
+			conn.Close()
+			upstream.Close()
+			return
+		}
+	}
+	if _, err := conn.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")); err != nil {
+		conn.Close()
+		upstream.Close()
+		return
+	}
+	podspec.Splice(conn, upstream)
 }
 
 // proxiedTarget is the loopback address NAME.ProxiedDomain:PORT stands for.

@@ -282,7 +282,7 @@ var _ = Describe("the release", Ordered, func() {
 		Expect(env.Client.Create(ctx, config)).To(Succeed())
 		out, code = check(ctx, bin)
 		Expect(code).To(Equal(1), out)
-		Expect(out).To(MatchRegexp(`fail +kapp-controller-config +the Secret kapp-controller/kapp-controller-config: kapp-controller-config's caCerts holds no PEM certificate`))
+		Expect(out).To(MatchRegexp(`fail +kapp-controller-config +the Secret kapp-controller/kapp-controller-config, which the adapter's fetches follow as kapp-controller's do, cannot be used: caCerts holds no PEM certificate: every fetch the adapter makes fails until it is fixed`))
 		Expect(out).To(ContainSubstring("fix: fix it: caCerts holds PEM certificates"))
 		Expect(env.Client.Delete(ctx, config)).To(Succeed())
 

@@ -64,21 +64,22 @@ func (w *Watcher) SetupWithManager(mgr ctrl.Manager) error {
 // with neither, fetches go back to the adapter's environment, as
 // kapp-controller's do before it has read a config.
 func (w *Watcher) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	data, from, err := w.read(ctx, req.NamespacedName)
+	cfg, err := Read(ctx, w.reader, w.namespace)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	digest := digestOf(from, data)
+	digest := digestOf(cfg.Source, cfg.Data)
 	if digest == w.applied {
 		return reconcile.Result{}, nil
 	}
 	var n *fetch.Network
-	if from != "" {
-		n = fetch.ParseNetwork(data, w.serviceHost)
+	if cfg.Source != "" {
+		n = fetch.ParseNetwork(cfg.Source, cfg.Data, w.serviceHost)
 	}
 	w.holder.Store(n)
 	// What it says, never its values: a proxy URL may carry a password.
-	log.FromContext(ctx).Info("kapp-controller-config applied to the adapter's fetches", "from", from,
+	data := cfg.Data
+	log.FromContext(ctx).Info("kapp-controller-config applied to the adapter's fetches", "from", cfg.Source,
 		"caCerts", data["caCerts"] != "", "httpProxy", data["httpProxy"] != "", "httpsProxy", data["httpsProxy"] != "",
 		"noProxy", data["noProxy"] != "", "dangerousSkipTLSVerify", data["dangerousSkipTLSVerify"] != "", "problem", errText(n.Err()))
 	if w.onChange != nil {
@@ -91,30 +92,42 @@ func (w *Watcher) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	return reconcile.Result{}, nil
 }
 
-// read is the Secret's data, else the ConfigMap's, and which it was ("" for
-// neither).
-func (w *Watcher) read(ctx context.Context, key client.ObjectKey) (map[string]string, string, error) {
-	secret := &corev1.Secret{}
-	err := w.reader.Get(ctx, key, secret)
-	if err == nil {
+// Config is kapp-controller-config as kapp-controller reads it.
+type Config struct {
+	// Source names the object read ("the Secret NS/kapp-controller-config"),
+	// "" when neither exists; Kind is its kind.
+	Source, Kind string
+	// ConfigMapIgnored says a ConfigMap of the name exists beside the
+	// Secret, which wins.
+	ConfigMapIgnored bool
+	Data             map[string]string
+}
+
+// Read reads kapp-controller-config in namespace through reader: the
+// Secret, else the ConfigMap, as kapp-controller does. The adapter's watch
+// and `rukpak-kapp check` both read it so.
+func Read(ctx context.Context, reader client.Reader, namespace string) (Config, error) {
+	key := client.ObjectKey{Namespace: namespace, Name: fetch.KappControllerConfigName}
+	secret, cm := &corev1.Secret{}, &corev1.ConfigMap{}
+	secretErr := reader.Get(ctx, key, secret)
+	if secretErr != nil && !apierrors.IsNotFound(secretErr) {
+		return Config{}, fmt.Errorf("get the Secret %s: %w", key, secretErr)
+	}
+	cmErr := reader.Get(ctx, key, cm)
+	if cmErr != nil && !apierrors.IsNotFound(cmErr) {
+		return Config{}, fmt.Errorf("get the ConfigMap %s: %w", key, cmErr)
+	}
+	switch {
+	case secretErr == nil:
 		data := map[string]string{}
 		for k, v := range secret.Data {
 			data[k] = string(v)
 		}
-		return data, "Secret", nil
+		return Config{Source: "the Secret " + key.String(), Kind: "Secret", ConfigMapIgnored: cmErr == nil, Data: data}, nil
+	case cmErr == nil:
+		return Config{Source: "the ConfigMap " + key.String(), Kind: "ConfigMap", Data: cm.Data}, nil
 	}
-	if !apierrors.IsNotFound(err) {
-		return nil, "", fmt.Errorf("get Secret %s: %w", key, err)
-	}
-	cm := &corev1.ConfigMap{}
-	err = w.reader.Get(ctx, key, cm)
-	if err == nil {
-		return cm.Data, "ConfigMap", nil
-	}
-	if !apierrors.IsNotFound(err) {
-		return nil, "", fmt.Errorf("get ConfigMap %s: %w", key, err)
-	}
-	return nil, "", nil
+	return Config{}, nil
 }
 
 func digestOf(from string, data map[string]string) string {

@@ -9,7 +9,6 @@ import (
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/bundlefiles"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -124,10 +124,7 @@ func (r *Reconciler) WakeAll(ctx context.Context, c client.Reader) error {
 // fetched reconciled again now, not at the end of its backoff: what it
 // failed on (kapp-controller-config's CAs or proxies) changed.
 func (r *Reconciler) WakeUnpackFailed(ctx context.Context, c client.Reader) error {
-	return r.wake(ctx, c, func(bd *rukpakv1alpha2.BundleDeployment) bool {
-		u := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeUnpacked)
-		return u != nil && u.Status == metav1.ConditionFalse && u.Reason == rukpakv1alpha2.ReasonUnpackFailed
-	})
+	return r.wake(ctx, c, func(bd *rukpakv1alpha2.BundleDeployment) bool { return status.UnpackFailed(bd.Status.Conditions) })
 }
 
 func (r *Reconciler) wake(ctx context.Context, c client.Reader, which func(*rukpakv1alpha2.BundleDeployment) bool) error {

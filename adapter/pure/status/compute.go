@@ -249,6 +249,14 @@ func (s state) appFailed() conditions {
 	}
 }
 
+// UnpackFailed says whether conditions (a BundleDeployment's or a
+// Bundle's) report a source that could not be fetched: Unpacked False,
+// UnpackFailed.
+func UnpackFailed(conditions []metav1.Condition) bool {
+	c := apimeta.FindStatusCondition(conditions, rukpakv1alpha2.TypeUnpacked)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == rukpakv1alpha2.ReasonUnpackFailed
+}
+
 // SourceFailedMessage is Unpacked's message for a source that could not be
 // fetched: rukpak's words for the cause, then which source it was.
 func SourceFailedMessage(cause, source string) string {

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -19,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/bundles/plan"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 )
@@ -99,7 +98,7 @@ func (u *Unpacker) WakeUnpackFailed(ctx context.Context, c client.Reader) error 
 	}
 	var failed []string
 	for _, b := range list.Items {
-		if c := meta.FindStatusCondition(b.Status.Conditions, rukpakv1alpha1.TypeUnpacked); c != nil && c.Status == metav1.ConditionFalse && c.Reason == rukpakv1alpha1.ReasonUnpackFailed {
+		if status.UnpackFailed(b.Status.Conditions) {
 			failed = append(failed, b.Name)
 		}
 	}

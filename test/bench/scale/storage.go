@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,7 +46,7 @@ func storedNow(ctx context.Context, c client.Client) (stored, error) {
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		for {
 			if err := c.List(ctx, list, client.Limit(500), client.Continue(list.GetContinue())); err != nil {
-				if strings.Contains(err.Error(), "no matches for kind") {
+				if meta.IsNoMatchError(err) {
 					break
 				}
 				return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)

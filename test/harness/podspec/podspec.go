@@ -50,16 +50,23 @@ func Serve(l net.Listener, network, addr string) {
 			return
 		}
 		go func() {
-			defer in.Close()
 			out, err := net.Dial(network, addr)
 			if err != nil {
+				in.Close()
 				return
 			}
-			defer out.Close()
-			done := make(chan struct{}, 2)
-			go func() { _, _ = io.Copy(in, out); done <- struct{}{} }()
-			go func() { _, _ = io.Copy(out, in); done <- struct{}{} }()
-			<-done
+			Splice(in, out)
 		}()
 	}
+}
+
+// Splice copies a to b and b to a until either side ends, then closes
+// both.
+func Splice(a, b net.Conn) {
+	defer a.Close()
+	defer b.Close()
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(a, b); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(b, a); done <- struct{}{} }()
+	<-done
 }
