@@ -53,8 +53,15 @@ var _ = Describe("template steps that do not finish", func() {
 		// that step takes as long as the first did.
 		// How long that step takes depends on the CPU the machine has left
 		// for it, so the wait is for the step's end, which kapp-controller
-		// records (whole seconds), and only then for the delete.
-		deleted := time.Now().Truncate(time.Second)
+		// records, and only then for the delete. The end is a template time
+		// later than the last one recorded before the delete: kapp-controller
+		// records whole seconds, and the probe's run starts in the second the
+		// first run's template step ended, which may be the second of the
+		// delete too. With no step under way the App simply goes.
+		app, err = getApp(ctx, "slow-chart")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(app.Status.Template).NotTo(BeNil())
+		before := app.Status.Template.UpdatedAt.Time
 		Expect(env.Client.Delete(ctx, mustBD(ctx, "slow-chart"))).To(Succeed())
 		Eventually(func() (bool, error) {
 			app, err := getApp(ctx, "slow-chart")
@@ -65,7 +72,7 @@ var _ = Describe("template steps that do not finish", func() {
 				return false, err
 			}
 			t := app.Status.Template
-			return t != nil && !t.UpdatedAt.Time.Before(deleted), nil
+			return t != nil && t.UpdatedAt.Time.After(before), nil
 		}).WithTimeout(4*time.Minute).Should(BeTrue(), "the template step under way at the delete (the first took %s) did not end", run.Round(time.Second))
 		Eventually(func() bool {
 			return apierrors.IsNotFound(env.Client.Get(ctx, objKey("", "slow-chart"), &rukpakv1alpha2.BundleDeployment{}))

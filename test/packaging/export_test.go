@@ -208,7 +208,8 @@ func applyExport(ctx context.Context, out string) {
 }
 
 // waitInstalled waits for the PackageInstall to say ReconcileSucceeded and
-// stops at ReconcileFailed.
+// stops at ReconcileFailed, unless kapp-controller lost its own process
+// (harness.LostChild), which kapp-controller retries.
 func waitInstalled(ctx context.Context, ns, name string) {
 	EventuallyWithOffset(1, func() error {
 		pi := &packagingv1alpha1.PackageInstall{}
@@ -223,6 +224,9 @@ func waitInstalled(ctx context.Context, ns, name string) {
 			case kappctrlv1alpha1.ReconcileSucceeded:
 				return nil
 			case kappctrlv1alpha1.ReconcileFailed:
+				if harness.LostChild(pi.Status.UsefulErrorMessage) {
+					return fmt.Errorf("PackageInstall %s: kapp-controller retries after losing its own process: %s", name, pi.Status.UsefulErrorMessage)
+				}
 				StopTrying(fmt.Sprintf("PackageInstall %s failed: %s", name, pi.Status.UsefulErrorMessage)).Now()
 			}
 		}

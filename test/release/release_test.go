@@ -543,7 +543,8 @@ func carvelObject(apiVersion, kind string) *unstructured.Unstructured {
 }
 
 // reconciled succeeds once a PackageRepository or PackageInstall says
-// ReconcileSucceeded, and stops trying when it says ReconcileFailed.
+// ReconcileSucceeded, and stops trying when it says ReconcileFailed for a
+// reason other than kapp-controller losing its own process (harness.LostChild).
 func reconciled(ctx context.Context, kind, ns, name string) func() error {
 	return func() error {
 		u := carvelObject("packaging.carvel.dev/v1alpha1", kind)
@@ -561,6 +562,9 @@ func reconciled(ctx context.Context, kind, ns, name string) func() error {
 				return nil
 			case "ReconcileFailed":
 				desc, _, _ := unstructured.NestedString(u.Object, "status", "usefulErrorMessage")
+				if harness.LostChild(desc) {
+					return fmt.Errorf("%s %s: kapp-controller retries after losing its own process: %s", kind, name, desc)
+				}
 				StopTrying(fmt.Sprintf("%s %s failed: %s", kind, name, desc)).Now()
 			}
 		}
