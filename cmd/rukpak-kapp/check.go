@@ -407,7 +407,7 @@ func (k checker) kappConfig(ctx context.Context, kappDep, adapterDep *appsv1.Dep
 		return warn(kappConfigCheck, "kapp-controller-config could not be read: "+err.Error(), "run check with rights to read Secrets and ConfigMaps in "+ns)
 	}
 	f.config = cfg
-	if cfg.Source != "" && f.adapterNamespace != "" {
+	if cfg.Kind != "" && f.adapterNamespace != "" {
 		f.readable, err = k.adapterMay(ctx, authorizationv1.ResourceAttributes{Verb: "watch", Resource: strings.ToLower(cfg.Kind) + "s", Namespace: ns, Name: fetch.KappControllerConfigName})
 		if err != nil {
 			return warn(kappConfigCheck, "the API server could not be asked whether the adapter may read kapp-controller-config: "+err.Error(), "run check with rights to create SubjectAccessReviews")

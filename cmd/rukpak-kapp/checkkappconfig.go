@@ -22,7 +22,7 @@ type kappConfigFacts struct {
 	// default) for an adapter run elsewhere.
 	adapterNamespace string
 	flagKnown        bool
-	// config is what kapp-controller reads (Source "" when neither exists).
+	// config is what kapp-controller reads (Kind "" when neither exists).
 	config adapter.KappControllerConfig
 	// readable says the adapter's account may read it.
 	readable bool
@@ -46,26 +46,26 @@ func evalKappConfig(f kappConfigFacts) checkResult {
 		return "set --kapp-controller-namespace=" + to + " on the adapter's Deployment (kubectl -n NAMESPACE edit deployment " + adapterName + ")"
 	}
 	switch {
-	case f.adapterNamespace == "" && f.config.Source != "":
+	case f.adapterNamespace == "" && f.config.Kind != "":
 		return fail(kappConfigCheck, fmt.Sprintf("kapp-controller reads %s, the adapter none (--kapp-controller-namespace is empty): a source kapp-controller reaches through its CAs and proxies fails when the adapter fetches it (Bundles on their own, registry+v1 and helm bundles)",
-			f.config.Source), flagFix(ns))
+			f.config.Source()), flagFix(ns))
 	case f.kappNamespace != "" && f.adapterNamespace != "" && f.kappNamespace != f.adapterNamespace && !f.flagKnown:
 		return warn(kappConfigCheck, fmt.Sprintf("kapp-controller runs in %s; an adapter run without this release's Deployment reads %s in %s unless told otherwise",
 			f.kappNamespace, fetch.KappControllerConfigName, f.adapterNamespace), "run it with --kapp-controller-namespace="+f.kappNamespace)
 	case f.kappNamespace != "" && f.adapterNamespace != "" && f.kappNamespace != f.adapterNamespace:
 		return fail(kappConfigCheck, fmt.Sprintf("kapp-controller runs in %s, the adapter reads %s in %s: they would reach servers with different CAs and proxies",
 			f.kappNamespace, fetch.KappControllerConfigName, f.adapterNamespace), flagFix(f.kappNamespace))
-	case f.config.Source == "":
+	case f.config.Kind == "":
 		if diff := proxyDiff(f.adapterEnv, f.kappEnv); diff != "" {
 			return warn(kappConfigCheck, "no "+fetch.KappControllerConfigName+" in "+ns+", so each uses its own environment, and they differ: "+diff,
 				"name the proxies once, in a Secret "+fetch.KappControllerConfigName+" in "+ns+" (httpProxy, httpsProxy, noProxy), which both follow")
 		}
 		return ok(kappConfigCheck, "none in "+ns+": kapp-controller and the adapter both reach servers as their environment says")
 	case !f.readable:
-		return fail(kappConfigCheck, fmt.Sprintf("the adapter may not read %s, so its fetches ignore the CAs and proxies kapp-controller uses", f.config.Source),
+		return fail(kappConfigCheck, fmt.Sprintf("the adapter may not read %s, so its fetches ignore the CAs and proxies kapp-controller uses", f.config.Source()),
 			"apply this release's config/rbac (its ClusterRole rukpak-kapp grants get, list and watch of that name)")
 	}
-	if err := fetch.ParseNetwork(f.config.Source, f.config.Data, "").Err(); err != nil {
+	if err := fetch.ParseNetwork(f.config.Source(), f.config.Data, "").Err(); err != nil {
 		return fail(kappConfigCheck, err.Error()+": every fetch the adapter makes fails until it is fixed",
 			"fix it: caCerts holds PEM certificates, httpProxy and httpsProxy are http(s)://host:port URLs")
 	}
@@ -79,7 +79,7 @@ func evalKappConfig(f kappConfigFacts) checkResult {
 	if len(says) > 0 {
 		what = strings.Join(says, ", ")
 	}
-	msg := fmt.Sprintf("the adapter's fetches follow %s as kapp-controller's do (%s)", f.config.Source, what)
+	msg := fmt.Sprintf("the adapter's fetches follow %s as kapp-controller's do (%s)", f.config.Source(), what)
 	if f.config.ConfigMapIgnored {
 		msg += "; the ConfigMap of that name is ignored, by both, while the Secret exists"
 	}

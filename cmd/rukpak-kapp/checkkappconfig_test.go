@@ -19,7 +19,7 @@ func TestEvalKappConfig(t *testing.T) {
 	}
 	good := map[string]string{"caCerts": string(ca.CertPEM), "httpsProxy": "http://user:s3cret@proxy.corp:3128"}
 	base := kappConfigFacts{kappNamespace: "kapp-controller", adapterNamespace: "kapp-controller", flagKnown: true, readable: true,
-		config: adapter.KappControllerConfig{Source: "the Secret kapp-controller/kapp-controller-config", Kind: "Secret", Data: good}}
+		config: adapter.KappControllerConfig{Kind: "Secret", Namespace: "kapp-controller", Data: good}}
 	with := func(change func(*kappConfigFacts)) kappConfigFacts {
 		f := base
 		change(&f)

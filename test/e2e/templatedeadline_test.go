@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -24,6 +25,25 @@ import (
 // core. The waits are on the step's end, which kapp-controller records;
 // the cap only says that the step ends.
 const templateStepCap = 10 * time.Minute
+
+// templateStepEnded is true once kapp-controller has recorded the end of a
+// template step of the App name later than after (it records whole
+// seconds), or once the App is gone. A step that ended because
+// kapp-controller lost its own process (status.LostChild) does not count:
+// kapp-controller runs it again.
+func templateStepEnded(ctx context.Context, name string, after time.Time) func() (bool, error) {
+	return func() (bool, error) {
+		app, err := getApp(ctx, name)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		t := app.Status.Template
+		return t != nil && t.UpdatedAt.Time.After(after) && !status.LostChild(t.Error), nil
+	}
+}
 
 // The harness runs the adapter with --template-timeout=10s and caps the
 // memory of kapp-controller's sidecar at 4 GiB, as a container limit would.
@@ -52,10 +72,7 @@ var _ = Describe("template steps that do not finish", func() {
 		Expect(app.Status.ConsecutiveReconcileFailures).To(BeZero(), "kapp-controller had already given up on the step")
 
 		By("waiting for the slow template step to end, then for Installed")
-		Eventually(func() (bool, error) {
-			app, err := getApp(ctx, "slow-chart")
-			return err == nil && app.Status.Template != nil, err
-		}).WithTimeout(templateStepCap).Should(BeTrue(), "the slow template step did not end")
+		Eventually(templateStepEnded(ctx, "slow-chart", time.Time{})).WithTimeout(templateStepCap).Should(BeTrue(), "the slow template step did not end")
 		Eventually(getBD(ctx, "slow-chart")).WithTimeout(time.Minute).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 		Expect(env.Client.Get(ctx, objKey("default", "slow-chart"), &corev1.ConfigMap{})).To(Succeed())
 		run := time.Since(app.Status.Fetch.UpdatedAt.Time)
@@ -67,28 +84,17 @@ var _ = Describe("template steps that do not finish", func() {
 		// deploy), so the App's delete comes after it. On a busy machine
 		// that step takes as long as the first did.
 		// How long that step takes depends on the CPU the machine has left
-		// for it, so the wait is for the step's end, which kapp-controller
-		// records, and only then for the delete. The end is a template time
-		// later than the last one recorded before the delete: kapp-controller
-		// records whole seconds, and the probe's run starts in the second the
-		// first run's template step ended, which may be the second of the
-		// delete too. With no step under way the App simply goes.
+		// for it, so the wait is for the step's end, and only then for the
+		// delete. The end is a template time later than the last one read
+		// before the delete: the probe's run starts in the second the first
+		// step ended, which may be the delete's second too. With no step
+		// under way the App simply goes.
 		app, err = getApp(ctx, "slow-chart")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(app.Status.Template).NotTo(BeNil())
 		before := app.Status.Template.UpdatedAt.Time
 		Expect(env.Client.Delete(ctx, mustBD(ctx, "slow-chart"))).To(Succeed())
-		Eventually(func() (bool, error) {
-			app, err := getApp(ctx, "slow-chart")
-			if apierrors.IsNotFound(err) {
-				return true, nil
-			}
-			if err != nil {
-				return false, err
-			}
-			t := app.Status.Template
-			return t != nil && t.UpdatedAt.Time.After(before), nil
-		}).WithTimeout(templateStepCap).Should(BeTrue(), "the template step under way at the delete (the first took %s) did not end", run.Round(time.Second))
+		Eventually(templateStepEnded(ctx, "slow-chart", before)).WithTimeout(templateStepCap).Should(BeTrue(), "the template step under way at the delete (the first took %s) did not end", run.Round(time.Second))
 		Eventually(func() bool {
 			return apierrors.IsNotFound(env.Client.Get(ctx, objKey("", "slow-chart"), &rukpakv1alpha2.BundleDeployment{}))
 		}).WithTimeout(time.Minute).Should(BeTrue(), "gone within a minute of the template step's end")
@@ -99,7 +105,8 @@ var _ = Describe("template steps that do not finish", func() {
 		Eventually(getBD(ctx, "yaml-bomb-memory")).WithTimeout(time.Minute).Should(haveCondition("Installed", "False", "InstallFailed", "billion laughs"))
 		// ytt's step ends when it has filled the sidecar's 4 GiB: a minute
 		// with three busy loops beside it on two cores, near three in CI.
-		Eventually(getBD(ctx, "yaml-bomb-memory")).WithTimeout(templateStepCap).Should(haveCondition("Installed", "False", "InstallFailed",
+		Eventually(templateStepEnded(ctx, "yaml-bomb-memory", time.Time{})).WithTimeout(templateStepCap).Should(BeTrue(), "ytt's step did not end")
+		Eventually(getBD(ctx, "yaml-bomb-memory")).WithTimeout(time.Minute).Should(haveCondition("Installed", "False", "InstallFailed",
 			"invalid bundle: ytt ran out of memory rendering the bundle ("))
 		msg := apimeta.FindStatusCondition(mustBD(ctx, "yaml-bomb-memory").Status.Conditions, rukpakv1alpha2.TypeInstalled).Message
 		Expect(msg).NotTo(ContainSubstring("goroutine"))

@@ -259,15 +259,3 @@ func withPath(env []string, dir string) []string {
 	}
 	return append(out, "PATH="+path)
 }
-
-// LostChild reports whether a failed App, PackageInstall or
-// PackageRepository failed only because kapp-controller v0.53.1's sidecar
-// lost the exit status of its own vendir or ytt process to the zombie
-// reaper it runs beside them ("waitid: no child processes"). That is a race
-// inside kapp-controller, on any cluster, not a verdict on the content:
-// kapp-controller retries the step after a short backoff, so a wait for
-// success keeps waiting instead of stopping at it. The adapter says the
-// same to users (adapter/pure/status).
-func LostChild(usefulErrorMessage string) bool {
-	return strings.Contains(usefulErrorMessage, "waitid: no child processes")
-}

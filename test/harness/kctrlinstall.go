@@ -232,35 +232,18 @@ func kctrlWaitInstall(ctx context.Context, kc kcclient.Interface, ns, name strin
 	})
 }
 
-// kctrlWait polls as kctrl's waits do: once the current generation is
-// observed, ReconcileSucceeded ends it, ReconcileFailed fails it with the
-// useful error message. One failure goes on waiting where kctrl would not:
-// kapp-controller losing its own process (LostChild), which it retries.
+// kctrlWait polls as kctrl's waits do, every second, until Reconciled
+// says the current generation is done.
 func kctrlWait(ctx context.Context, get func(context.Context) (int64, kcv1alpha1.GenericStatus, error)) error {
 	var failed error
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		gen, status, err := get(ctx)
+		gen, st, err := get(ctx)
 		if err != nil {
 			return false, err
 		}
-		if gen != status.ObservedGeneration {
-			return false, nil
-		}
-		for _, c := range status.Conditions {
-			switch {
-			case c.Type == kcv1alpha1.ReconcileSucceeded && c.Status == corev1.ConditionTrue:
-				return true, nil
-			case c.Type == kcv1alpha1.ReconcileFailed && c.Status == corev1.ConditionTrue:
-				if LostChild(status.UsefulErrorMessage) {
-					// kctrl would stop here and its user run the command
-					// again; kapp-controller's own retry is that second run.
-					return false, nil
-				}
-				failed = fmt.Errorf("%s. %s", status.UsefulErrorMessage, status.FriendlyDescription)
-				return true, nil
-			}
-		}
-		return false, nil
+		var done bool
+		done, failed = Reconciled(gen, st)
+		return done, nil
 	})
 	if err != nil {
 		return err

@@ -207,30 +207,22 @@ func applyExport(ctx context.Context, out string) {
 	}
 }
 
-// waitInstalled waits for the PackageInstall to say ReconcileSucceeded and
-// stops at ReconcileFailed, unless kapp-controller lost its own process
-// (harness.LostChild), which kapp-controller retries.
+// waitInstalled waits for the PackageInstall's generation to be reconciled
+// and stops at a failure (harness.Reconciled).
 func waitInstalled(ctx context.Context, ns, name string) {
 	EventuallyWithOffset(1, func() error {
 		pi := &packagingv1alpha1.PackageInstall{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pi); err != nil {
 			return err
 		}
-		for _, c := range pi.Status.Conditions {
-			if c.Status != corev1.ConditionTrue {
-				continue
-			}
-			switch c.Type {
-			case kappctrlv1alpha1.ReconcileSucceeded:
-				return nil
-			case kappctrlv1alpha1.ReconcileFailed:
-				if harness.LostChild(pi.Status.UsefulErrorMessage) {
-					return fmt.Errorf("PackageInstall %s: kapp-controller retries after losing its own process: %s", name, pi.Status.UsefulErrorMessage)
-				}
-				StopTrying(fmt.Sprintf("PackageInstall %s failed: %s", name, pi.Status.UsefulErrorMessage)).Now()
-			}
+		done, err := harness.Reconciled(pi.Generation, pi.Status.GenericStatus)
+		if err != nil {
+			StopTrying(fmt.Sprintf("PackageInstall %s failed: %v", name, err)).Now()
 		}
-		return fmt.Errorf("PackageInstall %s: %+v", name, pi.Status.Conditions)
+		if !done {
+			return fmt.Errorf("PackageInstall %s at generation %d: %+v", name, pi.Generation, pi.Status.GenericStatus)
+		}
+		return nil
 	}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
 }
 

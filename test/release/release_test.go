@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	apitypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -542,33 +543,29 @@ func carvelObject(apiVersion, kind string) *unstructured.Unstructured {
 	return u
 }
 
-// reconciled succeeds once a PackageRepository or PackageInstall says
-// ReconcileSucceeded, and stops trying when it says ReconcileFailed for a
-// reason other than kapp-controller losing its own process (harness.LostChild).
+// reconciled succeeds once a PackageRepository's or PackageInstall's
+// generation is reconciled, and stops trying at a failure
+// (harness.Reconciled).
 func reconciled(ctx context.Context, kind, ns, name string) func() error {
 	return func() error {
 		u := carvelObject("packaging.carvel.dev/v1alpha1", kind)
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 			return err
 		}
-		conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-		for _, c := range conditions {
-			c, _ := c.(map[string]any)
-			if c["status"] != "True" {
-				continue
-			}
-			switch c["type"] {
-			case "ReconcileSucceeded":
-				return nil
-			case "ReconcileFailed":
-				desc, _, _ := unstructured.NestedString(u.Object, "status", "usefulErrorMessage")
-				if harness.LostChild(desc) {
-					return fmt.Errorf("%s %s: kapp-controller retries after losing its own process: %s", kind, name, desc)
-				}
-				StopTrying(fmt.Sprintf("%s %s failed: %s", kind, name, desc)).Now()
+		st := kappctrlv1alpha1.GenericStatus{}
+		if raw, ok := u.Object["status"].(map[string]any); ok {
+			if err := k8sruntime.DefaultUnstructuredConverter.FromUnstructured(raw, &st); err != nil {
+				return fmt.Errorf("%s %s's status: %w", kind, name, err)
 			}
 		}
-		return fmt.Errorf("%s %s: %v", kind, name, conditions)
+		done, err := harness.Reconciled(u.GetGeneration(), st)
+		if err != nil {
+			StopTrying(fmt.Sprintf("%s %s failed: %v", kind, name, err)).Now()
+		}
+		if !done {
+			return fmt.Errorf("%s %s at generation %d: %+v", kind, name, u.GetGeneration(), st)
+		}
+		return nil
 	}
 }
 

@@ -68,18 +68,19 @@ func (w *Watcher) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	digest := digestOf(cfg.Source, cfg.Data)
+	source := cfg.Source()
+	digest := digestOf(source, cfg.Data)
 	if digest == w.applied {
 		return reconcile.Result{}, nil
 	}
 	var n *fetch.Network
-	if cfg.Source != "" {
-		n = fetch.ParseNetwork(cfg.Source, cfg.Data, w.serviceHost)
+	if source != "" {
+		n = fetch.ParseNetwork(source, cfg.Data, w.serviceHost)
 	}
 	w.holder.Store(n)
 	// What it says, never its values: a proxy URL may carry a password.
 	data := cfg.Data
-	log.FromContext(ctx).Info("kapp-controller-config applied to the adapter's fetches", "from", cfg.Source,
+	log.FromContext(ctx).Info("kapp-controller-config applied to the adapter's fetches", "from", source,
 		"caCerts", data["caCerts"] != "", "httpProxy", data["httpProxy"] != "", "httpsProxy", data["httpsProxy"] != "",
 		"noProxy", data["noProxy"] != "", "dangerousSkipTLSVerify", data["dangerousSkipTLSVerify"] != "", "problem", errText(n.Err()))
 	if w.onChange != nil {
@@ -94,13 +95,23 @@ func (w *Watcher) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 
 // Config is kapp-controller-config as kapp-controller reads it.
 type Config struct {
-	// Source names the object read ("the Secret NS/kapp-controller-config"),
-	// "" when neither exists; Kind is its kind.
-	Source, Kind string
+	// Kind is the kind of the object read, Secret or ConfigMap; "" when
+	// neither exists.
+	Kind      string
+	Namespace string
 	// ConfigMapIgnored says a ConfigMap of the name exists beside the
 	// Secret, which wins.
 	ConfigMapIgnored bool
 	Data             map[string]string
+}
+
+// Source names the object read ("the Secret NS/kapp-controller-config")
+// in messages; "" when neither exists.
+func (c Config) Source() string {
+	if c.Kind == "" {
+		return ""
+	}
+	return "the " + c.Kind + " " + c.Namespace + "/" + fetch.KappControllerConfigName
 }
 
 // Read reads kapp-controller-config in namespace through reader: the
@@ -123,9 +134,9 @@ func Read(ctx context.Context, reader client.Reader, namespace string) (Config, 
 		for k, v := range secret.Data {
 			data[k] = string(v)
 		}
-		return Config{Source: "the Secret " + key.String(), Kind: "Secret", ConfigMapIgnored: cmErr == nil, Data: data}, nil
+		return Config{Kind: "Secret", Namespace: namespace, ConfigMapIgnored: cmErr == nil, Data: data}, nil
 	case cmErr == nil:
-		return Config{Source: "the ConfigMap " + key.String(), Kind: "ConfigMap", Data: cm.Data}, nil
+		return Config{Kind: "ConfigMap", Namespace: namespace, Data: cm.Data}, nil
 	}
 	return Config{}, nil
 }

@@ -110,7 +110,7 @@ func (s state) mirror() (conditions, time.Duration) {
 		return s.succeeded(), 0
 	case kappctrlv1alpha1.ReconcileFailed:
 		// kapp-controller retries a failed App after 2 s; a one-off failure
-		// of what is installed is kapp-controller's own (see lostChild), not
+		// of what is installed is kapp-controller's own (see LostChild), not
 		// news. A second failure in a row is reported.
 		if s.current && app.Status.ConsecutiveReconcileFailures < 2 {
 			return s.kept(), 0

@@ -37,7 +37,7 @@ func InvalidContent(f Facts, class string) string {
 			return "invalid bundle: " + zeroObjects
 		}
 	case stageTemplate:
-		if class != rukpakv1alpha2.ClassHelm && !lostChild(detail) {
+		if class != rukpakv1alpha2.ClassHelm && !LostChild(detail) {
 			return explainTemplate(detail)
 		}
 	case stageDeploy:

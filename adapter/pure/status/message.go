@@ -72,7 +72,7 @@ const zeroObjects = "found zero objects: plain+v0 bundles are required to contai
 // explainTemplate says why the template step failed: the bundle, in
 // rukpak's words, unless kapp-controller lost its own process.
 func explainTemplate(detail string) string {
-	if lostChild(detail) {
+	if LostChild(detail) {
 		return lostChildText + detail
 	}
 	return "invalid bundle: " + templateCause(detail)
@@ -99,7 +99,7 @@ func templateCause(detail string) string {
 // rukpak had them (a ConfigMap source that does not exist, read from the
 // namespace ns), then vendir's.
 func explainFetch(detail, ns string) string {
-	if lostChild(detail) {
+	if LostChild(detail) {
 		return lostChildText + detail
 	}
 	if m := missingConfigMap.FindStringSubmatch(detail); m != nil {
@@ -112,13 +112,14 @@ func explainFetch(detail, ns string) string {
 // is not there (the API server's NotFound, as client-go prints it).
 var missingConfigMap = regexp.MustCompile(`configmaps "([^"]+)" not found`)
 
-// lostChild is kapp-controller v0.53.1's sidecar losing the exit status of
-// its own vendir or ytt process to the zombie reaper that runs beside it
-// (replaced upstream by tini in carvel-dev/kapp-controller pull request
-// 1806, merged in April 2026). The step failed for a reason of
-// kapp-controller's, not of the bundle, and the next attempt usually
-// succeeds.
-func lostChild(detail string) bool {
+// LostChild says whether a step's error (an App's or, mirrored, a
+// PackageInstall's) is kapp-controller v0.53.1's sidecar losing the exit
+// status of its own vendir or ytt process to the zombie reaper that runs
+// beside it (replaced upstream by tini in carvel-dev/kapp-controller pull
+// request 1806, merged in April 2026). The step failed for a reason of
+// kapp-controller's, not of the bundle, and kapp-controller's next attempt
+// usually succeeds.
+func LostChild(detail string) bool {
 	return strings.Contains(detail, "waitid: no child processes")
 }
 
