@@ -77,7 +77,8 @@ const digestCacheBytes = 32 << 20
 // other classes are never touched. apis answers registry+v1 bundles'
 // olm.gvk dependencies.
 func NewReconciler(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *Reconciler {
-	return assemble(c, direct, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace, nil))
+	r, _ := assemble(c, direct, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace, nil))
+	return r
 }
 
 // kappInstalled stands for a cluster known to serve kapp-controller's API.
@@ -93,11 +94,11 @@ func newFetcher(c client.Reader, systemNamespace string, network *fetch.NetworkH
 }
 
 func assemble(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs,
-	installDefault InstallWith, kapp controller.KappReady, fetcher store.SourceFetcher) *Reconciler {
+	installDefault InstallWith, kapp controller.KappReady, fetcher store.SourceFetcher) (*Reconciler, *store.Store) {
 	content := store.New(c, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
 	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content, kapp).
-		WithBundles(deployments.NewV1alpha1(c, recorder, deployments.New(c, direct, recorder), cfg.SystemNamespace, cfg.ContentAddress))
+		WithBundles(deployments.NewV1alpha1(c, recorder, deployments.New(c, direct, recorder), cfg.SystemNamespace, cfg.ContentAddress)), content
 }
 
 // Render returns the objects the controller would apply for bd, offline.

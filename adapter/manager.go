@@ -188,7 +188,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	var r *Reconciler
 	kapp := kappapi.New(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o, network) },
 		func(ctx context.Context) error { return r.WakeAll(ctx, mgr.GetCache()) })
-	r = assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp, fetcher)
+	r, content := assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp, fetcher)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up controller: %w", err)
 	}
@@ -229,6 +229,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 			default:
 				return nil
 			}
+			// Every fetch that failed may pass now: none waits out its
+			// backoff.
+			content.RetryFetchesNow()
 			return errors.Join(r.WakeUnpackFailed(ctx, mgr.GetCache()), unpacker.WakeUnpackFailed(ctx, mgr.GetCache()))
 		}
 		err = kappconfig.New(mgr.GetCache(), o.KappControllerNamespace, os.Getenv("KUBERNETES_SERVICE_HOST"), network, wake).SetupWithManager(mgr)

@@ -4,7 +4,10 @@
 //
 // It owns the digest cache of images (DigestCache), and how servers are
 // reached beyond what a source says (Network: kapp-controller-config's CAs,
-// proxies and hosts not verified, parsed as kapp-controller parses them).
+// proxies and hosts not verified, parsed as kapp-controller parses them),
+// the transports every fetch of one network setting shares (bounding the
+// connections to a server), and when a failed fetch may run again
+// (Backoff, RetryDelay: the schedule every controller that fetches keeps).
 //
 // May import (this module): adapter/fetch/unpack.
 package fetch

@@ -3,7 +3,6 @@ package fetch
 import (
 	"compress/gzip"
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,9 +27,8 @@ func FetchHTTP(ctx context.Context, url string, opts HTTPOptions, limits Limits)
 	if opts.Username != "" || opts.Password != "" {
 		req.SetBasicAuth(opts.Username, opts.Password)
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.InsecureSkipVerify} //nolint:gosec // the user asked for it on this BundleDeployment only
-	if err := opts.Network.configure(t, req.URL.Host, "", false); err != nil {
+	t, err := opts.Network.transport(req.URL.Host, "", opts.InsecureSkipVerify, false)
+	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", url, err)
 	}
 	resp, err := (&http.Client{Transport: t}).Do(req)

@@ -3,7 +3,6 @@ package fetch
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -91,9 +90,8 @@ func FetchImage(ctx context.Context, ref string, opts ImageOptions, limits Limit
 }
 
 func transportFor(opts ImageOptions, registry string) (http.RoundTripper, error) {
-	t := remote.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.InsecureSkipTLSVerify} //nolint:gosec // the user asked for it on this BundleDeployment only
-	if err := opts.Network.configure(t, registry, opts.CAData, true); err != nil {
+	t, err := opts.Network.transport(registry, opts.CAData, opts.InsecureSkipTLSVerify, true)
+	if err != nil {
 		return nil, fmt.Errorf("reach %s: %w", registry, err)
 	}
 	return t, nil

@@ -165,30 +165,6 @@ func (n *Network) rootsWith(extraPEM string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// configure makes t reach host as the config says: proxies, CAs (beside
-// extraPEM) and, where skippable (registries and git servers, as
-// kapp-controller skips; not http archives), verification skipped for the
-// hosts dangerousSkipTLSVerify names.
-func (n *Network) configure(t *http.Transport, host, extraPEM string, skippable bool) error {
-	if err := n.Err(); err != nil {
-		return err
-	}
-	roots, err := n.rootsWith(extraPEM)
-	if err != nil {
-		return err
-	}
-	if roots != nil {
-		t.TLSClientConfig.RootCAs = roots
-	}
-	if n != nil {
-		t.Proxy = func(r *http.Request) (*url.URL, error) { return n.proxy(r.URL) }
-		if skippable && n.SkipsVerify(host) {
-			t.TLSClientConfig.InsecureSkipVerify = true //nolint:gosec // kapp-controller-config's dangerousSkipTLSVerify names this host
-		}
-	}
-	return nil
-}
-
 // NetworkHolder hands the current Network from the watch of
 // kapp-controller-config to every fetch; its zero value holds none (nil).
 type NetworkHolder struct{ p atomic.Pointer[Network] }

@@ -17,6 +17,8 @@ type FileServer struct {
 	hits               map[string]int
 	server             *http.Server
 	scheme             string
+	// Traffic is what the server received.
+	Traffic *Traffic
 }
 
 // StartFileServer serves on a free loopback port; with a username every
@@ -29,6 +31,8 @@ func StartFileServer(username, password string, ca *TestCA) (*FileServer, error)
 	}
 	fs := &FileServer{Host: l.Addr().String(), Username: username, Password: password, files: map[string][]byte{}, hits: map[string]int{}}
 	fs.server = &http.Server{Handler: http.HandlerFunc(fs.serve)}
+	fs.Traffic = newTraffic()
+	fs.Traffic.watch(fs.server)
 	fs.scheme, err = serve(fs.server, l, ca)
 	return fs, err
 }

@@ -18,6 +18,8 @@ type GitServer struct {
 	Username, Password string
 	root, scheme       string
 	server             *http.Server
+	// Traffic is what the server received.
+	Traffic *Traffic
 }
 
 // StartGitServer serves the repositories under a fresh directory, over
@@ -52,6 +54,8 @@ func StartGitServer(dir, username, password string, ca *TestCA) (*GitServer, err
 		}
 		backend.ServeHTTP(w, r)
 	})}
+	gs.Traffic = newTraffic()
+	gs.Traffic.watch(gs.server)
 	gs.scheme, err = serve(gs.server, l, ca)
 	return gs, err
 }
@@ -65,8 +69,12 @@ type Repo struct {
 // NewRepo creates a bare repository name.git with one commit of files from
 // dir placed under subdir, on branch main.
 func (gs *GitServer) NewRepo(name, dir, subdir string) (*Repo, error) {
-	return newRepoAt(filepath.Join(gs.root, name+".git"), filepath.Join(gs.root, "work-"+name), gs.scheme+"://"+gs.Host+"/"+name+".git", dir, subdir)
+	return newRepoAt(filepath.Join(gs.root, name+".git"), filepath.Join(gs.root, "work-"+name), gs.URL(name), dir, subdir)
 }
+
+// URL is where the repository name.git is served, whether or not it
+// exists.
+func (gs *GitServer) URL(name string) string { return gs.scheme + "://" + gs.Host + "/" + name + ".git" }
 
 // newRepoAt creates the bare repository bare, known to clients as url, with
 // one commit of dir's files under subdir on main, made in the work tree work.

@@ -37,6 +37,8 @@ type Registry struct {
 	// CA is set when the registry serves TLS.
 	CA     *TestCA
 	server *http.Server
+	// Traffic is what the registry received.
+	Traffic *Traffic
 	// addr is where it listens, which Host names unless a host name was
 	// given.
 	addr string
@@ -82,7 +84,8 @@ func serveRegistry(l net.Listener, host, username, password string, ca *TestCA) 
 			inner.ServeHTTP(w, r)
 		})
 	}
-	r := &Registry{Host: l.Addr().String(), Username: username, Password: password, CA: ca, server: &http.Server{Handler: h}, addr: l.Addr().String()}
+	r := &Registry{Host: l.Addr().String(), Username: username, Password: password, CA: ca, server: &http.Server{Handler: h}, addr: l.Addr().String(), Traffic: newTraffic()}
+	r.Traffic.watch(r.server)
 	var names []string
 	if host != "" {
 		// name:port, or a name alone for a TLS registry on 443.

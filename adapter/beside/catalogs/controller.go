@@ -13,8 +13,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -69,6 +71,9 @@ type Reconciler struct {
 	client client.Client
 	direct client.Reader
 	images Images
+	// retries holds back the registry requests of a catalog that failed
+	// until their backoff has passed.
+	retries fetch.Backoff
 }
 
 // New is the controller's reconciler: c reads OperatorCatalogs (cached)
@@ -81,7 +86,11 @@ func New(c client.Client, direct client.Reader, images Images) *Reconciler {
 
 // SetupWithManager registers the controller (leader only).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("operatorcatalogs").For(&catalogsv1alpha1.OperatorCatalog{}).Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).Named("operatorcatalogs").For(&catalogsv1alpha1.OperatorCatalog{}).
+		// What fails other than the registry (a write) backs off as every
+		// other retry of the adapter, not from controller-runtime's 5 ms.
+		WithOptions(controller.Options{RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](fetch.RetryBase, fetch.RetryMax)}).
+		Complete(r)
 }
 
 // Poll is how often cat's image is looked up.
@@ -108,9 +117,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	poll := Poll(cat)
+	// A registry that failed is not asked again before its backoff has
+	// passed, whatever queued the catalog (its own status write's echo):
+	// the status already says the failure and its next attempt.
+	key, input := req.String(), fmt.Sprintf("%s/%d", cat.UID, cat.Generation)
+	if err := r.retries.Pending(key, input, time.Now()); err != nil {
+		return reconcile.Result{RequeueAfter: max(time.Until(fetch.NextAttempt(err)), time.Millisecond)}, nil
+	}
 	pinned, err := r.images.Resolve(ctx, cat.Spec.Image)
 	if err != nil {
-		return r.failed(ctx, cat, catalogsv1alpha1.ReasonPullFailed, fmt.Sprintf("The catalog image %s could not be looked up: %v. It is looked up again with backoff.", cat.Spec.Image, err), err)
+		return r.retry(ctx, cat, key, input, err, func(next string) string {
+			return fmt.Sprintf("The catalog image %s could not be looked up: %v. It is looked up again at %s.", cat.Spec.Image, err, next)
+		})
 	}
 	if pinned == cat.Status.ResolvedImage && cat.Status.ObservedGeneration == cat.Generation &&
 		meta.IsStatusConditionTrue(cat.Status.Conditions, catalogsv1alpha1.TypePublished) {
@@ -124,8 +142,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 				"Push a fixed catalog (the tag is looked up every %s), or publish one over the adapter's limits from outside the cluster with rukpak-kapp catalog push.", pinned, err, poll), nil)
 			return reconcile.Result{RequeueAfter: poll}, werr
 		}
-		return r.failed(ctx, cat, catalogsv1alpha1.ReasonPullFailed, fmt.Sprintf("The catalog image %s could not be pulled: %v. It is pulled again with backoff.", pinned, err), err)
+		return r.retry(ctx, cat, key, input, err, func(next string) string {
+			return fmt.Sprintf("The catalog image %s could not be pulled: %v. It is pulled again at %s.", pinned, err, next)
+		})
 	}
+	r.retries.Forget(key)
 	pub := catalog.Publish(cfg, catalog.Options{Domain: cat.Spec.Domain, Namespace: cat.Namespace})
 	if len(pub.Packages) == 0 {
 		_, werr := r.failed(ctx, cat, catalogsv1alpha1.ReasonInvalid, fmt.Sprintf("No bundle of the catalog %s can be published as a Package (%s). Push a fixed catalog; the tag is looked up every %s.", pinned, refusals(pub), poll), nil)
@@ -162,6 +183,18 @@ func refusals(pub catalog.Published) string {
 func setPublished(status *catalogsv1alpha1.OperatorCatalogStatus, gen int64, s metav1.ConditionStatus, reason, msg string) {
 	status.ObservedGeneration = gen
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: catalogsv1alpha1.TypePublished, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
+}
+
+// retry reports a failed request to the registry, remembered under key
+// for input, with the time of its next attempt (msg says it), and looks
+// again then.
+func (r *Reconciler) retry(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, key, input string, err error, msg func(next string) string) (reconcile.Result, error) {
+	next := fetch.NextAttempt(r.retries.Failed(key, input, err, true, time.Now()))
+	if _, werr := r.failed(ctx, cat, catalogsv1alpha1.ReasonPullFailed, msg(next.UTC().Format(time.RFC3339)), nil); werr != nil {
+		return reconcile.Result{}, werr
+	}
+	log.FromContext(ctx).Error(err, "catalog image unreachable; retrying with backoff", "nextAttempt", next.UTC().Format(time.RFC3339))
+	return reconcile.Result{RequeueAfter: max(time.Until(next), time.Millisecond)}, nil
 }
 
 // failed reports a failure; cause, when not nil, is returned for backoff.

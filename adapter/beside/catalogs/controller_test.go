@@ -28,10 +28,12 @@ type images struct {
 	digest   string
 	catalogs map[string]*declcfg.DeclarativeConfig
 	pulls    int
+	lookups  int
 	err      error
 }
 
 func (i *images) Resolve(context.Context, string) (string, error) {
+	i.lookups++
 	return "registry.example/catalog@" + i.digest, i.err
 }
 
@@ -166,12 +168,20 @@ func TestReconcile_Failures(t *testing.T) {
 	t.Run("the tag cannot be looked up: backoff, said", func(t *testing.T) {
 		h := newHarness(t)
 		h.images.err = errors.New("dial tcp: connection refused")
-		if _, err := h.reconcile(t); err == nil {
-			t.Fatal("no error to back off with")
+		res, err := h.reconcile(t)
+		if err != nil || res.RequeueAfter <= 0 || res.RequeueAfter > time.Second {
+			t.Fatalf("%v, %v: want the next look at the next attempt, within a second", res, err)
 		}
 		c := meta.FindStatusCondition(h.catalog(t).Status.Conditions, catalogsv1alpha1.TypePublished)
-		if c == nil || c.Reason != catalogsv1alpha1.ReasonPullFailed || !strings.Contains(c.Message, "connection refused") {
+		if c == nil || c.Reason != catalogsv1alpha1.ReasonPullFailed || !strings.Contains(c.Message, "connection refused") ||
+			!strings.Contains(c.Message, "It is looked up again at "+time.Now().Add(res.RequeueAfter).UTC().Format("2006-01-02T15:04")) {
 			t.Errorf("condition %+v", c)
+		}
+		// Its status write's echo, within the backoff: the registry is not
+		// asked, nothing is written.
+		h.writes = nil
+		if res, err := h.reconcile(t); err != nil || res.RequeueAfter <= 0 || h.images.lookups != 1 || len(h.writes) != 0 {
+			t.Errorf("within the backoff: %v, %v, %d lookups, writes %v", res, err, h.images.lookups, h.writes)
 		}
 	})
 	t.Run("no catalog in the image: no hot retry, the next poll looks again", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -56,7 +57,9 @@ func (w *Watcher) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.ConfigMap{}, one, only).
 		// Every replica fetches: the leader for installs, each one for the
 		// contentURLs it serves.
-		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
+		// A read that fails backs off as every retry of the adapter.
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false),
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](fetch.RetryBase, fetch.RetryMax)}).
 		Complete(w)
 }
 

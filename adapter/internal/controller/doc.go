@@ -13,7 +13,7 @@
 // dispatcher is tested with fakes. Nothing under adapter/internal imports
 // it.
 //
-// May import (this module): adapter/pure/bundlefiles, adapter/servers/contenturl,
+// May import (this module): adapter/fetch, adapter/pure/bundlefiles, adapter/servers/contenturl,
 // adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
 // adapter/beside/kappapi, adapter/pure/status, adapter/pure/translate, api/v1alpha1,
 // api/v1alpha2.

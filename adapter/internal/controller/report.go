@@ -2,13 +2,17 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
@@ -34,11 +38,14 @@ type decision struct {
 	write  bool
 	result ctrl.Result
 	err    error
+	// failed is a failed attempt to log, where err does not carry it to
+	// controller-runtime's log (a fetch retried at its own time).
+	failed error
 }
 
 // decide is the report policy p applied to the computed status out, the
-// route's outcome o and the failure classified from it.
-func decide(p policy, out status.Computed, o scope.Outcome, failure *status.Failure) decision {
+// route's outcome o and the failure classified from it, at now.
+func decide(p policy, out status.Computed, o scope.Outcome, failure *status.Failure, now time.Time) decision {
 	if p == removing {
 		if o.Err != nil {
 			return decision{err: scope.Redacted(o.Err)}
@@ -56,6 +63,15 @@ func decide(p policy, out status.Computed, o scope.Outcome, failure *status.Fail
 	case o.Err != nil && !failure.Retrying:
 		// Only a new generation or new content can fix this.
 		d.err = reconcile.TerminalError(scope.Redacted(o.Err))
+	case o.Err != nil && !failure.NextAttempt.IsZero():
+		// A fetch that failed is tried again when its backoff says, which
+		// the status names; no look before then fetches (fetch.Backoff).
+		// Not an error, whose requeue would come at the queue's own time.
+		d.result = ctrl.Result{RequeueAfter: max(failure.NextAttempt.Sub(now), time.Millisecond)}
+		var later *fetch.RetryLater
+		if errors.As(o.Err, &later) && !later.Remembered {
+			d.failed = scope.Redacted(o.Err)
+		}
 	case o.Err != nil:
 		d.err = scope.Redacted(o.Err)
 	case o.Retry != nil:
@@ -83,7 +99,7 @@ func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p p
 		facts.Progress = r.progress.held(s.BD)
 	}
 	out := status.Compute(facts)
-	d := decide(p, out, o, facts.Failure)
+	d := decide(p, out, o, facts.Failure, r.now())
 	replaced := s.BD.ResourceVersion
 	wrote, installed, err := l.write(ctx, s, facts, out, d.write, p == installing)
 	switch {
@@ -104,6 +120,9 @@ func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p p
 		if installed != nil {
 			r.states.set(s.BD.Name, string(installed.Status), installed.Reason)
 		}
+	}
+	if d.failed != nil {
+		log.FromContext(ctx).Error(d.failed, "fetch failed; retrying with backoff", "nextAttempt", facts.Failure.NextAttempt.UTC().Format(time.RFC3339))
 	}
 	return d.result, d.err
 }

@@ -17,6 +17,8 @@ func TestDecidePolicy(t *testing.T) {
 	boom := errors.New("boom")
 	retrying := &status.Failure{Retrying: true}
 	final := &status.Failure{}
+	now := time.Unix(1_000_000, 0)
+	backoff := &status.Failure{Retrying: true, NextAttempt: now.Add(4 * time.Second)}
 	type want struct {
 		write    bool
 		after    time.Duration
@@ -37,6 +39,7 @@ func TestDecidePolicy(t *testing.T) {
 		{"install: progress held, looked at when the hold ends", installing, status.Computed{Hold: true, WriteAfter: 3 * time.Second}, scope.Outcome{Timer: time.Minute}, nil, want{after: 3 * time.Second}},
 		{"install: held, a sooner timer wins", installing, status.Computed{Hold: true, WriteAfter: 3 * time.Second, LookAgainAfter: time.Second}, scope.Outcome{}, nil, want{after: time.Second}},
 		{"install: a failure a retry can fix is retried with backoff", installing, status.Computed{}, scope.Outcome{Err: boom, Timer: time.Minute}, retrying, want{write: true, err: true}},
+		{"install: a fetch that failed is looked at again at its next attempt, not as an error", installing, status.Computed{}, scope.Outcome{Err: boom, Timer: time.Minute}, backoff, want{write: true, after: 4 * time.Second}},
 		{"install: a failure only a new spec fixes is terminal", installing, status.Computed{}, scope.Outcome{Err: boom}, final, want{write: true, err: true, terminal: true}},
 		{"install: a failure beside a working install is retried", installing, status.Computed{}, scope.Outcome{Retry: boom, Timer: time.Minute}, nil, want{write: true, err: true}},
 		{"removal: written", removing, status.Computed{}, scope.Outcome{}, nil, want{write: true}},
@@ -45,7 +48,7 @@ func TestDecidePolicy(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			d := decide(tt.p, tt.out, tt.o, tt.failure)
+			d := decide(tt.p, tt.out, tt.o, tt.failure, now)
 			if d.write != tt.want.write || d.result != (ctrl.Result{RequeueAfter: tt.want.after}) || (d.err != nil) != tt.want.err ||
 				errors.Is(d.err, reconcile.TerminalError(nil)) != tt.want.terminal {
 				t.Errorf("decide = %+v, want %+v", d, tt.want)

@@ -54,9 +54,9 @@ func FailureOf(err error) *status.Failure {
 	case errors.Is(err, fetch.ErrInvalidContent):
 		return &status.Failure{Kind: status.SourceFailed, Message: err.Error()}
 	case errors.As(err, &tagged) && tagged.Step == StepSource:
-		return &status.Failure{Kind: status.SourceFailed, Message: err.Error(), Retrying: true}
+		return &status.Failure{Kind: status.SourceFailed, Message: err.Error(), Retrying: true, NextAttempt: fetch.NextAttempt(err)}
 	default:
-		return &status.Failure{Kind: status.ControllerFailed, Message: err.Error(), Retrying: true}
+		return &status.Failure{Kind: status.ControllerFailed, Message: err.Error(), Retrying: true, NextAttempt: fetch.NextAttempt(err)}
 	}
 }
 

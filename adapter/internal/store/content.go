@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,13 +34,29 @@ func (s *Store) content(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment
 			return f, nil
 		}
 	}
+	// A fetch that failed is not made again before its backoff has passed,
+	// whatever brings the BundleDeployment back (its status write's echo,
+	// an App's event): the failure is reported as it was. ConfigMaps are
+	// read from the informer cache, and a change of one wakes what reads
+	// it: never held back.
+	key, gen := string(bd.UID), strconv.FormatInt(bd.Generation, 10)
+	held := bd.Spec.Source.Type != rukpakv1alpha2.SourceTypeConfigMaps
+	if held {
+		if err := s.retries.Pending(key, gen, time.Now()); err != nil {
+			return Fetched{}, err
+		}
+	}
 	fresh, err := s.fetchFresh(ctx, bd, ns)
 	switch {
 	case err == nil:
+		s.retries.Forget(key)
 		s.cache.put(bd, fresh)
 		return fresh, nil
+	case !scope.Permanent(err) && held:
+		// Retried when its backoff says; a tracked branch is checked
+		// again then.
+		return Fetched{}, s.retries.Failed(key, gen, err, true, time.Now())
 	case !scope.Permanent(err):
-		// Retried with backoff; a tracked branch is checked again then.
 		return Fetched{}, err
 	}
 	refused := &refusal{commit: head, err: err}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	"github.com/rukpak-kapp/rukpak-kapp/test/fakekube"
 )
@@ -136,6 +138,7 @@ func TestGatherRemembersARefusal(t *testing.T) {
 			fetcher := &fakeFetcher{files: tt.files, err: tt.err}
 			s := New(k.Client, testCfg, fetcher, &fakeAPIs{})
 			bd := plainBD("refused")
+			var next time.Time
 			for i := range 2 {
 				sc := scopeOf(bd)
 				f, o, stop := s.Gather(context.Background(), sc)
@@ -144,8 +147,16 @@ func TestGatherRemembersARefusal(t *testing.T) {
 					t.Fatalf("Gather %d: stop %v, secrets %v: refused content must not be installed", i+1, stop, f.Secrets)
 				}
 				if tt.refetches {
-					if err == nil {
-						t.Fatalf("Gather %d: a transient failure must come back as an error to retry", i+1)
+					// The second look comes within the backoff: it
+					// reports the failure remembered, with the same next
+					// attempt, and fetches nothing.
+					var later *fetch.RetryLater
+					if !errors.As(err, &later) || later.Remembered != (i == 1) || (i == 1 && !later.Next.Equal(next)) || !errors.Is(err, tt.err) {
+						t.Fatalf("Gather %d: %#v, want the transient failure to retry at its backoff's time", i+1, err)
+					}
+					next = later.Next
+					if f := scope.FailureOf(err); !f.Retrying || !f.NextAttempt.Equal(next) {
+						t.Fatalf("Gather %d: failure %+v does not name its next attempt", i+1, f)
 					}
 					continue
 				}
@@ -156,12 +167,16 @@ func TestGatherRemembersARefusal(t *testing.T) {
 					t.Fatalf("Gather %d: failure %+v, want kind %v with %q", i+1, fl, tt.kind, tt.message)
 				}
 			}
-			want := 1
-			if tt.refetches {
-				want = 2
+			if n, _ := fetcher.counts(); n != 1 {
+				t.Errorf("fetched %d times, want once", n)
 			}
-			if n, _ := fetcher.counts(); n != want {
-				t.Errorf("fetched %d times, want %d", n, want)
+			if tt.refetches {
+				// kapp-controller-config changed: the next look fetches.
+				s.RetryFetchesNow()
+				s.Gather(context.Background(), scopeOf(bd))
+				if n, _ := fetcher.counts(); n != 2 {
+					t.Errorf("after RetryFetchesNow fetched %d times in all, want 2", n)
+				}
 			}
 			if got := contentSecrets(t, k.Raw, systemNS, bd.Name); len(got) != 0 {
 				t.Errorf("refused content was stored: %v", got)

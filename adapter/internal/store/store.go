@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
 )
 
@@ -20,6 +21,9 @@ type Store struct {
 	fetcher Fetcher
 	cache   contentCache
 	deps    *Dependencies
+	// retries holds back the fetch of a source that failed until its
+	// backoff has passed.
+	retries fetch.Backoff
 }
 
 // New is a Store that reads and writes through c (the informer cache for
@@ -36,7 +40,13 @@ func (s *Store) Fetcher() Fetcher { return s.fetcher }
 func (s *Store) Forget(name string, uid types.UID) {
 	s.cache.forget(uid)
 	s.deps.Forget(name)
+	s.retries.Forget(string(uid))
 }
+
+// RetryFetchesNow lets every fetch that failed run again at the next look,
+// its backoff forgotten: what they may have failed on
+// (kapp-controller-config's CAs or proxies) changed.
+func (s *Store) RetryFetchesNow() { s.retries.ForgetAll() }
 
 // Wake maps any event to the BundleDeployments waiting for a dependency.
 func (s *Store) Wake(ctx context.Context, o client.Object) []reconcile.Request {

@@ -279,10 +279,7 @@ func (s state) referenceNamespace() string {
 // failed reports a failure of the adapter's own steps.
 func (s state) failed(f Failure) conditions {
 	msg := Message(f.Message)
-	retrying := ""
-	if f.Retrying {
-		retrying = "; retrying with backoff"
-	}
+	retrying := Retrying(f.Retrying, f.NextAttempt)
 	msg += retrying
 	switch f.Kind {
 	case SourceFailed:

@@ -83,6 +83,9 @@ type Failure struct {
 	// Retrying says the adapter tries again with backoff; otherwise only a
 	// change of the spec or of the content ends it.
 	Retrying bool
+	// NextAttempt is when it tries again, where that is known (a fetch's
+	// backoff, fetch.Backoff); zero otherwise.
+	NextAttempt time.Time
 }
 
 // Computed is the status to store and when to look again.

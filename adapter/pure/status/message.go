@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -192,4 +193,17 @@ func outOfMemory(detail string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Retrying is what a failure's message ends with when the adapter tries
+// again: that it does, and when, if the next attempt's time is known (a
+// fetch's backoff); "" when it does not try again.
+func Retrying(retrying bool, next time.Time) string {
+	switch {
+	case !retrying:
+		return ""
+	case next.IsZero():
+		return "; retrying with backoff"
+	}
+	return "; retrying with backoff, next attempt at " + next.UTC().Format(time.RFC3339)
 }

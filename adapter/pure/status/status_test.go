@@ -495,6 +495,18 @@ func TestCompute(t *testing.T) {
 		},
 		// The adapter's own failures.
 		{
+			name: "a source the adapter cannot reach, retried at a time it names",
+			facts: func(f *Facts) {
+				f.Failure = &Failure{Kind: SourceFailed, Message: "dial tcp: connection refused", Retrying: true,
+					NextAttempt: time.Date(2026, 12, 3, 17, 4, 5, 0, time.FixedZone("CET", 3600))}
+			},
+			want: want{
+				unpacked: g(2, c("Unpacked", "False", "UnpackFailed", "source bundle content: dial tcp: connection refused (fetching image 127.0.0.1:5000/bundles/plain:valid); "+
+					"retrying with backoff, next attempt at 2026-12-03T16:04:05Z")),
+				installed: g(2, installWait), healthy: g(2, healthyWait),
+			},
+		},
+		{
 			name: "a source the adapter cannot reach, retried",
 			facts: func(f *Facts) {
 				f.Failure = &Failure{Kind: SourceFailed, Message: "dial tcp: connection refused", Retrying: true}

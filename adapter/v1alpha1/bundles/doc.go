@@ -21,7 +21,7 @@
 // (so the retry never fetches a tag that moved) and the fetch under way.
 // The facade wires it.
 //
-// May import (this module): adapter/pure/bundlefiles, adapter/servers/contenturl,
+// May import (this module): adapter/fetch, adapter/pure/bundlefiles, adapter/servers/contenturl,
 // adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
 // adapter/internal/store, adapter/pure/status, adapter/pure/translate,
 // adapter/v1alpha1/bundles/plan, api/v1alpha1, api/v1alpha2, convert.

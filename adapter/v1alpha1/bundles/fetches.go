@@ -37,6 +37,17 @@ type fetchJob struct {
 
 type fetchFunc func(ctx context.Context) (map[string][]byte, *rukpakv1alpha1.BundleSource, error)
 
+// under is the fetch of b's src under way (or ended, its result not
+// taken yet); nil: none.
+func (f *fetches) under(b *rukpakv1alpha1.Bundle, src rukpakv1alpha1.BundleSource) *fetchJob {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if j, ok := f.jobs[b.Name]; ok && j.uid == b.UID && equality.Semantic.DeepEqual(j.src, src) {
+		return j
+	}
+	return nil
+}
+
 // start returns the fetch of b's src under way, or starts one with fn.
 // ctx is the controller's (controller-runtime ends it when the
 // manager stops, not when one reconcile returns); the fetch's own time is

@@ -3,7 +3,6 @@ package bundles
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -17,18 +16,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/bundles/plan"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 )
 
-// Failures back off from one second to five minutes, as the dispatcher's.
-const (
-	backoffBase = time.Second
-	backoffMax  = 5 * time.Minute
-	// workers fetch side by side: a slow registry holds one, not all.
-	workers = 4
-)
+// workers fetch side by side: a slow registry holds one, not all.
+const workers = 4
 
 // referencesIndex indexes Bundles by the ConfigMaps and Secrets their
 // source reads (configmap/NAME, secret/NAME).
@@ -73,7 +68,7 @@ func (u *Unpacker) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(u.reading("secret"))).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: workers,
-			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](backoffBase, backoffMax),
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](fetch.RetryBase, fetch.RetryMax),
 		}).
 		Complete(u)
 }
@@ -96,6 +91,8 @@ func (u *Unpacker) WakeUnpackFailed(ctx context.Context, c client.Reader) error 
 	if err := c.List(ctx, list); err != nil {
 		return fmt.Errorf("list bundles: %w", err)
 	}
+	// Every fetch that failed may pass now: none waits out its backoff.
+	u.retries.ForgetAll()
 	var failed []string
 	for _, b := range list.Items {
 		if status.UnpackFailed(b.Status.Conditions) {
@@ -146,6 +143,8 @@ func (u *Unpacker) reading(kind string) handler.MapFunc {
 		}
 		out := make([]reconcile.Request, 0, len(list.Items))
 		for _, b := range list.Items {
+			// What it read changed: a failure it left is not waited out.
+			u.retries.Forget(b.Name)
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&b)})
 		}
 		return out

@@ -2,6 +2,7 @@ package bundles
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/memo"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
@@ -40,6 +42,9 @@ type Unpacker struct {
 	written memo.OwnWrites
 	// fetches are the unpacks under way.
 	fetches fetches
+	// retries holds back the fetch of a Bundle that failed until its
+	// backoff has passed.
+	retries fetch.Backoff
 	// queued feeds the controller Bundles to reconcile now.
 	queued chan event.GenericEvent
 }
@@ -80,6 +85,7 @@ func (u *Unpacker) unpack(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 		if apierrors.IsNotFound(err) {
 			u.pinned.Delete(req.Name)
 			u.written.Delete(req.Name)
+			u.retries.Forget(req.Name)
 			u.fetches.drop(req.Name)
 			return ctrl.Result{}, nil
 		}
@@ -123,10 +129,20 @@ func (u *Unpacker) unpack(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 		src = p.src
 	}
 	described := status.DescribeSource(plan.View(b, class, src, ""))
-	read := b.DeepCopy()
-	job := u.fetches.start(ctx, b, src, func(ctx context.Context) (map[string][]byte, *rukpakv1alpha1.BundleSource, error) {
-		return u.source.bundleFiles(ctx, read, class, src)
-	})
+	input := inputOf(b, src)
+	job := u.fetches.under(b, src)
+	if job == nil {
+		// A fetch that failed is not made again before its backoff has
+		// passed, whatever queued the Bundle (the end of that fetch, a
+		// status write): the failure it left is reported.
+		if err := u.retries.Pending(b.Name, input, u.now()); err != nil {
+			return u.failed(ctx, b, err, described)
+		}
+		read := b.DeepCopy()
+		job = u.fetches.start(ctx, b, src, func(ctx context.Context) (map[string][]byte, *rukpakv1alpha1.BundleSource, error) {
+			return u.source.bundleFiles(ctx, read, class, src)
+		})
+	}
 	if !job.wait(ctx, UnpackingAfter) {
 		// The fetch goes on; its end queues the Bundle again. A first
 		// unpack says it runs (a retry after a failure keeps saying the
@@ -149,20 +165,50 @@ func (u *Unpacker) unpack(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 		}
 		u.fetches.finish(b.Name, job)
 		u.pinned.Delete(b.Name)
+		u.retries.Forget(b.Name)
 		return ctrl.Result{}, nil
 	}
 	if step == plan.Refetch {
 		u.pinned.Store(b.Name, pinnedSource{uid: b.UID, src: src})
 	}
+	_, retry := outcomeOf(err, described)
+	// Remembered before the status write: a write refused reports it at
+	// the next look, which fetches nothing before its backoff has passed.
+	err = u.retries.Failed(b.Name, input, err, retry, u.now())
+	u.fetches.finish(b.Name, job)
+	return u.failed(ctx, b, err, described)
+}
+
+// failed reports a failed fetch (one just made, or one remembered whose
+// backoff has not passed) and says when to look again: at its next
+// attempt, or, for a failure no retry can end, never (a terminal error:
+// only a change of what the Bundle reads forgets it).
+func (u *Unpacker) failed(ctx context.Context, b *rukpakv1alpha1.Bundle, err error, described string) (ctrl.Result, error) {
 	out, retry := outcomeOf(err, described)
+	out.NextAttempt = fetch.NextAttempt(err)
 	if werr := u.write(ctx, b, out); werr != nil {
 		return ctrl.Result{}, errors.Join(scope.Redacted(err), werr)
 	}
-	u.fetches.finish(b.Name, job)
 	if !retry {
 		return ctrl.Result{}, reconcile.TerminalError(scope.Redacted(err))
 	}
-	return ctrl.Result{}, scope.Redacted(err)
+	var later *fetch.RetryLater
+	if errors.As(err, &later) && !later.Remembered {
+		log.FromContext(ctx).Error(scope.Redacted(err), "unpack failed; retrying with backoff", "nextAttempt", out.NextAttempt.UTC().Format(time.RFC3339))
+	}
+	return ctrl.Result{RequeueAfter: max(out.NextAttempt.Sub(u.now()), time.Millisecond)}, nil
+}
+
+// inputOf is what a Bundle's fetch reads: a failure is remembered for it
+// (a new Bundle of the name, or another pinned source, starts afresh).
+func inputOf(b *rukpakv1alpha1.Bundle, src rukpakv1alpha1.BundleSource) string {
+	// Its JSON: the source's fields are pointers, which %v would print as
+	// addresses, new at every read.
+	data, err := json.Marshal(src)
+	if err != nil {
+		return string(b.UID)
+	}
+	return string(b.UID) + "/" + string(data)
 }
 
 // UnpackingAfter is how long a reconcile waits for a fetch before it

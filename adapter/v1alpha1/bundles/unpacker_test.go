@@ -124,8 +124,28 @@ func (w *world) restart(t *testing.T) {
 
 func (w *world) reconcile(t *testing.T, name string) error {
 	t.Helper()
-	_, err := w.u.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: name}})
+	_, err := w.reconcileFor(t, name)
 	return err
+}
+
+func (w *world) reconcileFor(t *testing.T, name string) (ctrl.Result, error) {
+	t.Helper()
+	return w.u.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: name}})
+}
+
+// later moves the adapter's clock d on.
+func (w *world) later(d time.Duration) {
+	now := w.u.now
+	w.u.now = func() time.Time { return now().Add(d) }
+}
+
+// retried checks that a reconcile reported a failure to retry at its
+// backoff's time, about after from now, with no error.
+func retried(t *testing.T, what string, res ctrl.Result, err error, after time.Duration) {
+	t.Helper()
+	if err != nil || res.RequeueAfter <= 0 || res.RequeueAfter > after {
+		t.Fatalf("%s: result %+v, error %v: want the next look at the next attempt, within %s", what, res, err, after)
+	}
 }
 
 func (w *world) bundle(t *testing.T, name string) *rukpakv1alpha1.Bundle {
@@ -239,21 +259,32 @@ func TestRestart_FetchesThePinnedSourceAgain(t *testing.T) {
 	// content, and the retry asks for the pinned digest again, not the tag.
 	w.restart(t)
 	w.f.set(nil, "bbb", &scope.StepError{Step: scope.StepSource, Err: errors.New("MANIFEST_UNKNOWN: manifest unknown")})
-	err := w.reconcile(t, "combo")
-	if err == nil || errors.Is(err, reconcile.TerminalError(nil)) {
-		t.Fatalf("a source failure is retried: %v", err)
-	}
+	res, err := w.reconcileFor(t, "combo")
+	retried(t, "a source failure", res, err, time.Second)
+	w.f.expectFetched(t, "the failed fetch", "registry.example/combo@sha256:aaa")
 	b = w.bundle(t, "combo")
+	next := w.u.now().Add(res.RequeueAfter).UTC().Format(time.RFC3339)
 	if c := unpackedCondition(b); b.Status.Phase != rukpakv1alpha1.PhaseFailing || c.Reason != "UnpackFailed" || b.Status.ResolvedSource != nil || b.Status.ContentURL != "" ||
-		!strings.Contains(c.Message, "source bundle content: MANIFEST_UNKNOWN: manifest unknown (fetching image registry.example/combo@sha256:aaa); retrying with backoff") {
-		t.Fatalf("status %+v", b.Status)
+		c.Message != "source bundle content: MANIFEST_UNKNOWN: manifest unknown (fetching image registry.example/combo@sha256:aaa); retrying with backoff, next attempt at "+next {
+		t.Fatalf("status %+v, want the next attempt at %s", b.Status, next)
 	}
+	// Within the backoff (the fetch's wake, the status write's echo): the
+	// failure stands, nothing is fetched or written.
 	w.k.Reset()
-	if err := w.reconcile(t, "combo"); err == nil {
-		t.Fatal("still failing")
-	}
+	res, err = w.reconcileFor(t, "combo")
+	retried(t, "within the backoff", res, err, time.Second)
 	w.k.ExpectWrites(t, "the same failure again")
+	w.f.expectFetched(t, "within the backoff", "registry.example/combo@sha256:aaa")
+	// Its next attempt fails again: two seconds to the one after.
+	w.later(time.Second)
+	res, err = w.reconcileFor(t, "combo")
+	retried(t, "the second failure", res, err, 2*time.Second)
+	if res.RequeueAfter <= time.Second {
+		t.Fatalf("the second failure waits %s, want twice the first", res.RequeueAfter)
+	}
+	w.f.expectFetched(t, "the second attempt", "registry.example/combo@sha256:aaa", "registry.example/combo@sha256:aaa")
 	w.f.set(valid, "bbb", nil)
+	w.later(2 * time.Second)
 	if err := w.reconcile(t, "combo"); err != nil {
 		t.Fatal(err)
 	}
@@ -326,9 +357,17 @@ func TestFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, standaloneBundle("combo", tc.class, "registry.example/combo:v1"))
 			w.f.set(tc.files, "aaa", tc.err)
-			err := w.reconcile(t, "combo")
-			if err == nil || errors.Is(err, reconcile.TerminalError(nil)) != tc.terminal {
-				t.Fatalf("error %v, want terminal %v", err, tc.terminal)
+			res, err := w.reconcileFor(t, "combo")
+			if tc.terminal && !errors.Is(err, reconcile.TerminalError(nil)) {
+				t.Fatalf("error %v, want terminal", err)
+			}
+			if !tc.terminal {
+				retried(t, "a failure a retry can end", res, err, time.Second)
+				// The Bundle read again (its fetch's wake, its status
+				// write's echo) within the backoff: nothing fetched.
+				res, err = w.reconcileFor(t, "combo")
+				retried(t, "within the backoff", res, err, time.Second)
+				w.f.expectFetched(t, "within the backoff", "registry.example/combo:v1")
 			}
 			b := w.bundle(t, "combo")
 			c := unpackedCondition(b)
@@ -377,10 +416,8 @@ func TestStoreFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.u = New(w.k.Client, nil, NewURLSource(w.k.Direct, w.f, s, classes, "rukpak-system"), address)
-	err = w.reconcile(t, "big")
-	if err == nil || errors.Is(err, reconcile.TerminalError(nil)) {
-		t.Fatalf("error %v", err)
-	}
+	res, err := w.reconcileFor(t, "big")
+	retried(t, "a full store", res, err, time.Second)
 	if c := unpackedCondition(w.bundle(t, "big")); !strings.Contains(c.Message, "content store is full") || !strings.Contains(c.Message, "retrying with backoff") {
 		t.Fatalf("condition %+v", c)
 	}

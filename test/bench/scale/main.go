@@ -38,6 +38,8 @@ func main() {
 	timeline := flag.Bool("timeline", false, "print every API request made during each single apply at rest, from the audit log: where its time goes")
 	catalogN := flag.Int("catalog", 0, "measure publishing a catalog of this many bundles (made from the corpus) with an OperatorCatalog instead, then an idle window; run from the repository's root")
 	standalone := flag.Bool("standalone", false, "measure N Bundles on their own (rukpak v0.16's Bundle API) instead: the adapter's unpack, an idle window and a restart, without kapp-controller")
+	failing := flag.Bool("failing", false, "measure N failing objects of every kind and source instead: the requests each server receives per object per minute and the adapter's connections to it, over -idle")
+	kinds := flag.String("kinds", "", "with -failing, only these kinds (comma-separated: bundle, v1alpha1, v1alpha2, catalog)")
 	flag.Parse()
 	// The harness's clients log through controller-runtime; the benchmark
 	// prints its own lines and keeps theirs out of the report.
@@ -47,6 +49,9 @@ func main() {
 	defer cancel()
 	if *catalogN > 0 {
 		os.Exit(catalogMain(ctx, *catalogN, *idle))
+	}
+	if *failing {
+		os.Exit(failingMain(ctx, *n, *idle, *kinds))
 	}
 	if *standalone {
 		os.Exit(standaloneMain(ctx, *n, *idle, *check))

@@ -93,6 +93,11 @@ func TestStatus(t *testing.T) {
 			Phase: "Failing", ObservedGeneration: 1,
 			Conditions: cond("False", "UnpackFailed", "source bundle content: error fetching image descriptor: GET https://***@registry.example/v2/: MANIFEST_UNKNOWN "+
 				"(fetching image registry.example/combo:v1); retrying with backoff")}},
+		{"source failed, retried at a time it names", Outcome{Phase: SourceFailed, Source: "http https://files.example/b.tgz", Retrying: true,
+			NextAttempt: time.Date(2026, 12, 3, 16, 4, 5, 0, time.UTC), Cause: `get https://files.example/b.tgz: unexpected status "404 Not Found"`}, rukpakv1alpha1.BundleStatus{
+			Phase: "Failing", ObservedGeneration: 1,
+			Conditions: cond("False", "UnpackFailed", `source bundle content: get https://files.example/b.tgz: unexpected status "404 Not Found" `+
+				"(fetching http https://files.example/b.tgz); retrying with backoff, next attempt at 2026-12-03T16:04:05Z")}},
 		{"invalid content", Outcome{Phase: Invalid, Cause: "found zero objects: plain+v0 bundles are required to contain at least one object"}, rukpakv1alpha1.BundleStatus{
 			Phase: "Failing", ObservedGeneration: 1,
 			Conditions: cond("False", "UnpackFailed", "invalid bundle: found zero objects: plain+v0 bundles are required to contain at least one object")}},

@@ -41,8 +41,10 @@ type Outcome struct {
 	Source string
 	// Cause says why it failed, in the failing part's words.
 	Cause string
-	// Retrying says the adapter tries again with backoff.
-	Retrying bool
+	// Retrying says the adapter tries again with backoff, at NextAttempt
+	// when that is known.
+	Retrying    bool
+	NextAttempt time.Time
 }
 
 // Status is b's status for o, as rukpak v0.16's Bundle controller reported
@@ -52,10 +54,7 @@ type Outcome struct {
 func Status(b *rukpakv1alpha1.Bundle, o Outcome, now time.Time) rukpakv1alpha1.BundleStatus {
 	st := *b.Status.DeepCopy()
 	kind := b.Spec.Source.Type
-	retrying := ""
-	if o.Retrying {
-		retrying = "; retrying with backoff"
-	}
+	retrying := status.Retrying(o.Retrying, o.NextAttempt)
 	var c metav1.Condition
 	switch o.Phase {
 	case Unpacking:
