@@ -74,7 +74,9 @@ func (gs *GitServer) NewRepo(name, dir, subdir string) (*Repo, error) {
 
 // URL is where the repository name.git is served, whether or not it
 // exists.
-func (gs *GitServer) URL(name string) string { return gs.scheme + "://" + gs.Host + "/" + name + ".git" }
+func (gs *GitServer) URL(name string) string {
+	return gs.scheme + "://" + gs.Host + "/" + name + ".git"
+}
 
 // newRepoAt creates the bare repository bare, known to clients as url, with
 // one commit of dir's files under subdir on main, made in the work tree work.
