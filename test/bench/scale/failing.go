@@ -82,6 +82,14 @@ func failingMain(ctx context.Context, n int, window time.Duration, kinds string)
 		fmt.Printf("| %s | %s | %.1f | %d in %s |\n", g.kind, g.source, float64(total)/float64(len(paths[g]))/minutes, most, window)
 	}
 	fmt.Println()
+	for _, g := range groups {
+		msg, err := failureMessage(ctx, env, g.kind, paths[g][0])
+		if err != nil {
+			msg = err.Error()
+		}
+		fmt.Printf("%s from %s, its condition at the end: %s\n", g.kind, g.source, msg)
+	}
+	fmt.Println()
 	fmt.Println("| server | connections open at most | open at the end |")
 	fmt.Println("| --- | --- | --- |")
 	for _, source := range []string{"image", "git", "http"} {
@@ -135,4 +143,36 @@ func makeFailing(ctx context.Context, env *harness.Env, kind, source, name strin
 		}
 	}
 	return fmt.Errorf("create %s %s: %w", kind, name, err)
+}
+
+// failureMessage is the message of the condition that reports kind name's
+// failure.
+func failureMessage(ctx context.Context, env *harness.Env, kind, name string) (string, error) {
+	var conds []metav1.Condition
+	switch kind {
+	case "bundle":
+		b := &rukpakv1alpha1.Bundle{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
+			return "", err
+		}
+		conds = b.Status.Conditions
+	case "v1alpha1", "v1alpha2":
+		bd := &rukpakv1alpha2.BundleDeployment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
+			return "", err
+		}
+		conds = bd.Status.Conditions
+	case "catalog":
+		cat := &catalogsv1alpha1.OperatorCatalog{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: name, Name: "operators"}, cat); err != nil {
+			return "", err
+		}
+		conds = cat.Status.Conditions
+	}
+	for _, c := range conds {
+		if c.Status == metav1.ConditionFalse {
+			return c.Type + " " + c.Reason + ": " + c.Message, nil
+		}
+	}
+	return "no failing condition", nil
 }
