@@ -132,6 +132,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if pinned == cat.Status.ResolvedImage && cat.Status.ObservedGeneration == cat.Generation &&
 		meta.IsStatusConditionTrue(cat.Status.Conditions, catalogsv1alpha1.TypePublished) {
+		// Published and reachable again: a later failure starts its
+		// backoff afresh.
+		r.retries.Forget(key)
 		return reconcile.Result{RequeueAfter: poll}, nil
 	}
 	cfg, err := r.images.Pull(ctx, pinned)
