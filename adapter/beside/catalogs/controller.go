@@ -89,7 +89,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("operatorcatalogs").For(&catalogsv1alpha1.OperatorCatalog{}).
 		// What fails other than the registry (a write) backs off as every
 		// other retry of the adapter, not from controller-runtime's 5 ms.
-		WithOptions(controller.Options{RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](fetch.RetryBase, fetch.RetryMax)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers,
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](fetch.RetryBase, fetch.RetryMax)}).
 		Complete(r)
 }
 
@@ -124,7 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.retries.Pending(key, input, time.Now()); err != nil {
 		return reconcile.Result{RequeueAfter: max(time.Until(fetch.NextAttempt(err)), time.Millisecond)}, nil
 	}
-	pinned, err := r.images.Resolve(ctx, cat.Spec.Image)
+	pinned, err := r.resolve(ctx, cat.Spec.Image)
 	if err != nil {
 		return r.retry(ctx, cat, key, input, err, func(next string) string {
 			return fmt.Sprintf("The catalog image %s could not be looked up: %v. It is looked up again at %s.", cat.Spec.Image, err, next)
@@ -137,10 +138,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.retries.Forget(key)
 		return reconcile.Result{RequeueAfter: poll}, nil
 	}
-	cfg, err := r.images.Pull(ctx, pinned)
+	// A digest that held no catalog the adapter can read is not pulled
+	// again: each poll looks the tag up (one request) until it moves.
+	pullKey, pullInput := key+"/invalid", input+"/"+pinned
+	if err := r.retries.Pending(pullKey, pullInput, time.Now()); err != nil {
+		return reconcile.Result{RequeueAfter: poll}, nil
+	}
+	cfg, err := r.pull(ctx, pinned)
 	if err != nil {
 		if errors.Is(err, fetch.ErrInvalidContent) {
-			// The same digest is never read again: wait for a new one.
+			r.retries.Failed(pullKey, pullInput, err, false, time.Now())
 			_, werr := r.failed(ctx, cat, catalogsv1alpha1.ReasonInvalid, fmt.Sprintf("The catalog image %s holds no catalog the adapter can read: %v. "+
 				"Push a fixed catalog (the tag is looked up every %s), or publish one over the adapter's limits from outside the cluster with rukpak-kapp catalog push.", pinned, err, poll), nil)
 			return reconcile.Result{RequeueAfter: poll}, werr
@@ -186,6 +193,28 @@ func refusals(pub catalog.Published) string {
 func setPublished(status *catalogsv1alpha1.OperatorCatalogStatus, gen int64, s metav1.ConditionStatus, reason, msg string) {
 	status.ObservedGeneration = gen
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: catalogsv1alpha1.TypePublished, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
+}
+
+// Every request to a registry is bounded, so that a registry that does not
+// answer fails like one that refuses, and holds a worker no longer: a
+// look-up is one small request, a pull reads a whole catalog image.
+const (
+	ResolveTimeout = 30 * time.Second
+	PullTimeout    = 2 * time.Minute
+	// workers look catalogs up side by side: a slow registry holds one.
+	workers = 4
+)
+
+func (r *Reconciler) resolve(ctx context.Context, ref string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, ResolveTimeout)
+	defer cancel()
+	return r.images.Resolve(ctx, ref)
+}
+
+func (r *Reconciler) pull(ctx context.Context, pinned string) (*declcfg.DeclarativeConfig, error) {
+	ctx, cancel := context.WithTimeout(ctx, PullTimeout)
+	defer cancel()
+	return r.images.Pull(ctx, pinned)
 }
 
 // retry reports a failed request to the registry, remembered under key

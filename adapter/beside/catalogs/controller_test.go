@@ -30,15 +30,23 @@ type images struct {
 	pulls    int
 	lookups  int
 	err      error
+	// unbounded says a request had no deadline within its timeout.
+	unbounded bool
 }
 
-func (i *images) Resolve(context.Context, string) (string, error) {
+func (i *images) Resolve(ctx context.Context, _ string) (string, error) {
 	i.lookups++
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > ResolveTimeout {
+		i.unbounded = true
+	}
 	return "registry.example/catalog@" + i.digest, i.err
 }
 
-func (i *images) Pull(_ context.Context, pinned string) (*declcfg.DeclarativeConfig, error) {
+func (i *images) Pull(ctx context.Context, pinned string) (*declcfg.DeclarativeConfig, error) {
 	i.pulls++
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > PullTimeout {
+		i.unbounded = true
+	}
 	cfg, ok := i.catalogs[strings.TrimPrefix(pinned, "registry.example/catalog@")]
 	if !ok {
 		return nil, fmt.Errorf("%w: no catalog", fetch.ErrInvalidContent)
@@ -129,6 +137,9 @@ func TestReconcile_PublishesFollowsAndWithdraws(t *testing.T) {
 		t.Fatalf("status %+v", cat.Status)
 	}
 
+	if h.images.unbounded {
+		t.Error("a request to the registry had no deadline, or a longer one than its timeout")
+	}
 	// At rest: the tag is looked up, nothing pulled or written.
 	pulls := h.images.pulls
 	if res, err := h.reconcile(t); err != nil || res.RequeueAfter != DefaultPoll || len(h.writes) != 0 || h.images.pulls != pulls {
@@ -195,9 +206,16 @@ func TestReconcile_Failures(t *testing.T) {
 		if c == nil || c.Reason != catalogsv1alpha1.ReasonInvalid || !strings.Contains(c.Message, "Push a fixed catalog") {
 			t.Errorf("condition %+v", c)
 		}
-		// Said once: the next look writes nothing.
-		if _, err := h.reconcile(t); err != nil || len(h.writes) != 0 {
-			t.Errorf("again: %v, writes %v", err, h.writes)
+		// Said once: the next poll looks the tag up, and neither pulls
+		// the same digest again nor writes.
+		pulls := h.images.pulls
+		if _, err := h.reconcile(t); err != nil || len(h.writes) != 0 || h.images.pulls != pulls || h.images.lookups != 2 {
+			t.Errorf("again: %v, writes %v, pulls %d, lookups %d", err, h.writes, h.images.pulls-pulls, h.images.lookups)
+		}
+		// The tag moved: the new digest is pulled.
+		h.images.digest = "sha256:other"
+		if _, err := h.reconcile(t); err != nil || h.images.pulls != pulls+1 {
+			t.Errorf("a new digest: %v, pulls %d", err, h.images.pulls-pulls)
 		}
 	})
 	t.Run("the poll interval has a floor", func(t *testing.T) {
