@@ -71,7 +71,7 @@ func ResolveImage(ctx context.Context, ref string, opts ImageOptions) (string, e
 	if err != nil {
 		return "", err
 	}
-	keychain, err := keychainFrom(opts.DockerConfigJSON)
+	keychain, err := keychainFrom(opts)
 	if err != nil {
 		return "", err
 	}

@@ -24,6 +24,11 @@ import (
 type ImageOptions struct {
 	// DockerConfigJSON is the content of a kubernetes.io/dockerconfigjson Secret.
 	DockerConfigJSON []byte
+	// Keychain, when set, gives the credentials instead: the CLI's is the
+	// user's own (authn.DefaultKeychain, credential helpers included), as
+	// its pushes use. The adapter never sets it: it reads only the pull
+	// Secret a user named.
+	Keychain authn.Keychain
 	// CAData is PEM trusted in addition to the system roots, for this fetch only.
 	CAData string
 	// InsecureSkipTLSVerify skips certificate verification, for this fetch only.
@@ -54,7 +59,7 @@ func FetchImage(ctx context.Context, ref string, opts ImageOptions, limits Limit
 	if err != nil {
 		return nil, err
 	}
-	keychain, err := keychainFrom(opts.DockerConfigJSON)
+	keychain, err := keychainFrom(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +118,11 @@ func (k staticKeychain) Resolve(target authn.Resource) (authn.Authenticator, err
 	return authn.Anonymous, nil
 }
 
-func keychainFrom(data []byte) (authn.Keychain, error) {
+func keychainFrom(opts ImageOptions) (authn.Keychain, error) {
+	if opts.Keychain != nil {
+		return opts.Keychain, nil
+	}
+	data := opts.DockerConfigJSON
 	if len(data) == 0 {
 		// No pull secret means anonymous, never the adapter's own credentials.
 		return staticKeychain{}, nil

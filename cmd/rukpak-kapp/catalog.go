@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,7 +23,7 @@ type catalogFlags struct {
 
 func (f *catalogFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.dir, "catalog", "", "a directory holding an OLM file-based catalog")
-	cmd.Flags().StringVar(&f.image, "image", "", "a catalog image (the catalog under the directory its label "+adapter.CatalogConfigsLabel+" names, as opm builds them); credentials from ~/.docker/config.json")
+	cmd.Flags().StringVar(&f.image, "image", "", "a catalog image (the catalog under the directory its label "+adapter.CatalogConfigsLabel+" names, as opm builds them); credentials as docker reads them (DOCKER_CONFIG or ~/.docker/config.json, credential helpers included)")
 	cmd.Flags().StringVar(&f.domain, "domain", catalog.DefaultDomain, "the domain that ends every refName: <channel>.<package>.<domain>")
 }
 
@@ -150,14 +149,11 @@ func published(pub catalog.Published) []client.Object {
 	return objs
 }
 
-// dockerCredentials are the user's registry credentials, as docker and
-// imgpkg read them (~/.docker/config.json; none when it is absent).
+// dockerCredentials are the user's registry credentials, as docker, imgpkg
+// and this CLI's pushes read them: DOCKER_CONFIG or ~/.docker/config.json,
+// with its credential helpers (none when there is no config).
 func dockerCredentials() fetch.ImageOptions {
-	var opts fetch.ImageOptions
-	if home, err := os.UserHomeDir(); err == nil {
-		opts.DockerConfigJSON, _ = os.ReadFile(filepath.Join(home, ".docker", "config.json"))
-	}
-	return opts
+	return fetch.ImageOptions{Keychain: authn.DefaultKeychain}
 }
 
 // keepPrevious adds to files every package file of the previous repository
