@@ -32,6 +32,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/kappapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/kappconfig"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
@@ -312,7 +313,8 @@ func withKapp(mgr ctrl.Manager, r *Reconciler, o Options, network *fetch.Network
 		return err
 	}
 	if o.catalogs {
-		if err := catalogs.New(mgr.GetClient(), mgr.GetAPIReader(), catalogs.Registry{Network: network}).SetupWithManager(mgr); err != nil {
+		if err := catalogs.New(mgr.GetClient(), mgr.GetAPIReader(), catalogs.Registry{Network: network},
+			kube.ConditionsWriter(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), catalogsv1alpha1.TypePublished)).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("set up the OperatorCatalog controller: %w", err)
 		}
 	}

@@ -8,8 +8,9 @@ import (
 
 // Every fetch the adapter retries waits RetryBase after its first failure,
 // twice as long after each further one, and at most RetryMax (in line with
-// kapp-controller's own retry cap): at most seven attempts in the first
-// minute, then one every five minutes.
+// kapp-controller's own retry cap): six attempts in the first minute (at
+// 0, 1, 3, 7, 15 and 31 s), then, once the wait has grown, one every five
+// minutes.
 const (
 	RetryBase = time.Second
 	RetryMax  = 5 * time.Minute

@@ -65,13 +65,12 @@ func (n *Network) transport(host, extraPEM string, insecure, skippable bool) (*h
 	if err != nil {
 		return nil, err
 	}
-	t := remote.DefaultTransport.(*http.Transport).Clone()
+	t := bounded()
 	//nolint:gosec // the object asked for it, or kapp-controller-config's dangerousSkipTLSVerify names this host
 	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots, InsecureSkipVerify: insecure}
 	if n != nil {
 		t.Proxy = func(r *http.Request) (*url.URL, error) { return n.proxy(r.URL) }
 	}
-	t.MaxConnsPerHost, t.MaxIdleConnsPerHost = MaxConnsPerServer, MaxConnsPerServer
 	transports.kept.Add(key, t)
 	return t, nil
 }
@@ -84,9 +83,15 @@ func (n *Network) transport(host, extraPEM string, insecure, skippable bool) (*h
 // for each fetch that has a setting. go-git's clients are process-wide; the
 // adapter's fetches are its only git.
 func init() {
-	base := remote.DefaultTransport.(*http.Transport).Clone()
-	base.MaxConnsPerHost, base.MaxIdleConnsPerHost = MaxConnsPerServer, MaxConnsPerServer
-	c := githttp.NewClientWithOptions(&http.Client{Transport: base}, &githttp.ClientOptions{CacheMaxEntries: MaxTransports})
+	c := githttp.NewClientWithOptions(&http.Client{Transport: bounded()}, &githttp.ClientOptions{CacheMaxEntries: MaxTransports})
 	client.InstallProtocol("http", c)
 	client.InstallProtocol("https", c)
+}
+
+// bounded is a transport as go-containerregistry makes one, that opens at
+// most MaxConnsPerServer connections to a server and keeps them.
+func bounded() *http.Transport {
+	t := remote.DefaultTransport.(*http.Transport).Clone()
+	t.MaxConnsPerHost, t.MaxIdleConnsPerHost = MaxConnsPerServer, MaxConnsPerServer
+	return t
 }

@@ -66,11 +66,18 @@ func (r Registry) Pull(ctx context.Context, pinned string) (*declcfg.Declarative
 	return cfg, err
 }
 
+// StatusWriter stores obj's status as changed from before, locked by the
+// resourceVersion read (a stale read gets a conflict), and records the
+// transition of its conditions (was to now) as an Event: the adapter's one
+// status write (kube.ConditionsWriter), which the facade gives.
+type StatusWriter func(ctx context.Context, obj, before client.Object, was, now []metav1.Condition) error
+
 // Reconciler publishes OperatorCatalogs.
 type Reconciler struct {
 	client client.Client
 	direct client.Reader
 	images Images
+	status StatusWriter
 	// retries holds back the registry requests of a catalog that failed
 	// until their backoff has passed.
 	retries fetch.Backoff
@@ -79,9 +86,9 @@ type Reconciler struct {
 // New is the controller's reconciler: c reads OperatorCatalogs (cached)
 // and writes them and the packages; direct reads the packages (in any
 // namespace, so never through the adapter's cache); images reaches the
-// catalog images.
-func New(c client.Client, direct client.Reader, images Images) *Reconciler {
-	return &Reconciler{client: c, direct: direct, images: images}
+// catalog images; status writes its status.
+func New(c client.Client, direct client.Reader, images Images, status StatusWriter) *Reconciler {
+	return &Reconciler{client: c, direct: direct, images: images, status: status}
 }
 
 // SetupWithManager registers the controller (leader only).
@@ -103,8 +110,27 @@ func Poll(cat *catalogsv1alpha1.OperatorCatalog) time.Duration {
 }
 
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := r.publish(ctx, req)
+	if apierrors.IsConflict(err) {
+		// As the dispatcher does: a status read stale is not written over;
+		// another look with backoff writes it afresh (a failed registry
+		// request is remembered for it, not made again), and nothing is
+		// logged as an error.
+		return reconcile.Result{Requeue: true}, nil
+	}
+	return res, err
+}
+
+// publish reads the catalog, looks its image up and publishes what is new,
+// then writes its status.
+func (r *Reconciler) publish(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	key := req.String()
 	cat := &catalogsv1alpha1.OperatorCatalog{}
 	if err := r.client.Get(ctx, req.NamespacedName, cat); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.retries.Forget(key)
+			r.retries.Forget(key + invalidKey)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !cat.DeletionTimestamp.IsZero() {
@@ -121,7 +147,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// A registry that failed is not asked again before its backoff has
 	// passed, whatever queued the catalog (its own status write's echo):
 	// the status already says the failure and its next attempt.
-	key, input := req.String(), fmt.Sprintf("%s/%d", cat.UID, cat.Generation)
+	input := fmt.Sprintf("%s/%d", cat.UID, cat.Generation)
 	if err := r.retries.Pending(key, input, time.Now()); err != nil {
 		return reconcile.Result{RequeueAfter: max(time.Until(fetch.NextAttempt(err)), time.Millisecond)}, nil
 	}
@@ -140,7 +166,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	// A digest that held no catalog the adapter can read is not pulled
 	// again: each poll looks the tag up (one request) until it moves.
-	pullKey, pullInput := key+"/invalid", input+"/"+pinned
+	pullKey, pullInput := key+invalidKey, input+"/"+pinned
 	if err := r.retries.Pending(pullKey, pullInput, time.Now()); err != nil {
 		return reconcile.Result{RequeueAfter: poll}, nil
 	}
@@ -195,6 +221,10 @@ func setPublished(status *catalogsv1alpha1.OperatorCatalogStatus, gen int64, s m
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: catalogsv1alpha1.TypePublished, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
 }
 
+// invalidKey suffixes a catalog's key for the digest that held no catalog
+// the adapter can read.
+const invalidKey = "/invalid"
+
 // Every request to a registry is bounded, so that a registry that does not
 // answer fails like one that refuses, and holds a worker no longer: a
 // look-up is one small request, a pull reads a whole catalog image.
@@ -239,15 +269,16 @@ func (r *Reconciler) failed(ctx context.Context, cat *catalogsv1alpha1.OperatorC
 	return reconcile.Result{}, cause
 }
 
-// writeStatus writes status when it says something new: one write per
-// change, none at rest.
+// writeStatus writes status when it says something new (one write per
+// change, none at rest), through the adapter's status writer, with its
+// Event.
 func (r *Reconciler) writeStatus(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, status *catalogsv1alpha1.OperatorCatalogStatus) error {
 	if reflect.DeepEqual(&cat.Status, status) {
 		return nil
 	}
-	patch := client.MergeFrom(cat.DeepCopy())
+	before := cat.DeepCopy()
 	cat.Status = *status
-	if err := r.client.Status().Patch(ctx, cat, patch, client.FieldOwner(fieldowner.Name)); err != nil {
+	if err := r.status(ctx, cat, before, before.Status.Conditions, cat.Status.Conditions); err != nil {
 		return fmt.Errorf("write the status of OperatorCatalog %s/%s: %w", cat.Namespace, cat.Name, err)
 	}
 	return nil

@@ -103,7 +103,11 @@ func newHarness(t *testing.T) *harness {
 			return c.SubResource(sub).Patch(ctx, o, p, opts...)
 		},
 	})
-	h.r = New(h.client, h.client, h.images)
+	// The adapter's writer (kube.ConditionsWriter) as this tier sees it: a
+	// status patch locked by the resourceVersion read.
+	h.r = New(h.client, h.client, h.images, func(ctx context.Context, obj, before client.Object, _, _ []metav1.Condition) error {
+		return h.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	})
 	return h
 }
 

@@ -9,8 +9,11 @@
 // it published.
 //
 // It runs beside the reconciler (wired in the facade's manager, when the
-// catalog API is installed) and owns no memory between reconciles: what was
-// published last is in the OperatorCatalog's status.
+// catalog API is installed, which gives it the adapter's status writer,
+// kube.ConditionsWriter). What was published last is in the
+// OperatorCatalog's status; its one memory between reconciles is the
+// backoff of a registry that failed and the digest that held no readable
+// catalog (fetch.Backoff).
 //
 // May import (this module): adapter/fetch, adapter/pure/catalog,
 // adapter/pure/fieldowner, api/catalogs/v1alpha1.

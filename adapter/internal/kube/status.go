@@ -45,6 +45,21 @@ func PatchStatus(ctx context.Context, c client.Client, obj, before client.Object
 	return c.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(fieldowner.Name))
 }
 
+// ConditionsWriter is the status write of the controllers beside the
+// dispatcher (an OperatorCatalog's), given to them by the facade: obj's
+// status as changed from before, through PatchStatus (locked by the
+// resourceVersion read), and one Event for the transition of the
+// conditions of types (recorder may be nil).
+func ConditionsWriter(c client.Client, recorder events.EventRecorder, types ...string) func(ctx context.Context, obj, before client.Object, was, now []metav1.Condition) error {
+	return func(ctx context.Context, obj, before client.Object, was, now []metav1.Condition) error {
+		if err := PatchStatus(ctx, c, obj, before); err != nil {
+			return err
+		}
+		recordTransitions(ctx, recorder, obj, was, now, types)
+		return nil
+	}
+}
+
 // reportedTypes are the conditions a v1alpha2 BundleDeployment's Events
 // report, the most telling first.
 var reportedTypes = []string{rukpakv1alpha2.TypeInstalled, rukpakv1alpha2.TypeHealthy, rukpakv1alpha2.TypeUnpacked}

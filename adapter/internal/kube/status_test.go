@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -77,5 +78,37 @@ func TestWriteStatusWritesOnlyAChange(t *testing.T) {
 		if !apiequality.Semantic.DeepEqual(stored.Status, step.status) {
 			t.Errorf("%s: stored status (-want +got):\n%s", step.name, cmp.Diff(step.status, stored.Status))
 		}
+	}
+}
+
+// The writer given to the controllers beside the dispatcher is the same
+// locked status patch, with one Event for the types it names: a write from
+// a stale read gets a conflict instead of replacing a newer status.
+func TestConditionsWriter(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bd := imageBD("web")
+	k := fakekube.New(nil, bd)
+	get(t, k, bd)
+	recorder := events.NewFakeRecorder(10)
+	write := ConditionsWriter(k.Client, recorder, rukpakv1alpha2.TypeUnpacked)
+
+	stale := bd.DeepCopy()
+	failed := metav1.Condition{Type: rukpakv1alpha2.TypeUnpacked, Status: metav1.ConditionFalse, Reason: rukpakv1alpha2.ReasonUnpackFailed, Message: "The registry refused."}
+	before := bd.DeepCopy()
+	bd.Status = statusWith(failed)
+	if err := write(ctx, bd, before, before.Status.Conditions, bd.Status.Conditions); err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(recorder); !cmp.Equal(got, []string{"Warning UnpackFailed Unpacked: The registry refused."}) {
+		t.Errorf("events %q", got)
+	}
+	staleBefore := stale.DeepCopy()
+	stale.Status = statusWith(metav1.Condition{Type: rukpakv1alpha2.TypeUnpacked, Status: metav1.ConditionTrue, Reason: rukpakv1alpha2.ReasonUnpackSuccessful, Message: "Unpacked."})
+	if err := write(ctx, stale, staleBefore, nil, stale.Status.Conditions); !apierrors.IsConflict(err) {
+		t.Errorf("a write from a stale read: %v, want a conflict", err)
+	}
+	if got := drain(recorder); len(got) != 0 {
+		t.Errorf("a refused write recorded %q", got)
 	}
 }

@@ -171,10 +171,9 @@ func (u *Unpacker) unpack(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 	if step == plan.Refetch {
 		u.pinned.Store(b.Name, pinnedSource{uid: b.UID, src: src})
 	}
-	_, retry := outcomeOf(err, described)
 	// Remembered before the status write: a write refused reports it at
 	// the next look, which fetches nothing before its backoff has passed.
-	err = u.retries.Failed(b.Name, input, err, retry, u.now())
+	err = u.retries.Failed(b.Name, input, err, !scope.Permanent(err), u.now())
 	u.fetches.finish(b.Name, job)
 	return u.failed(ctx, b, err, described)
 }
