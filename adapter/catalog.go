@@ -8,6 +8,7 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 )
 
 // CatalogConfigsLabel names the directory of a catalog image that holds its
@@ -17,17 +18,34 @@ const CatalogConfigsLabel = fetch.CatalogConfigsLabel
 // CatalogLimits bound a catalog image (fetch.CatalogLimits).
 var CatalogLimits = fetch.CatalogLimits
 
-// LoadCatalogDir reads the file-based catalog in dir.
-func LoadCatalogDir(ctx context.Context, dir string) (*declcfg.DeclarativeConfig, error) {
+// PublishCatalogDir reads the file-based catalog in dir and publishes it
+// (catalog.Publish).
+func PublishCatalogDir(ctx context.Context, dir string, opts catalog.Options) (catalog.Published, error) {
 	cfg, err := declcfg.LoadFS(ctx, os.DirFS(dir))
 	if err != nil {
-		return nil, fmt.Errorf("read the catalog in %s: %w", dir, err)
+		return catalog.Published{}, fmt.Errorf("read the catalog in %s: %w", dir, err)
 	}
-	return cfg, nil
+	return catalog.Publish(cfg, opts), nil
 }
 
-// LoadCatalogImage pulls a catalog image and reads its file-based catalog
-// (fetch.CatalogImage); it returns the image pinned by digest too.
-func LoadCatalogImage(ctx context.Context, ref string, opts fetch.ImageOptions) (*declcfg.DeclarativeConfig, string, error) {
-	return fetch.CatalogImage(ctx, ref, opts, fetch.CatalogLimits)
+// PublishCatalogImage pulls a catalog image and publishes its file-based
+// catalog a package at a time, as the adapter reads an OperatorCatalog's
+// (fetch.SpoolCatalogImage, spooled under the OS's temporary directory); it
+// returns the image pinned by digest too.
+func PublishCatalogImage(ctx context.Context, ref string, image fetch.ImageOptions, opts catalog.Options) (catalog.Published, string, error) {
+	spool, err := fetch.SpoolCatalogImage(ctx, ref, image, fetch.CatalogLimits, "")
+	if err != nil {
+		return catalog.Published{}, "", err
+	}
+	defer spool.Close()
+	var pub catalog.Published
+	p := catalog.NewPublisher(opts)
+	for _, name := range spool.Packages() {
+		cfg, err := spool.Package(name)
+		if err != nil {
+			return catalog.Published{}, "", err
+		}
+		pub.Add(p.Publish(cfg))
+	}
+	return pub, spool.Pinned, nil
 }

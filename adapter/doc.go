@@ -58,7 +58,7 @@
 // It owns no memory of its own; only cmd/ and test/ import it.
 //
 // May import (this module): adapter/beside/catalogs, adapter/beside/chartcrds, adapter/servers/catalogedges,
-// adapter/servers/contenturl, adapter/servers/crdsafety, adapter/beside/drift, adapter/fetch, adapter/pure/fieldowner,
+// adapter/servers/contenturl, adapter/servers/crdsafety, adapter/beside/drift, adapter/fetch, adapter/pure/catalog, adapter/pure/fieldowner,
 // adapter/internal/appmode, adapter/internal/controller,
 // adapter/internal/kube, adapter/internal/offline, adapter/internal/scope,
 // adapter/internal/servemode, adapter/internal/store, adapter/beside/kappapi, adapter/beside/kappconfig,

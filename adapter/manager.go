@@ -12,8 +12,8 @@ import (
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -71,9 +72,10 @@ type Options struct {
 	// kapp-controller-config, whose CAs and proxies the adapter's own
 	// fetches follow; "": none is read, fetches follow the environment.
 	KappControllerNamespace string
-
-	// catalogs: the OperatorCatalog API is installed (found at start).
-	catalogs bool
+	// CatalogDir keeps the catalog images OperatorCatalogs publish, as
+	// read (one file each, while it is their last); "": the OS's temporary
+	// directory.
+	CatalogDir string
 }
 
 // DefaultContentMaxBytes is how much content a replica keeps for
@@ -132,15 +134,6 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 			}
 			byObject[obj] = cache.ByObject{Namespaces: namespaces}
 		}
-	}
-	catalogsServed, err := servesCatalogs(cfg)
-	if err != nil {
-		return nil, err
-	}
-	o.catalogs = catalogsServed
-	if catalogsServed {
-		// OperatorCatalogs live in the namespaces their packages go to.
-		byObject[&catalogsv1alpha1.OperatorCatalog{}] = cache.ByObject{Namespaces: everywhere}
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
@@ -205,6 +198,19 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	if err := mgr.AddReadyzCheck("kapp-controller-api", kapp.Check); err != nil {
 		return nil, err
+	}
+	// The catalog controller starts once the OperatorCatalog API
+	// (config/catalogs) and kapp-controller's packaging API are served, at
+	// start or whenever they are installed; an adapter without them runs
+	// as before.
+	catalogAPI := kappapi.NewFor(d, mgr.GetCache(), "the OperatorCatalog API", catalogKinds,
+		func(context.Context) error { return withCatalogs(mgr, o, network) }, func(context.Context) error { return nil })
+	if served, err := catalogAPI.OpenIfServed(context.Background()); err != nil {
+		return nil, err
+	} else if !served {
+		if err := mgr.Add(catalogAPI); err != nil {
+			return nil, err
+		}
 	}
 	srv, err := webhook.New(mgr, webhook.DefaultOptions(o.WebhookAddr, o.Config.SystemNamespace))
 	if err == nil {
@@ -284,22 +290,46 @@ func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher 
 	return u, nil
 }
 
-// servesCatalogs says whether the OperatorCatalog API (config/catalogs) is
-// installed: an adapter upgraded without it runs as before, without the
-// catalog controller.
-func servesCatalogs(cfg *rest.Config) (bool, error) {
-	d, err := discovery.NewDiscoveryClientForConfig(cfg)
+// catalogKinds are what the catalog controller needs: the OperatorCatalog
+// API and kapp-controller's packaging API (aggregated; the CRD of its
+// storage, InternalPackages, says when to look again).
+var catalogKinds = map[string]string{
+	catalogsv1alpha1.GroupVersion.String():   "operatorcatalogs",
+	datav1alpha1.SchemeGroupVersion.String(): "packages",
+	"internal.packaging.carvel.dev/v1alpha1": "internalpackages",
+}
+
+// withCatalogs starts the catalog controller with a cache of its own, made
+// once its kinds are served (a kind the manager's cache names must be
+// served when the manager is made): OperatorCatalogs in every namespace, and
+// only the metadata of the Packages and PackageMetadatas catalogs published.
+func withCatalogs(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder) error {
+	published, err := labels.Parse(catalogs.LabelCatalog)
 	if err != nil {
-		return false, fmt.Errorf("create discovery client: %w", err)
+		return err
 	}
-	_, err = d.ServerResourcesForGroupVersion(catalogsv1alpha1.GroupVersion.String())
-	switch {
-	case apierrors.IsNotFound(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("look for the OperatorCatalog API: %w", err)
+	cl, err := cluster.New(mgr.GetConfig(), func(co *cluster.Options) {
+		co.Scheme = mgr.GetScheme()
+		// What a write of the whole Package recorded of its fields is most
+		// of its metadata, and none of the controller's business.
+		co.Cache.DefaultTransform = cache.TransformStripManagedFields()
+		co.Cache.ByObject = map[client.Object]cache.ByObject{}
+		for _, o := range catalogs.PublishedKinds() {
+			co.Cache.ByObject[o] = cache.ByObject{Label: published}
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("set up the OperatorCatalog controller's cache: %w", err)
 	}
-	return true, nil
+	if err := mgr.Add(cl); err != nil {
+		return err
+	}
+	r := catalogs.New(mgr.GetClient(), cl.GetCache(), mgr.GetAPIReader(), catalogs.Registry{Network: network, Dir: o.CatalogDir},
+		kube.ConditionsWriter(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), catalogsv1alpha1.TypePublished))
+	if err := r.SetupWithManager(mgr, cl.GetCache()); err != nil {
+		return fmt.Errorf("set up the OperatorCatalog controller: %w", err)
+	}
+	return nil
 }
 
 // withKapp starts what needs kapp-controller's API, once it is served: the
@@ -311,12 +341,6 @@ func withKapp(mgr ctrl.Manager, r *Reconciler, o Options, network *fetch.Network
 	}
 	if err := chartcrds.Add(mgr); err != nil {
 		return err
-	}
-	if o.catalogs {
-		if err := catalogs.New(mgr.GetClient(), mgr.GetAPIReader(), catalogs.Registry{Network: network},
-			kube.ConditionsWriter(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), catalogsv1alpha1.TypePublished)).SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("set up the OperatorCatalog controller: %w", err)
-		}
 	}
 	if err := addDriftRepair(mgr, r.AppKey); err != nil {
 		return err

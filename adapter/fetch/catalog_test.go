@@ -1,50 +1,181 @@
 package fetch
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
+	"io"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
-// A catalog image as opm lays it out is read from the directory its label
-// names; one over the limits is refused as content that cannot be read,
-// naming the limit, before anything of it is parsed.
-func TestCatalogImage(t *testing.T) {
+const (
+	pkgA = "schema: olm.package\nname: a\ndefaultChannel: s\n---\nschema: olm.channel\nname: s\npackage: a\nentries:\n- name: a.1\n---\n" +
+		"schema: olm.bundle\nname: a.1\npackage: a\nimage: example.com/a:1\nproperties:\n- type: olm.package\n  value: {packageName: a, version: 1.0.0}\n"
+	pkgB = `{"schema":"olm.package","name":"b","defaultChannel":"s"}
+{"schema":"olm.channel","name":"s","package":"b","entries":[{"name":"b.1"}]}
+{"schema":"olm.bundle","name":"b.1","package":"b","image":"example.com/b:1","properties":[{"type":"olm.package","value":{"packageName":"b","version":"1.0.0"}}]}
+`
+)
+
+// layer is a tar layer of files (name → content; content "" with a name
+// ending in / is a directory).
+func layer(t *testing.T, files ...[2]string) v1.Layer {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range files {
+		h := &tar.Header{Name: f[0], Mode: 0o644, Size: int64(len(f[1])), Typeflag: tar.TypeReg}
+		if strings.HasSuffix(f[0], "/") {
+			h = &tar.Header{Name: f[0], Mode: 0o755, Typeflag: tar.TypeDir}
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(f[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func catalogImage(t *testing.T, reg *harness.Registry, tag, label string, layers ...v1.Layer) string {
+	t.Helper()
+	img, err := mutate.AppendLayers(empty.Image, layers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if label != "" {
+		cfg, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg = cfg.DeepCopy()
+		cfg.Config.Labels = map[string]string{CatalogConfigsLabel: label}
+		if img, err = mutate.ConfigFile(img, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref, _, err := reg.PushImage(img, "catalog:"+tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// A catalog image as opm builds it (a large base layer, the catalog on
+// top, later layers changing it) is read as the container would see it:
+// from the directory its label names, a later layer's file and whiteouts
+// winning, .indexignore honoured; each package read back on its own.
+func TestSpoolCatalogImage(t *testing.T) {
 	reg, err := harness.StartRegistry("", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(reg.Stop)
-	dir := t.TempDir()
-	write := func(name, data string) {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	noise := make([]byte, 4<<20)
+	if _, err := rand.Read(noise); err != nil {
+		t.Fatal(err)
 	}
-	write("catalog/p/catalog.yaml", "schema: olm.package\nname: p\ndefaultChannel: s\n---\nschema: olm.channel\nname: s\npackage: p\nentries:\n- name: p.1\n---\n"+
-		"schema: olm.bundle\nname: p.1\npackage: p\nimage: example.com/p:1\nproperties:\n- type: olm.package\n  value: {packageName: p, version: 1.0.0}\n")
-	write("Dockerfile", "FROM scratch\nADD catalog /catalog-data\nLABEL operators.operatorframework.io.index.configs.v1=/catalog-data\n")
-	ref, _, err := reg.PushDockerContext(dir, "catalog:latest")
+	base := layer(t, [2]string{"bin/opm", string(noise)}, [2]string{"configs/stale/catalog.yaml", "not a catalog"})
+	catalogLayer := layer(t, [2]string{"catalog-data/a/catalog.yaml", pkgA}, [2]string{"catalog-data/b/catalog.json", strings.Replace(pkgB, "b.1", "b.0", -1)},
+		[2]string{"catalog-data/gone/catalog.yaml", "schema: olm.package\nname: gone\n"},
+		[2]string{"catalog-data/.indexignore", "notes.txt\n"}, [2]string{"catalog-data/notes.txt", "not a catalog either"})
+	update := layer(t, [2]string{"catalog-data/b/catalog.json", pkgB}, [2]string{"catalog-data/gone/.wh.catalog.yaml", ""})
+	ref := catalogImage(t, reg, "layered", "/catalog-data", base, catalogLayer, update)
+
+	spool, err := SpoolCatalogImage(context.Background(), ref, ImageOptions{}, InClusterCatalogLimits, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	cfg, pinned, err := CatalogImage(context.Background(), ref, ImageOptions{}, InClusterCatalogLimits)
-	if err != nil || len(cfg.Packages) != 1 || len(cfg.Bundles) != 1 || !strings.Contains(pinned, "@sha256:") {
-		t.Fatalf("CatalogImage = %+v, %q, %v", cfg, pinned, err)
+	defer spool.Close()
+	if got := spool.Packages(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("packages = %v, want a and b (gone whited out, notes ignored, /configs not the labelled directory)", got)
 	}
-	small := InClusterCatalogLimits
-	small.MaxTotalBytes = 64
-	_, _, err = CatalogImage(context.Background(), ref, ImageOptions{}, small)
-	if !errors.Is(err, ErrInvalidContent) || !strings.Contains(err.Error(), "over the limit of 64 bytes") {
-		t.Errorf("over the limit: %v", err)
+	if !strings.Contains(spool.Pinned, "@sha256:") {
+		t.Errorf("pinned = %q", spool.Pinned)
+	}
+	b, err := spool.Package("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Packages) != 1 || len(b.Channels) != 1 || len(b.Bundles) != 1 || b.Bundles[0].Name != "b.1" {
+		t.Errorf("package b = %+v, want the upper layer's b.1", b)
+	}
+	a, err := spool.Package("a")
+	if err != nil || len(a.Bundles) != 1 || a.Bundles[0].Image != "example.com/a:1" {
+		t.Errorf("package a = %+v, %v", a, err)
+	}
+	name := spool.file.Name()
+	if err := spool.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(name); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Close left the spool: %v", err)
+	}
+}
+
+// What cannot be read is refused as content that cannot be read (never
+// pulled again for the same digest), naming the limit or the file.
+func TestSpoolCatalogImageRefusals(t *testing.T) {
+	reg, err := harness.StartRegistry("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Stop)
+	ref := catalogImage(t, reg, "ok", "", layer(t, [2]string{"configs/a/catalog.yaml", pkgA}))
+	for _, tc := range []struct {
+		name   string
+		ref    string
+		limits func(*Limits)
+		want   string
+	}{
+		{"a catalog file over the file limit", ref, func(l *Limits) { l.MaxFileBytes = 64 }, `file "/configs/a/catalog.yaml" is`},
+		{"catalog files over the total", ref, func(l *Limits) { l.MaxTotalBytes = 64 }, "over the limit of 64 bytes"},
+		{"layers over the fetch limit", ref, func(l *Limits) { l.MaxFetchBytes = 64 }, "over the limit of 64"},
+		{"no catalog where the label says", catalogImage(t, reg, "elsewhere", "/catalog", layer(t, [2]string{"configs/a/catalog.yaml", pkgA})), nil, "holds no catalog under /catalog"},
+		{"a file that is no catalog", catalogImage(t, reg, "broken", "", layer(t, [2]string{"configs/a/catalog.json", "{not json"})), nil, "/configs/a/catalog.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			limits := InClusterCatalogLimits
+			if tc.limits != nil {
+				tc.limits(&limits)
+			}
+			spool, err := SpoolCatalogImage(context.Background(), tc.ref, ImageOptions{}, limits, t.TempDir())
+			spool.Close()
+			if !errors.Is(err, ErrInvalidContent) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want invalid content saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// One object larger than MaxCatalogMetaBytes is refused before it is held
+// whole.
+func TestMetaBound(t *testing.T) {
+	big := `{"schema":"olm.package","name":"a","description":"` + strings.Repeat("x", 3000) + `"}`
+	b := &metaBound{r: strings.NewReader(big + "\n" + big), max: 1024}
+	_, err := io.ReadAll(b)
+	if !errors.Is(err, errMetaTooLarge) {
+		t.Errorf("err = %v", err)
 	}
 }

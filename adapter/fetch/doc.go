@@ -8,6 +8,9 @@
 // the transports every fetch of one network setting shares (bounding the
 // connections to a server), and when a failed fetch may run again
 // (Backoff, RetryDelay: the schedule every controller that fetches keeps).
+// A catalog image is streamed, not held: its catalog files are read into a
+// file on disk, indexed by package (CatalogSpool), so a catalog of any
+// size is published a package at a time.
 //
 // May import (this module): adapter/fetch/unpack.
 package fetch

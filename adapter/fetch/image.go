@@ -51,21 +51,9 @@ type Image struct {
 // applied) within limits.
 // A non-nil cache skips the layer download for a digest already unpacked.
 func FetchImage(ctx context.Context, ref string, opts ImageOptions, limits Limits, cache *DigestCache) (*Image, error) {
-	parsed, err := name.ParseReference(ref)
-	if err != nil {
-		return nil, fmt.Errorf("%w: parse image reference %q: %v", ErrInvalidContent, ref, err)
-	}
-	transport, err := transportFor(opts, parsed.Context().RegistryStr())
+	parsed, img, err := remoteImage(ctx, ref, opts)
 	if err != nil {
 		return nil, err
-	}
-	keychain, err := keychainFrom(opts)
-	if err != nil {
-		return nil, err
-	}
-	img, err := remote.Image(parsed, remote.WithContext(ctx), remote.WithTransport(transport), remote.WithAuthFromKeychain(keychain))
-	if err != nil {
-		return nil, fmt.Errorf("error fetching image descriptor: %w", err)
 	}
 	digest, err := img.Digest()
 	if err != nil {
@@ -92,6 +80,28 @@ func FetchImage(ctx context.Context, ref string, opts ImageOptions, limits Limit
 	}
 	cache.put(digest.String(), files)
 	return &Image{Files: files, Pinned: pinned, Labels: labels}, nil
+}
+
+// remoteImage is ref in its registry, reached and authenticated as opts
+// say; its layers are read when asked for.
+func remoteImage(ctx context.Context, ref string, opts ImageOptions) (name.Reference, v1.Image, error) {
+	parsed, err := name.ParseReference(ref)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: parse image reference %q: %v", ErrInvalidContent, ref, err)
+	}
+	transport, err := transportFor(opts, parsed.Context().RegistryStr())
+	if err != nil {
+		return nil, nil, err
+	}
+	keychain, err := keychainFrom(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	img, err := remote.Image(parsed, remote.WithContext(ctx), remote.WithTransport(transport), remote.WithAuthFromKeychain(keychain))
+	if err != nil {
+		return nil, nil, fmt.Errorf("error fetching image descriptor: %w", err)
+	}
+	return parsed, img, nil
 }
 
 func transportFor(opts ImageOptions, registry string) (http.RoundTripper, error) {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -30,20 +29,20 @@ func (f *catalogFlags) bind(cmd *cobra.Command) {
 // load reads the catalog and publishes it as Carvel packages, telling errOut
 // what was refused and why.
 func (f *catalogFlags) load(ctx context.Context, namespace string, errOut io.Writer) (catalog.Published, error) {
-	var cfg *declcfg.DeclarativeConfig
+	var pub catalog.Published
 	var err error
+	opts := catalog.Options{Domain: f.domain, Namespace: namespace}
 	switch {
 	case (f.dir == "") == (f.image == ""):
 		return catalog.Published{}, usageError{fmt.Errorf("give one of --catalog DIR and --image REF")}
 	case f.dir != "":
-		cfg, err = adapter.LoadCatalogDir(ctx, f.dir)
+		pub, err = adapter.PublishCatalogDir(ctx, f.dir, opts)
 	default:
-		cfg, _, err = adapter.LoadCatalogImage(ctx, f.image, dockerCredentials())
+		pub, _, err = adapter.PublishCatalogImage(ctx, f.image, dockerCredentials(), opts)
 	}
 	if err != nil {
 		return catalog.Published{}, err
 	}
-	pub := catalog.Publish(cfg, catalog.Options{Domain: f.domain, Namespace: namespace})
 	for _, r := range pub.Refused {
 		fmt.Fprintf(errOut, "refused: %s\n", r)
 	}

@@ -42,6 +42,7 @@ func newRunCommand() *cobra.Command {
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so only one replica reconciles")
 	contentAddress := fs.String("content-address", "", "where clients reach the webhook server, which serves the content of every unpacked Bundle and BundleDeployment at its status.contentURL (<address>/bundles/...); empty: "+adapter.DefaultContentAddress("<system-namespace>"))
 	contentDir := fs.String("content-dir", "", "directory that keeps the content served at contentURLs, emptied at start (in the Deployment: an emptyDir); empty: a new directory under the temporary directory")
+	catalogDir := fs.String("catalog-dir", "", "directory that keeps the catalog images OperatorCatalogs publish, as read (one file each while it is their last: about the size of the catalog's files; in the Deployment: an emptyDir); empty: the temporary directory")
 	contentMax := fs.String("content-max-bytes", resource.NewQuantity(adapter.DefaultContentMaxBytes, resource.BinarySI).String(), "how much content --content-dir may hold (a quantity: 512Mi); a Bundle whose content does not fit beside the others unpacked here fails until some are deleted")
 	qps := fs.Float64("kube-api-qps", 50, "requests a second the adapter may send to kube-apiserver (client-side limit; controller-runtime's default, 20, is what bounds an install of many BundleDeployments on sharded kapp-controllers)")
 	burst := fs.Int("kube-api-burst", 100, "requests the adapter may send at once above --kube-api-qps")
@@ -87,6 +88,7 @@ func newRunCommand() *cobra.Command {
 			WebhookAddr:             *webhookAddr,
 			LeaderElect:             *leaderElect,
 			ContentDir:              *contentDir,
+			CatalogDir:              *catalogDir,
 			ContentMaxBytes:         maxContent.Value(),
 			KappControllerNamespace: *kcNamespace,
 		})

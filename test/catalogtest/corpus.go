@@ -119,11 +119,15 @@ func Catalog(bundles []Bundle, imagePrefix string) *declcfg.DeclarativeConfig {
 // Versions makes n bundles of the corpus: each corpus bundle in three
 // versions (1.0.0, 2.0.0, 3.0.0) chained by replaces, package after
 // package, the corpus repeated under new package names when n needs it.
-func Versions(corpus []Bundle, n int) []Bundle {
+func Versions(corpus []Bundle, n int) []Bundle { return VersionsPer(corpus, n, 3) }
+
+// VersionsPer is Versions with per versions of each package (1.0.0 up to
+// per.0.0).
+func VersionsPer(corpus []Bundle, n, per int) []Bundle {
 	var out []Bundle
 	for i := 0; len(out) < n; i++ {
 		base := corpus[i%len(corpus)]
-		for v := 0; v < 3 && len(out) < n; v++ {
+		for v := 0; v < per && len(out) < n; v++ {
 			b := base
 			b.Package = fmt.Sprintf("%s-%d", base.Package, i/len(corpus))
 			b.CSV = *base.CSV.DeepCopy()

@@ -57,6 +57,9 @@ type Options struct {
 	// AuditLog makes the API server log every request's metadata (user,
 	// user agent, verb) to ControlPlane.AuditLog, for cost measurements.
 	AuditLog bool
+	// CatalogsLater leaves the OperatorCatalog CRD (config/catalogs) out
+	// of the start: InstallCatalogsAPI installs it while the adapter runs.
+	CatalogsLater bool
 	// AdapterArgs go after the adapter's default flags, so they win.
 	AdapterArgs []string
 	// RukpakE2E serves what rukpak v0.24.0's end-to-end suite expects of
@@ -166,7 +169,7 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 		return fmt.Errorf("create client: %w", err)
 	}
 	if !opts.Bare {
-		if err := e.installAPI(ctx); err != nil {
+		if err := e.installAPI(ctx, !opts.CatalogsLater); err != nil {
 			return err
 		}
 	}
@@ -262,12 +265,26 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 	return nil
 }
 
+// InstallCatalogsAPI installs the OperatorCatalog CRD (config/catalogs) and
+// waits until it is served.
+func (e *Env) InstallCatalogsAPI(ctx context.Context) error {
+	catalogs, err := e.Kustomize(ctx, "config/catalogs")
+	if err != nil {
+		return err
+	}
+	objs, err := ApplyYAML(ctx, e.Client, catalogs)
+	if err != nil {
+		return err
+	}
+	return WaitForCRDs(ctx, e.Client, objs)
+}
+
 // installAPI installs the BundleDeployment CRD from config/ (and the
-// OperatorCatalog CRD, config/catalogs), the system
+// OperatorCatalog CRD, config/catalogs, unless told not to), the system
 // namespace, the adapter's and installer's accounts from config/rbac, the
 // adapter's webhooks from config/webhook and the finalizer policy from
 // config/admission.
-func (e *Env) installAPI(ctx context.Context) error {
+func (e *Env) installAPI(ctx context.Context, catalogs bool) error {
 	crd, err := e.Kustomize(ctx, "config/crd")
 	if err != nil {
 		return err
@@ -279,16 +296,10 @@ func (e *Env) installAPI(ctx context.Context) error {
 	if err := WaitForCRDs(ctx, e.Client, objs); err != nil {
 		return err
 	}
-	catalogs, err := e.Kustomize(ctx, "config/catalogs")
-	if err != nil {
-		return err
-	}
-	objs, err = ApplyYAML(ctx, e.Client, catalogs)
-	if err != nil {
-		return err
-	}
-	if err := WaitForCRDs(ctx, e.Client, objs); err != nil {
-		return err
+	if catalogs {
+		if err := e.InstallCatalogsAPI(ctx); err != nil {
+			return err
+		}
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SystemNamespace}}
 	if err := e.Client.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {

@@ -129,6 +129,34 @@ func (r *Registry) PushDir(dir, repoTag string) (string, v1.Hash, error) {
 	return r.PushImage(img, repoTag)
 }
 
+// PushLayers pushes an image of one layer per directory (the first at the
+// bottom), with labels in its configuration, as a Dockerfile of one ADD a
+// directory builds it on a base image: a catalog image on opm's base layer.
+func (r *Registry) PushLayers(repoTag string, labels map[string]string, dirs ...string) (string, v1.Hash, error) {
+	var layers []v1.Layer
+	for _, dir := range dirs {
+		layer, err := layerFromDir(dir)
+		if err != nil {
+			return "", v1.Hash{}, err
+		}
+		layers = append(layers, layer)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layers...)
+	if err != nil {
+		return "", v1.Hash{}, fmt.Errorf("build image: %w", err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return "", v1.Hash{}, err
+	}
+	cfg = cfg.DeepCopy()
+	cfg.Config.Labels = labels
+	if img, err = mutate.ConfigFile(img, cfg); err != nil {
+		return "", v1.Hash{}, fmt.Errorf("build image: %w", err)
+	}
+	return r.PushImage(img, repoTag)
+}
+
 // PushImage pushes img to repo:tag on this registry.
 func (r *Registry) PushImage(img v1.Image, repoTag string) (string, v1.Hash, error) {
 	ref := r.Host + "/" + repoTag

@@ -126,4 +126,4 @@ func (e *Env) InstallRukpakV016API(ctx context.Context) error {
 
 // InstallAPI applies rukpak-kapp's manifests again (config/crd and the
 // rest of installAPI), as upgrading a cluster to rukpak-kapp does.
-func (e *Env) InstallAPI(ctx context.Context) error { return e.installAPI(ctx) }
+func (e *Env) InstallAPI(ctx context.Context) error { return e.installAPI(ctx, true) }

@@ -186,6 +186,7 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 	It("follows a catalog image with an OperatorCatalog: published in its namespace, published again when its tag moves, withdrawn with it", func(ctx context.Context) {
 		const ns = "catalog-follow"
 		ref := "beta.prometheus." + catalog.DefaultDomain
+		catalogsAPI(ctx)
 		createNamespace(ctx, ns)
 		dir := relocatedCatalog(ctx)
 		image := pushCatalogImage(dir, "catalog/index:latest")

@@ -37,7 +37,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	// unless its annotation says app, so both the flag and the annotation
 	// are exercised.
 	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, PackagingAPI: true, Servers: true,
-		Adapter: true, AdapterArgs: []string{"--install-with=packageinstall"}})
+		Adapter: true, AdapterArgs: []string{"--install-with=packageinstall"}, CatalogsLater: true})
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("harness logs: %s\n", env.LogDir())
 	rukpakKapp, err = harness.GoBinary(ctx, env.Root, "./cmd/rukpak-kapp", filepath.Join(env.Dir, "rukpak-kapp"))

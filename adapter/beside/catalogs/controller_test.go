@@ -11,6 +11,7 @@ import (
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,9 +33,45 @@ type images struct {
 	err      error
 	// unbounded says a request had no deadline within its timeout.
 	unbounded bool
+	// creds are the credentials of the last look-up.
+	creds []byte
 }
 
-func (i *images) Resolve(ctx context.Context, _ string) (string, error) {
+// memCatalog is a catalog read, in memory.
+type memCatalog struct{ cfg *declcfg.DeclarativeConfig }
+
+func (m memCatalog) Packages() []string {
+	var out []string
+	for _, p := range m.cfg.Packages {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+func (m memCatalog) Package(name string) (*declcfg.DeclarativeConfig, error) {
+	out := &declcfg.DeclarativeConfig{}
+	for _, p := range m.cfg.Packages {
+		if p.Name == name {
+			out.Packages = append(out.Packages, p)
+		}
+	}
+	for _, c := range m.cfg.Channels {
+		if c.Package == name {
+			out.Channels = append(out.Channels, c)
+		}
+	}
+	for _, b := range m.cfg.Bundles {
+		if b.Package == name {
+			out.Bundles = append(out.Bundles, b)
+		}
+	}
+	return out, nil
+}
+
+func (memCatalog) Close() error { return nil }
+
+func (i *images) Resolve(ctx context.Context, _ string, creds []byte) (string, error) {
+	i.creds = creds
 	i.lookups++
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > ResolveTimeout {
 		i.unbounded = true
@@ -42,7 +79,7 @@ func (i *images) Resolve(ctx context.Context, _ string) (string, error) {
 	return "registry.example/catalog@" + i.digest, i.err
 }
 
-func (i *images) Pull(ctx context.Context, pinned string) (*declcfg.DeclarativeConfig, error) {
+func (i *images) Pull(ctx context.Context, pinned string, _ []byte) (Catalog, error) {
 	i.pulls++
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > PullTimeout {
 		i.unbounded = true
@@ -51,7 +88,7 @@ func (i *images) Pull(ctx context.Context, pinned string) (*declcfg.DeclarativeC
 	if !ok {
 		return nil, fmt.Errorf("%w: no catalog", fetch.ErrInvalidContent)
 	}
-	return cfg, nil
+	return memCatalog{cfg}, nil
 }
 
 // catalogOf has one package with one channel holding the versions named.
@@ -74,9 +111,9 @@ type harness struct {
 	writes []string
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T, objs ...client.Object) *harness {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{datav1alpha1.AddToScheme, catalogsv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{datav1alpha1.AddToScheme, catalogsv1alpha1.AddToScheme, corev1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +121,7 @@ func newHarness(t *testing.T) *harness {
 	cat := &catalogsv1alpha1.OperatorCatalog{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "c", Generation: 1},
 		Spec: catalogsv1alpha1.OperatorCatalogSpec{Image: "registry.example/catalog:latest"}}
 	h := &harness{images: &images{digest: "sha256:1", catalogs: map[string]*declcfg.DeclarativeConfig{"sha256:1": catalogOf("1.0.0"), "sha256:2": catalogOf("1.0.1")}}}
-	base := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cat).WithStatusSubresource(cat).Build()
+	base := fake.NewClientBuilder().WithScheme(scheme).WithObjects(append(objs, cat)...).WithStatusSubresource(cat).Build()
 	h.client = interceptor.NewClient(base.(client.WithWatch), interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 			h.writes = append(h.writes, "create "+o.GetName())
@@ -105,7 +142,7 @@ func newHarness(t *testing.T) *harness {
 	})
 	// The adapter's writer (kube.ConditionsWriter) as this tier sees it: a
 	// status patch locked by the resourceVersion read.
-	h.r = New(h.client, h.client, h.images, func(ctx context.Context, obj, before client.Object, _, _ []metav1.Condition) error {
+	h.r = New(h.client, h.client, h.client, h.images, func(ctx context.Context, obj, before client.Object, _, _ []metav1.Condition) error {
 		return h.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 	})
 	return h
@@ -229,3 +266,117 @@ func TestReconcile_Failures(t *testing.T) {
 		}
 	})
 }
+
+// A Package another OperatorCatalog of the namespace publishes is left to
+// it and named in the status (Conflict); the counts are what this catalog
+// keeps; once the other releases it, this one publishes it.
+func TestReconcile_Conflict(t *testing.T) {
+	other := &datav1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "s.p.operators.rukpak-kapp.dev.1.0.0", Labels: map[string]string{LabelCatalog: "other"}}}
+	h := newHarness(t, other)
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(h.writes, ","); got != "create s.p.operators.rukpak-kapp.dev,status" {
+		t.Errorf("writes %s: want the other catalog's Package left alone", got)
+	}
+	cat := h.catalog(t)
+	c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != catalogsv1alpha1.ReasonConflict || !strings.Contains(c.Message, "OperatorCatalog other") ||
+		cat.Status.Packages != 0 || cat.Status.PackageMetadatas != 1 {
+		t.Fatalf("status %+v", cat.Status)
+	}
+
+	// The other catalog withdraws it: the watch marks it, and this catalog
+	// publishes it without a pull.
+	if err := h.client.Delete(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
+	q := &recorded{}
+	h.r.changed(kindPackage, &metav1.PartialObjectMetadata{ObjectMeta: other.ObjectMeta}, true, q)
+	if len(q.added) != 1 || q.added[0].Name != "c" {
+		t.Fatalf("queued %v, want the catalog that wanted it", q.added)
+	}
+	pulls := h.images.pulls
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(h.writes, ","); got != "create s.p.operators.rukpak-kapp.dev.1.0.0,status" || h.images.pulls != pulls {
+		t.Errorf("writes %s, pulls %d", got, h.images.pulls-pulls)
+	}
+	if c := meta.FindStatusCondition(h.catalog(t).Status.Conditions, catalogsv1alpha1.TypePublished); c.Reason != catalogsv1alpha1.ReasonPublished {
+		t.Errorf("condition %+v", c)
+	}
+}
+
+// A published Package deleted or edited by hand is written again from the
+// catalog read, without a pull; the catalog's own writes queue nothing.
+func TestReconcile_Repair(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	pkg := &datav1alpha1.Package{}
+	key := client.ObjectKey{Namespace: "ops", Name: "s.p.operators.rukpak-kapp.dev.1.0.0"}
+	if err := h.client.Get(context.Background(), key, pkg); err != nil {
+		t.Fatal(err)
+	}
+	q := &recorded{}
+	h.r.changed(kindPackage, &metav1.PartialObjectMetadata{ObjectMeta: pkg.ObjectMeta}, false, q)
+	if len(q.added) != 0 {
+		t.Errorf("its own write queued %v", q.added)
+	}
+	if err := h.client.Delete(context.Background(), pkg); err != nil {
+		t.Fatal(err)
+	}
+	h.r.changed(kindPackage, &metav1.PartialObjectMetadata{ObjectMeta: pkg.ObjectMeta}, true, q)
+	pulls := h.images.pulls
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(h.writes, ","); got != "create "+key.Name || h.images.pulls != pulls || len(q.added) != 1 {
+		t.Errorf("writes %s, pulls %d, queued %v", got, h.images.pulls-pulls, q.added)
+	}
+	if err := h.client.Get(context.Background(), key, pkg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A private catalog is looked up with the Secret it names; a missing one
+// is said, naming it.
+func TestReconcile_PullSecret(t *testing.T) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "pull"}, Type: corev1.SecretTypeDockerConfigJson,
+		Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}}
+	h := newHarness(t, secret)
+	cat := h.catalog(t)
+	cat.Spec.PullSecret = "missing"
+	if err := h.client.Update(context.Background(), cat); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	c := meta.FindStatusCondition(h.catalog(t).Status.Conditions, catalogsv1alpha1.TypePublished)
+	if c == nil || c.Reason != catalogsv1alpha1.ReasonPullFailed || !strings.Contains(c.Message, "pull secret missing (spec.pullSecret) is not in namespace ops") {
+		t.Fatalf("condition %+v", c)
+	}
+	cat = h.catalog(t)
+	cat.Spec.PullSecret = "pull"
+	cat.Generation++
+	if err := h.client.Update(context.Background(), cat); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if string(h.images.creds) != `{"auths":{}}` {
+		t.Errorf("looked up with %q", h.images.creds)
+	}
+}
+
+// recorded is a queue that records what is added.
+type recorded struct {
+	queue
+	added []reconcile.Request
+}
+
+func (r *recorded) Add(req reconcile.Request) { r.added = append(r.added, req) }

@@ -1,19 +1,26 @@
 // Package catalogs follows OperatorCatalogs (api/catalogs/v1alpha1): each
 // names an OLM catalog image, which the controller looks up every poll
-// interval (a registry cannot be watched) and, when its digest is new,
-// pulls and publishes in the OperatorCatalog's namespace as Carvel packages
-// (adapter/pure/catalog) through kapp-controller's packaging API. A
-// publication creates what is new and updates what changed, and never
-// withdraws a Package: a PackageInstall keeps the version it installed when
-// the catalog drops it. Deleting the OperatorCatalog withdraws everything
-// it published.
+// interval (a registry cannot be watched) with the pull secret the catalog
+// names, and, when its digest is new, streams into a file on disk
+// (fetch.SpoolCatalogImage) and publishes a package at a time in the
+// OperatorCatalog's namespace as Carvel packages (adapter/pure/catalog)
+// through kapp-controller's packaging API. A publication creates what is
+// new and updates what changed (an object's hash annotation says whether it
+// did), and never withdraws a Package: a PackageInstall keeps the version it
+// installed when the catalog drops it. A Package another OperatorCatalog
+// publishes is left to it (Conflict). Deleting the OperatorCatalog
+// withdraws exactly what it published.
 //
-// It runs beside the reconciler (wired in the facade's manager, when the
-// catalog API is installed, which gives it the adapter's status writer,
-// kube.ConditionsWriter). What was published last is in the
-// OperatorCatalog's status; its one memory between reconciles is the
-// backoff of a registry that failed and the digest that held no readable
-// catalog (fetch.Backoff).
+// It watches the metadata of what catalogs published (their label) and
+// writes again, from the catalog file, what was deleted or edited by hand,
+// or released by the catalog that kept it. A reconcile reads, runs its steps
+// (finalizer, look-up, publication or repair), then writes the status once
+// through the adapter's status writer (kube.ConditionsWriter, given by the
+// facade, which starts the controller with a cache of its own once its APIs
+// are served). Its memory between reconciles: each catalog's publication
+// (the objects, their resourceVersions, the catalog file), the backoff of a
+// registry that failed and the digest that held no readable catalog
+// (fetch.Backoff).
 //
 // May import (this module): adapter/fetch, adapter/pure/catalog,
 // adapter/pure/fieldowner, api/catalogs/v1alpha1.

@@ -37,10 +37,13 @@ func TestFromStart_MatchesTheClusterRole(t *testing.T) {
 			continue
 		}
 		for _, r := range role.Rules {
-			// The APIs the adapter serves itself are no installed kinds; a
-			// rule limited to names (kapp-controller-config) watches no kind.
+			// The APIs the adapter serves itself are no installed kinds, nor
+			// the Packages catalogs publish (the catalog controller watches
+			// them); a rule limited to names (kapp-controller-config) watches
+			// no kind.
 			if !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") || len(r.ResourceNames) > 0 ||
-				slices.Contains(r.APIGroups, "core.rukpak.io") || slices.Contains(r.APIGroups, "catalogs.rukpak-kapp.dev") {
+				slices.Contains(r.APIGroups, "core.rukpak.io") || slices.Contains(r.APIGroups, "catalogs.rukpak-kapp.dev") ||
+				slices.Contains(r.APIGroups, "data.packaging.carvel.dev") {
 				continue
 			}
 			for _, g := range r.APIGroups {

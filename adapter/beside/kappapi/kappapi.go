@@ -35,6 +35,10 @@ type API struct {
 	mu    sync.Mutex
 	// looking says lookUntilServed runs.
 	looking atomic.Bool
+	// name is the API's, for logs and readiness; kinds are its kinds:
+	// group/version → resource.
+	name  string
+	kinds map[string]string
 }
 
 // The kinds kapp-controller's release installs and the adapter uses.
@@ -52,7 +56,25 @@ func Missing(namespaces []string) string {
 // c; open runs once it is served, and wake after open when the API
 // appeared while the adapter ran.
 func New(d discovery.DiscoveryInterface, c cache.Cache, open, wake func(ctx context.Context) error) *API {
-	return &API{discovery: d, cache: c, open: open, wake: wake}
+	return NewFor(d, c, "kapp-controller's API", kappKinds, open, wake)
+}
+
+// NewFor is New for another API the adapter opens when it appears (the
+// OperatorCatalog API, config/catalogs), named name for logs and
+// readiness, of kinds (group/version → resource, each a CRD's, or an
+// aggregated API's whose CRDs are not watched).
+func NewFor(d discovery.DiscoveryInterface, c cache.Cache, name string, kinds map[string]string, open, wake func(ctx context.Context) error) *API {
+	return &API{discovery: d, cache: c, open: open, wake: wake, name: name, kinds: kinds}
+}
+
+// crd says whether a CRD of that name serves one of the API's kinds.
+func (k *API) crd(name string) bool {
+	for gv, resource := range k.kinds {
+		if name == resource+"."+strings.Split(gv, "/")[0] {
+			return true
+		}
+	}
+	return false
 }
 
 // OpenIfServed opens at once when the API is served, before the manager
@@ -77,7 +99,7 @@ func (k *API) Ready() bool { return k.ready.Load() }
 // Check is the readiness probe: not ready without the API.
 func (k *API) Check(*http.Request) error {
 	if !k.Ready() {
-		return errors.New("kapp-controller's API is not installed")
+		return errors.New(k.name + " is not installed")
 	}
 	return nil
 }
@@ -91,13 +113,13 @@ func (k *API) Start(ctx context.Context) error {
 	if err := k.look(ctx); err != nil || k.Ready() {
 		return err
 	}
-	log.FromContext(ctx).Info("waiting for kapp-controller's API; BundleDeployments say so in their status until it appears", "missing", kappKinds)
+	log.FromContext(ctx).Info("waiting for "+k.name+" to be installed", "missing", k.kinds)
 	crds, err := k.cache.GetInformer(ctx, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}})
 	if err != nil {
-		return fmt.Errorf("watch CRDs for kapp-controller's API: %w", err)
+		return fmt.Errorf("watch CRDs for %s: %w", k.name, err)
 	}
 	changed := func(obj any) {
-		if o, ok := obj.(metav1.Object); ok && (o.GetName() == "apps.kappctrl.k14s.io" || o.GetName() == "packageinstalls.packaging.carvel.dev") {
+		if o, ok := obj.(metav1.Object); ok && (k.crd(o.GetName())) {
 			go k.lookUntilServed(ctx)
 		}
 	}
@@ -116,12 +138,12 @@ func (k *API) lookUntilServed(ctx context.Context) {
 	backoff := wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Steps: 10, Cap: 10 * time.Second}
 	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
 		if err := k.look(ctx); err != nil {
-			log.FromContext(ctx).Error(err, "look for kapp-controller's API")
+			log.FromContext(ctx).Error(err, "look for "+k.name)
 		}
 		return k.Ready(), nil
 	})
 	if err != nil && !k.Ready() {
-		log.FromContext(ctx).Info("kapp-controller's API is still not served; looking again at the next change of its CRDs")
+		log.FromContext(ctx).Info(k.name + " is still not served; looking again at the next change of its CRDs")
 	}
 }
 
@@ -141,13 +163,13 @@ func (k *API) look(ctx context.Context) error {
 		return err
 	}
 	k.ready.Store(true)
-	log.FromContext(ctx).Info("kapp-controller's API is installed")
+	log.FromContext(ctx).Info(k.name + " is installed")
 	return k.wake(ctx)
 }
 
 // served says every kind is served.
 func (k *API) served() (bool, error) {
-	for gv, resource := range kappKinds {
+	for gv, resource := range k.kinds {
 		list, err := k.discovery.ServerResourcesForGroupVersion(gv)
 		if apierrors.IsNotFound(err) {
 			return false, nil

@@ -56,9 +56,31 @@ func (r Refusal) String() string {
 // Publish makes the Carvel packages of cfg. A package, channel or bundle
 // that cannot be published is refused on its own; the rest is published.
 func Publish(cfg *declcfg.DeclarativeConfig, opts Options) Published {
+	return NewPublisher(opts).Publish(cfg)
+}
+
+// Publisher publishes a catalog in parts (a package at a time, as a
+// catalog image is read) exactly as Publish would the whole: it remembers
+// the refNames taken, which must stay unique across the catalog.
+type Publisher struct {
+	opts Options
+	// refNames: refName → package/channel that took it.
+	refNames map[string]string
+}
+
+// NewPublisher publishes with opts.
+func NewPublisher(opts Options) *Publisher {
 	if opts.Domain == "" {
 		opts.Domain = DefaultDomain
 	}
+	return &Publisher{opts: opts, refNames: map[string]string{}}
+}
+
+// Publish makes the Carvel packages of cfg, a part of the catalog that
+// holds whole packages (their olm.package, channels, bundles and
+// deprecations).
+func (p *Publisher) Publish(cfg *declcfg.DeclarativeConfig) Published {
+	opts := p.opts
 	var out Published
 	// Each bundle is read once, however many channels hold it: reading
 	// its CSV is most of the cost of a publication.
@@ -76,13 +98,12 @@ func Publish(cfg *declcfg.DeclarativeConfig, opts Options) Published {
 		c := &cfg.Channels[i]
 		channels[c.Package] = append(channels[c.Package], c)
 	}
-	refNames := map[string]string{} // refName → package/channel that took it
 	for i := range cfg.Packages {
 		pkg := &cfg.Packages[i]
 		for _, ch := range channels[pkg.Name] {
 			ref, err := RefName(pkg.Name, ch.Name, opts.Domain)
 			if err == nil {
-				if other, taken := refNames[ref]; taken {
+				if other, taken := p.refNames[ref]; taken {
 					err = fmt.Errorf("its refName %s is already the one of %s", ref, other)
 				}
 			}
@@ -90,7 +111,7 @@ func Publish(cfg *declcfg.DeclarativeConfig, opts Options) Published {
 				out.Refused = append(out.Refused, Refusal{Package: pkg.Name, Channel: ch.Name, Reason: err.Error()})
 				continue
 			}
-			refNames[ref] = pkg.Name + "/" + ch.Name
+			p.refNames[ref] = pkg.Name + "/" + ch.Name
 			c := channelOf{pkg: pkg, ch: ch, ref: ref, bundles: bundles[pkg.Name], deprecated: deprecated[pkg.Name], opts: opts}
 			meta, pkgs, refused := c.publish()
 			out.Refused = append(out.Refused, refused...)
@@ -101,9 +122,21 @@ func Publish(cfg *declcfg.DeclarativeConfig, opts Options) Published {
 			out.Packages = append(out.Packages, pkgs...)
 		}
 	}
-	slices.SortFunc(out.Metadata, func(a, b *datav1alpha1.PackageMetadata) int { return strings.Compare(a.Name, b.Name) })
-	slices.SortFunc(out.Packages, func(a, b *datav1alpha1.Package) int { return strings.Compare(a.Name, b.Name) })
+	out.sort()
 	return out
+}
+
+// Add appends part to pub, in name order.
+func (pub *Published) Add(part Published) {
+	pub.Metadata = append(pub.Metadata, part.Metadata...)
+	pub.Packages = append(pub.Packages, part.Packages...)
+	pub.Refused = append(pub.Refused, part.Refused...)
+	pub.sort()
+}
+
+func (pub *Published) sort() {
+	slices.SortFunc(pub.Metadata, func(a, b *datav1alpha1.PackageMetadata) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(pub.Packages, func(a, b *datav1alpha1.Package) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // deprecation is what olm.deprecations says of one package.

@@ -20,6 +20,12 @@ type OperatorCatalogSpec struct {
 	// least 10s).
 	// +optional
 	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
+	// PullSecret names a kubernetes.io/dockerconfigjson Secret in the
+	// OperatorCatalog's namespace with the credentials of a private
+	// registry, as an image's pullSecret is named elsewhere in the API. The
+	// adapter reads that Secret and no other of the namespace.
+	// +optional
+	PullSecret string `json:"pullSecret,omitempty"`
 }
 
 // OperatorCatalogStatus says what was published.
@@ -30,8 +36,9 @@ type OperatorCatalogStatus struct {
 	// ResolvedImage is the catalog image published last, by digest.
 	// +optional
 	ResolvedImage string `json:"resolvedImage,omitempty"`
-	// Packages and PackageMetadatas count what the last publication wrote
-	// or found in place.
+	// Packages and PackageMetadatas count what the catalog publishes and
+	// is in place: written by it or found as it wrote them (a Package
+	// another OperatorCatalog publishes is not counted).
 	// +optional
 	Packages int32 `json:"packages,omitempty"`
 	// +optional
@@ -56,6 +63,10 @@ const (
 	ReasonPullFailed  = "PullFailed"
 	ReasonInvalid     = "InvalidCatalog"
 	ReasonWriteFailed = "WriteFailed"
+	// ReasonConflict: some of the catalog's Packages or PackageMetadatas
+	// are already published by another OperatorCatalog in the namespace,
+	// which keeps them; the rest is published.
+	ReasonConflict = "Conflict"
 )
 
 // +kubebuilder:object:root=true

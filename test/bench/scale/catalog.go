@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +21,7 @@ import (
 
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	"github.com/rukpak-kapp/rukpak-kapp/test/catalogtest"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -25,7 +30,7 @@ import (
 // catalogResult is what publishing a catalog of N bundles with an
 // OperatorCatalog costs, on kapp-controller's real packaging API.
 type catalogResult struct {
-	N                          int
+	N, PackagesN, BaseMiB      int
 	CatalogBytes               int
 	Published                  time.Duration
 	Packages, Metadatas        int
@@ -33,14 +38,23 @@ type catalogResult struct {
 	Publish, Idle              apiCount
 	KappControllerIdle         apiCount
 	IdleFor                    time.Duration
-	PeakRSS                    float64
+	RestRSS, PeakRSS, IdleRSS  float64
+	// Moved is the tag moved to a catalog with one package changed: the
+	// time to Published for it and the adapter's requests.
+	MovedIn time.Duration
+	Moved   apiCount
 }
 
+// catalogShape is the catalog a run publishes: n bundles in packages
+// packages (0: three versions each), on a base layer of baseMiB.
+type catalogShape struct{ n, packages, baseMiB int }
+
 // catalogMain publishes a catalog of n bundles made from the corpus (each
-// corpus bundle in three versions) through an OperatorCatalog, then keeps
-// still for idle, polling the tag every 10 s.
-func catalogMain(ctx context.Context, n int, idle time.Duration) int {
-	res, err := runCatalog(ctx, n, idle)
+// corpus bundle in three versions, or spread over packages) through an
+// OperatorCatalog, on a base layer, keeps still for idle, polling the tag
+// every 10 s, then moves the tag to the catalog with one package changed.
+func catalogMain(ctx context.Context, shape catalogShape, idle time.Duration) int {
+	res, err := runCatalog(ctx, shape, idle)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchmark:", err)
 		return 1
@@ -49,7 +63,8 @@ func catalogMain(ctx context.Context, n int, idle time.Duration) int {
 	return 0
 }
 
-func runCatalog(ctx context.Context, n int, idle time.Duration) (*catalogResult, error) {
+func runCatalog(ctx context.Context, shape catalogShape, idle time.Duration) (*catalogResult, error) {
+	n := shape.n
 	corpus, err := catalogtest.Corpus(filepath.Join("test", "testdata", "registry-v1-corpus"))
 	if err != nil {
 		return nil, fmt.Errorf("read the corpus (run from the repository's root): %w", err)
@@ -65,32 +80,51 @@ func runCatalog(ctx context.Context, n int, idle time.Duration) (*catalogResult,
 	if err != nil {
 		return nil, err
 	}
-	res := &catalogResult{N: n, IdleFor: idle}
+	res := &catalogResult{N: n, BaseMiB: shape.baseMiB, IdleFor: idle}
+	per := 3
+	if shape.packages > 0 {
+		per = max(n/shape.packages, 1)
+	}
+	fbc := catalogtest.Catalog(catalogtest.VersionsPer(corpus, n, per), "registry.example/corpus/")
+	res.PackagesN = len(fbc.Packages)
 
-	// The catalog image, as opm lays it out: the FBC under /configs.
-	build := filepath.Join(env.Dir, "catalog-image")
-	if err := os.MkdirAll(filepath.Join(build, "catalog"), 0o755); err != nil {
+	// The catalog image, as opm builds it: the FBC under /configs (one
+	// directory per package), on opm's base image (its binaries: here as
+	// many bytes of noise, which compress no better).
+	base := filepath.Join(env.Dir, "catalog-base")
+	if err := os.MkdirAll(filepath.Join(base, "bin"), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.Create(filepath.Join(build, "catalog", "catalog.json"))
+	noise := make([]byte, shape.baseMiB<<20)
+	if _, err := rand.Read(noise); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(base, "bin", "opm"), noise, 0o755); err != nil {
+		return nil, err
+	}
+	push := func(cfg *declcfg.DeclarativeConfig, name string) (string, int, error) {
+		top := filepath.Join(env.Dir, name)
+		if err := declcfg.WriteFS(*cfg, filepath.Join(top, "configs"), declcfg.WriteJSON, ".json"); err != nil {
+			return "", 0, err
+		}
+		size := 0
+		_ = filepath.WalkDir(top, func(_ string, d fs.DirEntry, _ error) error {
+			if info, err := d.Info(); err == nil && !d.IsDir() {
+				size += int(info.Size())
+			}
+			return nil
+		})
+		image, _, err := env.Registry.PushLayers("bench/catalog:latest", map[string]string{fetch.CatalogConfigsLabel: "/configs"}, base, top)
+		return image, size, err
+	}
+	image, size, err := push(fbc, "catalog-image")
 	if err != nil {
 		return nil, err
 	}
-	if err := declcfg.WriteJSON(*catalogtest.Catalog(catalogtest.Versions(corpus, n), "registry.example/corpus/"), f); err != nil {
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	if st, err := os.Stat(filepath.Join(build, "catalog", "catalog.json")); err == nil {
-		res.CatalogBytes = int(st.Size())
-	}
-	dockerfile := "FROM scratch\nADD catalog /configs\nLABEL operators.operatorframework.io.index.configs.v1=/configs\n"
-	if err := os.WriteFile(filepath.Join(build, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
-		return nil, err
-	}
-	image, _, err := env.Registry.PushDockerContext(build, "bench/catalog:latest")
-	if err != nil {
+	res.CatalogBytes = size
+	// The adapter at rest, before the catalog.
+	time.Sleep(5 * time.Second)
+	if res.RestRSS, err = rssMiB(env.Adapter.Pid()); err != nil {
 		return nil, err
 	}
 
@@ -100,29 +134,13 @@ func runCatalog(ctx context.Context, n int, idle time.Duration) (*catalogResult,
 	}
 	cat := &catalogsv1alpha1.OperatorCatalog{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bench"},
 		Spec: catalogsv1alpha1.OperatorCatalogSpec{Image: image, PollInterval: &metav1.Duration{Duration: 10 * time.Second}}}
-	fmt.Fprintf(os.Stderr, "%s: publishing a catalog of %d bundles (%d bytes)\n", time.Now().Format(time.TimeOnly), n, res.CatalogBytes)
+	fmt.Fprintf(os.Stderr, "%s: publishing a catalog of %d bundles in %d packages (%d bytes) on a base layer of %d MiB\n", time.Now().Format(time.TimeOnly), n, res.PackagesN, res.CatalogBytes, shape.baseMiB)
 	start := time.Now()
 	if err := c.Create(ctx, cat); err != nil {
 		return nil, err
 	}
-	for {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(cat), cat); err != nil {
-			return nil, err
-		}
-		if cond := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished); cond != nil {
-			if cond.Status != metav1.ConditionTrue {
-				return nil, fmt.Errorf("not published: %s", cond.Message)
-			}
-			break
-		}
-		if time.Since(start) > 10*time.Minute {
-			return nil, fmt.Errorf("not published after 10 minutes")
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := waitPublished(ctx, c, cat, ""); err != nil {
+		return nil, err
 	}
 	res.Published = time.Since(start)
 	publishTo := time.Now()
@@ -160,6 +178,9 @@ func runCatalog(ctx context.Context, n int, idle time.Duration) (*catalogResult,
 	case <-time.After(idle):
 	}
 	idleTo := time.Now()
+	if res.IdleRSS, err = rssMiB(env.Adapter.Pid()); err != nil {
+		return nil, err
+	}
 	if res.PeakRSS, err = peakRSSMiB(env.Adapter.Pid()); err != nil {
 		return nil, err
 	}
@@ -172,18 +193,92 @@ func runCatalog(ctx context.Context, n int, idle time.Duration) (*catalogResult,
 		return nil, err
 	}
 	res.Idle, res.KappControllerIdle = counts["adapter"], counts["kapp-controller"]
+
+	// The tag moves to the catalog with one package changed (a version
+	// added to its channel): only that package's objects are written.
+	movedFrom := time.Now()
+	if _, _, err := push(withNewVersion(fbc), "catalog-image-moved"); err != nil {
+		return nil, err
+	}
+	if err := waitPublished(ctx, c, cat, cat.Status.ResolvedImage); err != nil {
+		return nil, err
+	}
+	res.MovedIn = time.Since(movedFrom)
+	movedTo := time.Now()
+	if res.PeakRSS, err = peakRSSMiB(env.Adapter.Pid()); err != nil {
+		return nil, err
+	}
+	if counts, err = countRequests(env.ControlPlane.AuditLog, movedFrom, movedTo); err != nil {
+		return nil, err
+	}
+	res.Moved = counts["adapter"]
 	return res, nil
 }
 
+// waitPublished waits until cat is Published at a digest other than
+// before.
+func waitPublished(ctx context.Context, c client.Client, cat *catalogsv1alpha1.OperatorCatalog, before string) error {
+	start := time.Now()
+	for {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(cat), cat); err != nil {
+			return err
+		}
+		if cond := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished); cond != nil && cat.Status.ResolvedImage != before {
+			if cond.Status != metav1.ConditionTrue {
+				return fmt.Errorf("not published: %s", cond.Message)
+			}
+			return nil
+		}
+		if time.Since(start) > 20*time.Minute {
+			return fmt.Errorf("not published after 20 minutes")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// withNewVersion is cfg with a version added to its first package: its
+// last bundle again as 99.0.0, replacing it.
+func withNewVersion(cfg *declcfg.DeclarativeConfig) *declcfg.DeclarativeConfig {
+	next := *cfg
+	pkg := cfg.Packages[0].Name
+	next.Bundles = slices.Clone(cfg.Bundles)
+	next.Channels = slices.Clone(cfg.Channels)
+	var last declcfg.Bundle
+	for _, b := range cfg.Bundles {
+		if b.Package == pkg {
+			last = b
+		}
+	}
+	b := last
+	b.Name = pkg + ".v99"
+	b.Properties = append([]property.Property{property.MustBuildPackage(pkg, "99.0.0")}, slices.DeleteFunc(slices.Clone(last.Properties), func(p property.Property) bool {
+		return p.Type == property.TypePackage
+	})...)
+	next.Bundles = append(next.Bundles, b)
+	for i, ch := range next.Channels {
+		if ch.Package == pkg {
+			ch.Entries = append(slices.Clone(ch.Entries), declcfg.ChannelEntry{Name: b.Name, Replaces: last.Name})
+			next.Channels[i] = ch
+		}
+	}
+	return &next
+}
+
 func (r *catalogResult) report() string {
-	return fmt.Sprintf(`catalog of %d bundles (%d bytes of FBC), published with an OperatorCatalog
+	return fmt.Sprintf(`catalog of %d bundles in %d packages (%d bytes of FBC) on a base layer of %d MiB, published with an OperatorCatalog
 published in:          %s
 stored:                %d Packages, %d PackageMetadatas; %d bytes as JSON, the largest object %d bytes
 adapter, publishing:   %d requests, %d writes (%s)
 adapter, idle %s:     %d requests, %d writes (a tag lookup every 10 s goes to the registry, not the API server)
 kapp-controller, idle: %d requests, %d writes
-adapter peak RSS:      %.0f MiB
-`, r.N, r.CatalogBytes, r.Published.Round(10*time.Millisecond), r.Packages, r.Metadatas, r.StoredBytes, r.LargestObject,
+adapter RSS:           %.0f MiB at rest before, %.0f MiB at rest after, %.0f MiB peak (+%.0f MiB)
+tag moved, one package changed: published in %s; adapter %d requests, %d writes (%s)
+`, r.N, r.PackagesN, r.CatalogBytes, r.BaseMiB, r.Published.Round(10*time.Millisecond), r.Packages, r.Metadatas, r.StoredBytes, r.LargestObject,
 		r.Publish.Requests, r.Publish.Writes, r.Publish.byKind(), r.IdleFor, r.Idle.Requests, r.Idle.Writes,
-		r.KappControllerIdle.Requests, r.KappControllerIdle.Writes, r.PeakRSS)
+		r.KappControllerIdle.Requests, r.KappControllerIdle.Writes, r.RestRSS, r.IdleRSS, r.PeakRSS, r.PeakRSS-r.RestRSS,
+		r.MovedIn.Round(10*time.Millisecond), r.Moved.Requests, r.Moved.Writes, r.Moved.byKind())
 }

@@ -7,10 +7,12 @@
 // other. It prints what each cost, what each install added to the store
 // (objects and bytes by kind, per object installed). -standalone measures Bundles on their
 // own instead, -catalog N the publication of a catalog of N bundles by an
-// OperatorCatalog, -failing what N failing objects of every kind and
+// OperatorCatalog (-catalog-packages P over P packages, -catalog-base M on
+// a base layer of M MiB; then the tag moved with one package changed),
+// -failing what N failing objects of every kind and
 // source cost the servers they fail against (requests and connections per
 // minute). See docs/benchmarks.md.
 //
-// It may import adapter/pure/translate, api/, test/catalogtest and
-// test/harness.
+// It may import adapter/pure/translate, adapter/fetch (the catalog image
+// label), api/, test/catalogtest and test/harness.
 package main

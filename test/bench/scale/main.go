@@ -37,6 +37,8 @@ func main() {
 	repairs := flag.Int("drift", 20, "installed objects to delete or edit, one after the other, timing each repair (rukpak-kapp and rukpak)")
 	timeline := flag.Bool("timeline", false, "print every API request made during each single apply at rest, from the audit log: where its time goes")
 	catalogN := flag.Int("catalog", 0, "measure publishing a catalog of this many bundles (made from the corpus) with an OperatorCatalog instead, then an idle window; run from the repository's root")
+	catalogPackages := flag.Int("catalog-packages", 0, "with -catalog, spread the bundles over this many packages (0: three versions each)")
+	catalogBase := flag.Int("catalog-base", 0, "with -catalog, build the catalog image on a base layer of this many MiB (opm's base image is tens of MiB)")
 	standalone := flag.Bool("standalone", false, "measure N Bundles on their own (rukpak v0.16's Bundle API) instead: the adapter's unpack, an idle window and a restart, without kapp-controller")
 	failing := flag.Bool("failing", false, "measure N failing objects of every kind and source instead: the requests each server receives per object per minute and the adapter's connections to it, over -idle")
 	kinds := flag.String("kinds", "", "with -failing, only these kinds (comma-separated: bundle, v1alpha1, v1alpha2, catalog)")
@@ -48,7 +50,7 @@ func main() {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	if *catalogN > 0 {
-		os.Exit(catalogMain(ctx, *catalogN, *idle))
+		os.Exit(catalogMain(ctx, catalogShape{n: *catalogN, packages: *catalogPackages, baseMiB: *catalogBase}, *idle))
 	}
 	if *failing {
 		os.Exit(failingMain(ctx, *n, *idle, *kinds))

@@ -33,21 +33,27 @@ func cpuSeconds(pid int) (float64, error) {
 }
 
 // peakRSSMiB is the process's high-water resident set size.
-func peakRSSMiB(pid int) (float64, error) {
+func peakRSSMiB(pid int) (float64, error) { return statusMiB(pid, "VmHWM:") }
+
+// rssMiB is a process's resident set now.
+func rssMiB(pid int) (float64, error) { return statusMiB(pid, "VmRSS:") }
+
+// statusMiB reads one kB field of a process's /proc status, in MiB.
+func statusMiB(pid int, field string) (float64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, fmt.Errorf("read status of %d: %w", pid, err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
 			if err != nil {
-				return 0, fmt.Errorf("parse VmHWM of %d: %w", pid, err)
+				return 0, fmt.Errorf("parse %s of %d: %w", field, pid, err)
 			}
 			return kb / 1024, nil
 		}
 	}
-	return 0, fmt.Errorf("no VmHWM for %d", pid)
+	return 0, fmt.Errorf("no %s for %d", field, pid)
 }
 
 // procSet is the processes one system is made of, by role.
