@@ -17,12 +17,13 @@ SUITES := $(BIN)/suites
 
 .PHONY: prebuilt cross-compile lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
 
-## run: the product on an embedded local control plane (or, with KUBECONFIG set, against that cluster)
-## (ARGS go to `rukpak-kapp run` when KUBECONFIG is set)
+## run: the product on an embedded local control plane, whatever KUBECONFIG
+## says; `make run CLUSTER=kubeconfig` runs the adapter against the cluster
+## KUBECONFIG names instead (ARGS go to its `rukpak-kapp run`)
 ## (the adapter is built after the tools: the Kubernetes components leave it
 ## the standard library and the Kubernetes packages compiled)
 run: run-tools build
-	$(BIN)/rukpak-kapp-dev $(ARGS)
+	RUKPAK_KAPP_RUN_CLUSTER=$(CLUSTER) $(BIN)/rukpak-kapp-dev $(ARGS)
 
 ## test: everything. The suites that run a local control plane mostly wait on
 ## timers (sync periods, backoff windows) and keep under half of two cores

@@ -304,6 +304,11 @@ var catalogKinds = map[string]string{
 // served when the manager is made): OperatorCatalogs in every namespace, and
 // only the metadata of the Packages and PackageMetadatas catalogs published.
 func withCatalogs(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder) error {
+	if o.CatalogDir != "" {
+		if err := fetch.RemoveCatalogSpools(o.CatalogDir); err != nil {
+			return fmt.Errorf("clear %s: %w", o.CatalogDir, err)
+		}
+	}
 	published, err := labels.Parse(catalogs.LabelCatalog)
 	if err != nil {
 		return err

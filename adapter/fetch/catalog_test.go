@@ -132,6 +132,19 @@ func TestSpoolCatalogImage(t *testing.T) {
 	if _, err := os.Stat(name); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Close left the spool: %v", err)
 	}
+	// One a stopped process left is removed at the next start.
+	dir := t.TempDir()
+	left, err := SpoolCatalogImage(context.Background(), ref, ImageOptions{}, InClusterCatalogLimits, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveCatalogSpools(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(left.file.Name()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("RemoveCatalogSpools left %v", err)
+	}
+	left.file.Close()
 }
 
 // What cannot be read is refused as content that cannot be read (never

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing/fstest"
@@ -104,8 +105,26 @@ func SpoolCatalogImage(ctx context.Context, ref string, opts ImageOptions, limit
 	return s, nil
 }
 
+// spoolPattern names the spools in their directory.
+const spoolPattern = "catalog-*.spool"
+
+// RemoveCatalogSpools removes the spools a process before this one left in
+// dir (it stopped without closing them: the adapter's directory is an
+// emptyDir, which outlives a container's restart).
+func RemoveCatalogSpools(dir string) error {
+	left, err := filepath.Glob(filepath.Join(dir, spoolPattern))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range left {
+		errs = append(errs, os.Remove(f))
+	}
+	return errors.Join(errs...)
+}
+
 func newCatalogSpool(dir, pinned string) (*CatalogSpool, error) {
-	f, err := os.CreateTemp(dir, "catalog-*.spool")
+	f, err := os.CreateTemp(dir, spoolPattern)
 	if err != nil {
 		return nil, fmt.Errorf("create a spool for the catalog %s: %w", pinned, err)
 	}

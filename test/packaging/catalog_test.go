@@ -132,6 +132,16 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.1.0.1"))
 		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before))
 
+		By("kubectl edit bundledeployment: the image moved by hand, off the channel's graph, is refused as well")
+		edited := bd.DeepCopy()
+		edited.Spec.Source.Image.Ref = strings.Replace(edited.Spec.Source.Image.Ref, ":v1.0.1", ":v2.0.0", 1)
+		err = env.Client.Update(ctx, edited)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(And(ContainSubstring(`admission webhook "catalog-upgrade.core.rukpak.io" denied the request`),
+			ContainSubstring("its image changes only with a move along the channel")))
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+		Expect(bd.Generation).To(Equal(upgraded))
+
 		By("kubectl annotate packageinstall prom packaging.carvel.dev/downgradable=\"\", as the refusal says; kctrl package installed update -i prom --version 1.2.0, then 2.0.0: one edge at a time")
 		Expect(strings.Join(strings.Fields(err.Error()), " ")).To(ContainSubstring(`kubectl annotate packageinstall prom -n catalog-test packaging.carvel.dev/downgradable=""`))
 		pi := &packagingv1alpha1.PackageInstall{}

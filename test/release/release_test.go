@@ -302,14 +302,14 @@ var _ = Describe("the release", Ordered, func() {
 		}).WithTimeout(time.Minute).Should(Equal(0), "healthy again")
 	})
 
-	It("works as `make run` against a cluster with config/local applied", func(ctx context.Context) {
+	It("works as `make run CLUSTER=kubeconfig` against a cluster with config/local applied", func(ctx context.Context) {
 		pod.Stop(30 * time.Second)
 		pod = nil
 		local, err := env.Kustomize(ctx, "config/local")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(applyServerSide(ctx, local)).To(BeEmpty())
 
-		cmd := exec.Command("make", "-s", "run", "ARGS=--metrics-bind-address=0 --health-probe-bind-address=0")
+		cmd := exec.Command("make", "-s", "run", "CLUSTER=kubeconfig", "ARGS=--metrics-bind-address=0 --health-probe-bind-address=0")
 		cmd.Dir = env.Root
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+env.ControlPlane.Kubeconfig)
 		logPath := filepath.Join(env.LogDir(), "make-run.log")

@@ -46,9 +46,37 @@ type handler struct {
 	reader client.Reader
 }
 
-// meta is what the check reads of a BundleDeployment.
+// meta is what the check reads of a BundleDeployment, of either API
+// generation: the request comes in the version the client wrote.
 type meta struct {
 	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		// v1alpha2.
+		Source imageSource `json:"source"`
+		// v1alpha1.
+		Template struct {
+			Spec struct {
+				Source imageSource `json:"source"`
+			} `json:"spec"`
+		} `json:"template"`
+	} `json:"spec"`
+}
+
+type imageSource struct {
+	Image *struct {
+		Ref string `json:"ref"`
+	} `json:"image"`
+}
+
+// image is the bundle image the BundleDeployment names ("" for another
+// source).
+func (m meta) image() string {
+	for _, s := range []imageSource{m.Spec.Source, m.Spec.Template.Spec.Source} {
+		if s.Image != nil && s.Image.Ref != "" {
+			return s.Image.Ref
+		}
+	}
+	return ""
 }
 
 func (h *handler) Handle(ctx context.Context, req admission.Request) admission.Response {
@@ -70,6 +98,17 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if !ok {
 		return admission.Allowed("the update leaves the catalog")
 	}
+	if asked.Bundle == installed.Bundle {
+		if was, is := old.image(), new.image(); was != is {
+			// The image moved without the catalog entry: a hand edit the
+			// channel's graph knows nothing of.
+			log.FromContext(ctx).Info("refused a catalog BundleDeployment's image moved off its catalog entry", "bundleDeployment", new.Name, "from", was, "to", is, "user", req.UserInfo.Username)
+			return admission.Denied(fmt.Sprintf("BundleDeployment %s installs bundle %s of catalog package %s, whose image is %s: its image changes only with a move along the channel. "+
+				"Ask for another version through its PackageInstall (kctrl package installed update --version), or take it out of the catalog's hands by removing its label %s.",
+				new.Name, installed.Bundle, installed.Package, orNone(was), catalog.LabelPackage))
+		}
+		return admission.Allowed("the catalog entry and its image are unchanged")
+	}
 	policy := new.Annotations[catalog.AnnotationUpgradeEdge]
 	if catalog.CheckUpgrade(installed, asked, policy, []string{}, "") == nil {
 		return admission.Allowed("")
@@ -83,6 +122,13 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 	err := catalog.CheckUpgrade(installed, asked, policy, reachable, install)
 	log.FromContext(ctx).Info("refused a catalog upgrade", "bundleDeployment", new.Name, "installed", installed.Bundle, "asked", asked.Bundle, "user", req.UserInfo.Username)
 	return admission.Denied(err.Error())
+}
+
+func orNone(image string) string {
+	if image == "" {
+		return "none"
+	}
+	return image
 }
 
 // reachable are the versions published for refName in namespace (and

@@ -30,10 +30,17 @@ func object(e catalog.Entry, extra map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: "prom.ops", Labels: map[string]string{catalog.LabelPackage: e.Package}, Annotations: ann}
 }
 
-func review(t *testing.T, old, new metav1.ObjectMeta) admission.Request {
+func review(t *testing.T, old, new metav1.ObjectMeta, images ...map[string]any) admission.Request {
 	t.Helper()
+	specs := append(images, nil, nil)
+	n := 0
 	raw := func(m metav1.ObjectMeta) []byte {
-		b, err := json.Marshal(map[string]any{"apiVersion": "core.rukpak.io/v1alpha2", "kind": "BundleDeployment", "metadata": m})
+		obj := map[string]any{"apiVersion": "core.rukpak.io/v1alpha2", "kind": "BundleDeployment", "metadata": m}
+		if spec := specs[n]; spec != nil {
+			obj["spec"] = spec
+		}
+		n++
+		b, err := json.Marshal(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,9 +67,19 @@ func TestHandle(t *testing.T) {
 	tests := []struct {
 		name     string
 		old, new metav1.ObjectMeta
+		// specs of the old and the new object (none when empty).
+		specs []map[string]any
 		// refused: words the refusal holds; empty when allowed.
 		refused []string
 	}{
+		{name: "the image moved by hand, the entry kept", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.0", "1.0.0", ""), where),
+			specs:   []map[string]any{v1alpha2Image("registry.example/p:1.0.0"), v1alpha2Image("registry.example/p:9.9.9")},
+			refused: []string{"installs bundle p.1.0.0 of catalog package p, whose image is registry.example/p:1.0.0", "kctrl package installed update --version"}},
+		{name: "the image moved by hand through the first API", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.0", "1.0.0", ""), where),
+			specs:   []map[string]any{v1alpha1Image("registry.example/p:1.0.0"), v1alpha1Image("registry.example/p:9.9.9")},
+			refused: []string{"its image changes only with a move along the channel"}},
+		{name: "nothing of the bundle changed", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.0", "1.0.0", ""), where),
+			specs: []map[string]any{v1alpha2Image("registry.example/p:1.0.0"), v1alpha2Image("registry.example/p:1.0.0")}},
 		{name: "not from a catalog", old: metav1.ObjectMeta{Name: "x"}, new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), nil)},
 		{name: "an edge", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where)},
 		{name: "off the edges", old: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where), new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), where),
@@ -75,7 +92,7 @@ func TestHandle(t *testing.T) {
 	h := &handler{reader: reader}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := h.Handle(context.Background(), review(t, tt.old, tt.new))
+			resp := h.Handle(context.Background(), review(t, tt.old, tt.new, tt.specs...))
 			if len(tt.refused) == 0 {
 				if !resp.Allowed {
 					t.Fatalf("refused: %s", resp.Result.Message)
@@ -92,4 +109,12 @@ func TestHandle(t *testing.T) {
 			}
 		})
 	}
+}
+
+func v1alpha2Image(ref string) map[string]any {
+	return map[string]any{"source": map[string]any{"type": "image", "image": map[string]any{"ref": ref}}}
+}
+
+func v1alpha1Image(ref string) map[string]any {
+	return map[string]any{"template": map[string]any{"spec": map[string]any{"source": map[string]any{"type": "image", "image": map[string]any{"ref": ref}}}}}
 }

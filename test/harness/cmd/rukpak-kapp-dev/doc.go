@@ -1,7 +1,8 @@
-// Command rukpak-kapp-dev is `make run`: with KUBECONFIG set it runs the
-// adapter against that cluster; otherwise it starts the local control plane,
-// kapp-controller and the adapter, installs the example bundle and keeps
-// everything running until interrupted.
+// Command rukpak-kapp-dev is `make run`: it starts the local control plane,
+// kapp-controller and the adapter, installs the example bundles and keeps
+// everything running until interrupted, whatever KUBECONFIG says; only
+// `make run CLUSTER=kubeconfig` runs the adapter against the cluster
+// KUBECONFIG names.
 //
 // It may import api/v1alpha2 and test/harness.
 package main

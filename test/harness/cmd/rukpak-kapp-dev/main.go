@@ -22,10 +22,24 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
-	if os.Getenv("KUBECONFIG") != "" {
+	switch cluster := os.Getenv(clusterVar); cluster {
+	case "kubeconfig":
+		if os.Getenv("KUBECONFIG") == "" {
+			fmt.Fprintln(os.Stderr, "make run: CLUSTER=kubeconfig runs the adapter against the cluster KUBECONFIG names, and KUBECONFIG is not set")
+			os.Exit(2)
+		}
 		err = runAgainstCluster(ctx)
-	} else {
+	case "":
+		if kc := os.Getenv("KUBECONFIG"); kc != "" {
+			// A kubeconfig exported for other work is no request to touch
+			// its cluster: nothing started here reads it.
+			fmt.Printf("KUBECONFIG is set and left alone: make run starts its own local control plane (make run CLUSTER=kubeconfig runs the adapter against the cluster it names).\n")
+			os.Unsetenv("KUBECONFIG")
+		}
 		err = runLocal(ctx)
+	default:
+		fmt.Fprintf(os.Stderr, "make run: CLUSTER=%s: the one cluster make run can be asked for is CLUSTER=kubeconfig (the cluster KUBECONFIG names)\n", cluster)
+		os.Exit(2)
 	}
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintf(os.Stderr, "make run: %v\n", err)
@@ -33,12 +47,16 @@ func main() {
 	}
 }
 
+// clusterVar carries make run's CLUSTER: "kubeconfig" asks for the cluster
+// KUBECONFIG names; empty, the local control plane.
+const clusterVar = "RUKPAK_KAPP_RUN_CLUSTER"
+
 func runAgainstCluster(ctx context.Context) error {
 	root, err := harness.RepoRoot()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("KUBECONFIG is set: running the adapter against that cluster (kapp-controller must already run there).\n")
+	fmt.Printf("CLUSTER=kubeconfig: running the adapter against the cluster KUBECONFIG names (kapp-controller must already run there).\n")
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "rukpak-kapp"), append([]string{"run"}, os.Args[1:]...)...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	return cmd.Run()
