@@ -352,6 +352,12 @@ func (k checker) rbac(ctx context.Context) checkResult {
 		{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: k.ns},
 		{Verb: "watch", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"},
 		{Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews"},
+		// Catalogs (docs/catalogs.md): OperatorCatalogs and what they
+		// publish.
+		{Verb: "watch", Group: "catalogs.rukpak-kapp.dev", Resource: "operatorcatalogs"},
+		{Verb: "patch", Group: "catalogs.rukpak-kapp.dev", Resource: "operatorcatalogs/status"},
+		{Verb: "create", Group: "data.packaging.carvel.dev", Resource: "packages", Namespace: "default"},
+		{Verb: "watch", Group: "data.packaging.carvel.dev", Resource: "packagemetadatas"},
 	}
 	var missing []string
 	for _, a := range needs {

@@ -134,9 +134,8 @@ var _ = Describe("the install manifests in config/", func() {
 		Expect(canI(ctx, "create", "catalogs.rukpak-kapp.dev", "operatorcatalogs", "default")).To(BeFalse())
 		Expect(canI(ctx, "create", "data.packaging.carvel.dev", "packages", "default")).To(BeTrue())
 		Expect(canI(ctx, "watch", "data.packaging.carvel.dev", "packagemetadatas", "")).To(BeTrue())
-		// A catalog's pull secret is read by name, in any namespace;
-		// Secrets are never listed there.
-		Expect(canI(ctx, "get", "", "secrets", "default")).To(BeTrue())
-		Expect(canI(ctx, "list", "", "secrets", "default")).To(BeFalse())
+		// A catalog's pull secret is read only where the namespace binds
+		// rukpak-kapp-catalog-pull-secrets (config/catalogs) to the adapter.
+		Expect(canI(ctx, "get", "", "secrets", "default")).To(BeFalse())
 	})
 })

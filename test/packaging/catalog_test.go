@@ -135,9 +135,9 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		By("kubectl edit bundledeployment: the image moved by hand, off the channel's graph, is refused as well")
 		edited := bd.DeepCopy()
 		edited.Spec.Source.Image.Ref = strings.Replace(edited.Spec.Source.Image.Ref, ":v1.0.1", ":v2.0.0", 1)
-		err = env.Client.Update(ctx, edited)
-		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(And(ContainSubstring(`admission webhook "catalog-upgrade.core.rukpak.io" denied the request`),
+		editErr := env.Client.Update(ctx, edited)
+		Expect(editErr).To(HaveOccurred())
+		Expect(editErr.Error()).To(And(ContainSubstring(`admission webhook "catalog-upgrade.core.rukpak.io" denied the request`),
 			ContainSubstring("its image changes only with a move along the channel")))
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
 		Expect(bd.Generation).To(Equal(upgraded))

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 var installCatalogs sync.Once
@@ -107,8 +109,20 @@ var _ = Describe("OperatorCatalogs in production", func() {
 			c.Spec.PullSecret = "registry-credentials"
 		})
 		c := condition(ctx, cat, catalogsv1alpha1.ReasonPullFailed)
-		Expect(c.Message).To(ContainSubstring("its pull secret registry-credentials (spec.pullSecret) is not in namespace " + ns))
+		Expect(c.Message).To(ContainSubstring("the adapter may not read its pull secret registry-credentials in namespace " + ns))
+		Expect(c.Message).To(ContainSubstring("kubectl create rolebinding rukpak-kapp-catalog-pull-secrets -n " + ns + " --clusterrole " + catalogs.PullSecretsRole))
 		Expect(c.Message).To(MatchRegexp(`It is looked up again at \d{4}-`))
+
+		By("the namespace lets the adapter read its pull secret (config/catalogs' ClusterRole, bound here only): the Secret is missing")
+		Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rukpak-kapp-catalog-pull-secrets"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: catalogs.PullSecretsRole},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: harness.SystemNamespace, Name: harness.AdapterServiceAccount}}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cat), cat)).To(Succeed())
+			c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Message).To(ContainSubstring("its pull secret registry-credentials (spec.pullSecret) is not in namespace " + ns))
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 
 		By("the Secret made: used at the next attempt the status named")
 		Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "registry-credentials"}, Type: corev1.SecretTypeDockerConfigJson,

@@ -23,7 +23,9 @@ type OperatorCatalogSpec struct {
 	// PullSecret names a kubernetes.io/dockerconfigjson Secret in the
 	// OperatorCatalog's namespace with the credentials of a private
 	// registry, as an image's pullSecret is named elsewhere in the API. The
-	// adapter reads that Secret and no other of the namespace.
+	// adapter reads that Secret and no other of the namespace, and only
+	// where the namespace binds the ClusterRole
+	// rukpak-kapp-catalog-pull-secrets (config/catalogs) to it.
 	// +optional
 	PullSecret string `json:"pullSecret,omitempty"`
 }
