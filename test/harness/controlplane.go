@@ -75,11 +75,23 @@ func startControlPlane(ctx context.Context, t *toolEnv, dir string, audit bool) 
 		cp.Stop()
 		return nil, err
 	}
-	if err := cp.startAPIServer(ctx, etcdURL); err != nil {
-		cp.Stop()
-		return nil, err
+	// A port picked free may be taken before kube-apiserver binds it (by
+	// another suite's process, or an outgoing connection's local port):
+	// then it starts again on another.
+	for attempt := 1; ; attempt++ {
+		err := cp.startAPIServer(ctx, etcdURL)
+		if err == nil {
+			return cp, nil
+		}
+		if attempt == 3 || !cp.apiserver.boundTaken() {
+			cp.Stop()
+			return nil, err
+		}
+		if cp.Port, err = freePort(); err != nil {
+			cp.Stop()
+			return nil, fmt.Errorf("pick a port: %w", err)
+		}
 	}
-	return cp, nil
 }
 
 func (cp *ControlPlane) startAPIServer(ctx context.Context, etcdURL string) error {

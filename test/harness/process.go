@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -99,6 +100,25 @@ func (p *process) Exited() (bool, error) {
 	}
 }
 
+// logTail is the last n lines of the process's log.
+func (p *process) logTail(n int) string {
+	data, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	return strings.Join(lines[max(len(lines)-n, 0):], " | ")
+}
+
+// boundTaken says the process exited because its port was taken.
+func (p *process) boundTaken() bool {
+	if p == nil {
+		return false
+	}
+	exited, _ := p.Exited()
+	return exited && strings.Contains(p.logTail(20), "address already in use")
+}
+
 // waitFor polls check until it succeeds, the process dies or time runs out.
 func (p *process) waitFor(ctx context.Context, timeout time.Duration, what string, check func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -109,7 +129,9 @@ func (p *process) waitFor(ctx context.Context, timeout time.Duration, what strin
 			return nil
 		}
 		if exited, err := p.Exited(); exited {
-			return fmt.Errorf("%s exited before %s (%v); see %s", p.name, what, err, p.logPath)
+			// The log's end is the cause, and the harness's directory
+			// (with the log) is gone when the suite ends.
+			return fmt.Errorf("%s exited before %s (%v); its log ends: %s; see %s", p.name, what, err, p.logTail(5), p.logPath)
 		}
 		select {
 		case <-ctx.Done():
