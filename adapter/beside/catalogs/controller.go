@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -154,35 +155,24 @@ func (r *Reconciler) steps(ctx context.Context, cat *catalogsv1alpha1.OperatorCa
 	}
 	p := r.publication(id)
 	if p == nil || p.input != pullInput {
-		source, err := r.pull(ctx, pinned, creds)
-		if err != nil {
-			if errors.Is(err, fetch.ErrInvalidContent) {
-				r.retries.Forget(key)
-				r.retries.Failed(pullKey, pullInput, err, false, time.Now())
-				setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonInvalid, fmt.Sprintf("The catalog image %s holds no catalog the adapter can read: %v. "+
-					"Push a fixed catalog; the tag is looked up every %s.", pinned, err, poll))
-				return reconcile.Result{RequeueAfter: poll}, nil
-			}
-			return r.retry(ctx, cat, key, input, err, func(next string) string {
-				return fmt.Sprintf("The catalog image %s could not be pulled%s: %v. It is pulled again at %s.", pinned, withSecret(cat), err, next)
-			})
+		var res reconcile.Result
+		if p, res, err = r.read(ctx, cat, id, key, input, pinned, creds); p == nil {
+			return res, err
 		}
-		p = &publication{input: pullInput, catalog: cat.Name, source: source, objects: map[objKey]*entry{}, dirty: map[objKey]bool{}}
-		r.keep(id, p)
+	}
+	if !p.complete {
+		// Published whole, from the catalog read (a write that failed
+		// before is tried again without another pull).
 		log.FromContext(ctx).Info("publishing a catalog image", "image", pinned)
-		err = r.publishAll(ctx, cat, p)
-		if err == nil {
-			// Changes seen while it was written were its own, or are
-			// written over by it.
-			r.mu.Lock()
-			p.dirty = map[objKey]bool{}
-			r.mu.Unlock()
-		}
-		if err != nil {
-			// Published again whole at the next attempt.
-			r.forget(id)
+		if err := r.publishAll(ctx, cat, p); err != nil {
 			return r.writeFailed(cat, pinned, err)
 		}
+		// Changes seen while it was written were its own, or are written
+		// over by it.
+		r.mu.Lock()
+		p.dirty = map[objKey]bool{}
+		p.complete = true
+		r.mu.Unlock()
 	} else if err := r.repair(ctx, cat, p); err != nil {
 		return r.writeFailed(cat, pinned, err)
 	}
@@ -190,6 +180,30 @@ func (r *Reconciler) steps(ctx context.Context, cat *catalogsv1alpha1.OperatorCa
 	r.retries.Forget(key)
 	r.report(cat, pinned, p)
 	return reconcile.Result{RequeueAfter: poll}, nil
+}
+
+// read pulls the catalog image pinned and keeps it as id's publication to
+// be; nil when it cannot, with the status saying why and the result when
+// to look again.
+func (r *Reconciler) read(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, id types.NamespacedName, key, input, pinned string, creds []byte) (*publication, reconcile.Result, error) {
+	pullKey, pullInput := key+invalidKey, input+"/"+pinned
+	source, err := r.pull(ctx, pinned, creds)
+	if err != nil {
+		if errors.Is(err, fetch.ErrInvalidContent) {
+			r.retries.Forget(key)
+			r.retries.Failed(pullKey, pullInput, err, false, time.Now())
+			setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonInvalid, fmt.Sprintf("The catalog image %s holds no catalog the adapter can read: %v. "+
+				"Push a fixed catalog; the tag is looked up every %s.", pinned, err, Poll(cat)))
+			return nil, reconcile.Result{RequeueAfter: Poll(cat)}, nil
+		}
+		res, err := r.retry(ctx, cat, key, input, err, func(next string) string {
+			return fmt.Sprintf("The catalog image %s could not be pulled%s: %v. It is pulled again at %s.", pinned, withSecret(cat), err, next)
+		})
+		return nil, res, err
+	}
+	p := &publication{input: pullInput, catalog: cat.Name, source: source, objects: map[objKey]*entry{}, dirty: map[objKey]bool{}}
+	r.keep(id, p)
+	return p, reconcile.Result{}, nil
 }
 
 // writeFailed says the packaging API refused a write, and backs off.
@@ -204,19 +218,20 @@ func (r *Reconciler) report(cat *catalogsv1alpha1.OperatorCatalog, pinned string
 	pkgs, metas, conflicts := p.counts()
 	var owners []string
 	for _, k := range conflicts {
-		if o := "OperatorCatalog " + p.objects[k].conflict; !contains(owners, o) {
+		if o := "OperatorCatalog " + p.objects[k].conflict; !slices.Contains(owners, o) {
 			owners = append(owners, o)
 		}
 	}
-	refused := append([]string(nil), refusalStrings(p)...)
+	refused := refusalStrings(p)
+	first := firstRefusal(p)
 	r.mu.Unlock()
 	status := &cat.Status
 	status.ResolvedImage = pinned
 	status.Packages, status.PackageMetadatas = int32(pkgs), int32(metas)
 	status.Refused = refused
 	msg := fmt.Sprintf("Published %d Packages and %d PackageMetadatas of %s.", pkgs, metas, pinned)
-	if n := len(p.refused); n > 0 {
-		msg += fmt.Sprintf(" %d refused: the first: %s.", n, p.refused[0])
+	if first != "" {
+		msg += fmt.Sprintf(" %d refused.%s", len(refused), first)
 	}
 	switch {
 	case len(conflicts) > 0:
@@ -224,20 +239,11 @@ func (r *Reconciler) report(cat *catalogsv1alpha1.OperatorCatalog, pinned string
 			"the other then publishes them within seconds.", len(conflicts), strings.Join(owners, ", "), conflicts[0])
 		setPublished(status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonConflict, msg)
 	case pkgs == 0:
-		setPublished(status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonInvalid, fmt.Sprintf("No bundle of the catalog %s can be published as a Package (%d refused). Push a fixed catalog; the tag is looked up every %s.", pinned, len(p.refused), Poll(cat))+
-			firstRefusal(p))
+		setPublished(status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonInvalid, fmt.Sprintf("No bundle of the catalog %s can be published as a Package (%d refused). Push a fixed catalog; the tag is looked up every %s.", pinned, len(refused), Poll(cat))+
+			first)
 	default:
 		setPublished(status, cat.Generation, metav1.ConditionTrue, catalogsv1alpha1.ReasonPublished, msg)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func firstRefusal(p *publication) string {

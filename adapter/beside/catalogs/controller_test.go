@@ -109,6 +109,8 @@ type harness struct {
 	r      *Reconciler
 	images *images
 	writes []string
+	// failCreates fails that many creates, as a packaging API that is down.
+	failCreates int
 }
 
 func newHarness(t *testing.T, objs ...client.Object) *harness {
@@ -124,6 +126,10 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 	base := fake.NewClientBuilder().WithScheme(scheme).WithObjects(append(objs, cat)...).WithStatusSubresource(cat).Build()
 	h.client = interceptor.NewClient(base.(client.WithWatch), interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+			if h.failCreates > 0 {
+				h.failCreates--
+				return errors.New("the packaging API is unavailable")
+			}
 			h.writes = append(h.writes, "create "+o.GetName())
 			return c.Create(ctx, o, opts...)
 		},
@@ -380,3 +386,28 @@ type recorded struct {
 }
 
 func (r *recorded) Add(req reconcile.Request) { r.added = append(r.added, req) }
+
+// A write the packaging API refused is said (WriteFailed, backoff through
+// the error) and tried again from the catalog read, without another pull.
+func TestReconcile_WriteFailedNoPullAgain(t *testing.T) {
+	h := newHarness(t)
+	h.failCreates = 1
+	if _, err := h.reconcile(t); err == nil {
+		t.Fatal("a refused write returned no error to back off with")
+	}
+	c := meta.FindStatusCondition(h.catalog(t).Status.Conditions, catalogsv1alpha1.TypePublished)
+	if c == nil || c.Reason != catalogsv1alpha1.ReasonWriteFailed || !strings.Contains(c.Message, "the packaging API is unavailable") {
+		t.Fatalf("condition %+v", c)
+	}
+	pulls := h.images.pulls
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if h.images.pulls != pulls {
+		t.Errorf("pulled again %d times", h.images.pulls-pulls)
+	}
+	cat := h.catalog(t)
+	if c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished); c.Reason != catalogsv1alpha1.ReasonPublished || cat.Status.Packages != 1 {
+		t.Errorf("status %+v", cat.Status)
+	}
+}

@@ -67,6 +67,8 @@ type publication struct {
 	// dirty are the objects a watch saw change: checked at the next
 	// reconcile.
 	dirty map[objKey]bool
+	// complete: every package was written once.
+	complete bool
 }
 
 func (p *publication) close() {
@@ -208,6 +210,9 @@ func (r *Reconciler) record(e *entry, rv, conflict string) {
 // only one package's objects are held at once.
 func (r *Reconciler) publishAll(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, p *publication) error {
 	publisher := catalog.NewPublisher(catalog.Options{Domain: cat.Spec.Domain, Namespace: cat.Namespace})
+	r.mu.Lock()
+	p.refused = nil
+	r.mu.Unlock()
 	for _, name := range p.source.Packages() {
 		cfg, err := p.source.Package(name)
 		if err != nil {
