@@ -76,6 +76,11 @@ const (
 	TypeInstalled = "Installed"
 	// TypeHealthy is True while the installed objects are ready.
 	TypeHealthy = "Healthy"
+	// TypeProgressing is set on a catalog BundleDeployment while it walks
+	// its channel one edge at a time to the bundle asked for (True), or
+	// when a step of the walk failed (False); it is removed when the walk
+	// ends, and Installed then names the path.
+	TypeProgressing = "Progressing"
 )
 
 // Condition reasons. rukpak's names are kept wherever rukpak had the state.
@@ -126,6 +131,12 @@ const (
 	ReasonInstallationStatusFalse = "InstallationStatusFalse"
 	// ReasonInstallationStatusUnknown is set on Healthy while Installed is not yet known.
 	ReasonInstallationStatusUnknown = "InstallationStatusUnknown"
+	// ReasonUpgrading is set (Progressing=True) while a walk along the
+	// channel installs one of its steps.
+	ReasonUpgrading = "Upgrading"
+	// ReasonUpgradeStopped is set (Progressing=False) when a step of the
+	// walk failed: the step before it stays installed.
+	ReasonUpgradeStopped = "UpgradeStopped"
 	// ReasonHealthCheckFailed is set (Healthy=Unknown) when the installed workloads could not be read.
 	ReasonHealthCheckFailed = "HealthCheckFailed"
 )

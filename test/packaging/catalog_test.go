@@ -16,6 +16,7 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/property"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/catalogs"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -39,7 +41,7 @@ import (
 // v0.53.1 drives it (the harness's Kctrl* functions name the command each
 // stands for).
 var _ = Describe("an OLM catalog as Carvel packages", func() {
-	It("lists the catalog's channels, installs a bundle through rukpak-kapp, upgrades along an edge keeping every object, refuses a move off the edges and uninstalls", func(ctx context.Context) {
+	It("lists the catalog's channels, installs a bundle through rukpak-kapp, walks the channel to its head keeping every object, refuses a move with no path and uninstalls", func(ctx context.Context) {
 		const ns, install, installNS = "catalog-test", "prom", "catalog-prom-op"
 		ref := "beta.prometheus." + catalog.DefaultDomain
 		bdName := install + "." + ns
@@ -104,61 +106,64 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		}
 		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before), "new values recreate nothing")
 
-		By("kctrl package installed update -i prom --version 1.0.1: 1.0.1 replaces 1.0.0")
+		By("kctrl package installed update -i prom --version '>= 0.0.0' (following the channel): its head 2.0.0 is three edges away; rukpak-kapp walks 1.0.0 → 1.0.1 → 1.2.0 → 2.0.0")
 		Expect(kctrl(ctx, func(ctx context.Context) error {
-			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, "1.0.1")
+			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, ">= 0.0.0")
 		})).To(Succeed())
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
-		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.1.0.1"))
-		Expect(bd.Spec.Source.Image.Ref).To(HaveSuffix(":v1.0.1"))
-		Expect(installedAt(bd)).To(BeTrue(), "%+v", bd.Status.Conditions)
-		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before), "an edge upgrade recreates nothing")
+		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.2.0.0"))
+		Expect(bd.Spec.Source.Image.Ref).To(HaveSuffix(":v2.0.0"))
+		Expect(installedAt(bd)).To(BeTrue(), "the PackageInstall succeeded only once the walk ended: %+v", bd.Status.Conditions)
+		Expect(meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled).Message).To(
+			ContainSubstring("upgraded along channel beta one edge at a time: 1.0.0 → 1.0.1 → 1.2.0 → 2.0.0"))
+		Expect(meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeProgressing)).To(BeNil(), "the walk ended")
+		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before), "each step upgrades in place: nothing recreated")
+		Eventually(upgradeSteps).WithContext(ctx).WithArguments(bdName).Should(Equal([]string{
+			"Upgrading along channel beta (1.0.0 → 1.0.1 → 1.2.0 → 2.0.0): installing 1.0.1, step 1 of 3",
+			"Upgrading along channel beta (1.0.0 → 1.0.1 → 1.2.0 → 2.0.0): installing 1.2.0, step 2 of 3",
+			"Upgrading along channel beta (1.0.0 → 1.0.1 → 1.2.0 → 2.0.0): installing 2.0.0, step 3 of 3",
+		}), "each step is recorded, in order")
 		upgraded := bd.Generation
 
-		By("kctrl package installed update -i prom --version 2.0.0: 2.0.0 replaces 1.2.0, not 1.0.1")
-		err = kctrl(ctx, func(ctx context.Context) error {
-			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, "2.0.0")
-		})
-		Expect(err).To(HaveOccurred())
-		// kapp wraps long lines of the API server's answer.
-		Expect(strings.Join(strings.Fields(err.Error()), " ")).To(And(
-			ContainSubstring(`admission webhook "catalog-upgrade.core.rukpak.io" denied the request`),
-			ContainSubstring("version 1.0.1 is installed and 2.0.0 was asked for"),
-			ContainSubstring("replaces prometheus-operator.1.2.0"),
-			ContainSubstring("from it the channel reaches 1.2.0"),
-			ContainSubstring("set the value upgradeConstraintPolicy: SelfCertified")))
-		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
-		Expect(bd.Generation).To(Equal(upgraded), "the refused move changed nothing")
-		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.1.0.1"))
-		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before))
-
-		By("kubectl edit bundledeployment: the image moved by hand, off the channel's graph, is refused as well")
-		edited := bd.DeepCopy()
-		edited.Spec.Source.Image.Ref = strings.Replace(edited.Spec.Source.Image.Ref, ":v1.0.1", ":v2.0.0", 1)
-		editErr := env.Client.Update(ctx, edited)
-		Expect(editErr).To(HaveOccurred())
-		Expect(editErr.Error()).To(And(ContainSubstring(`admission webhook "catalog-upgrade.core.rukpak.io" denied the request`),
-			ContainSubstring("its image changes only with a move along the channel")))
-		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
-		Expect(bd.Generation).To(Equal(upgraded))
-
-		By("kubectl annotate packageinstall prom packaging.carvel.dev/downgradable=\"\", as the refusal says; kctrl package installed update -i prom --version 1.2.0, then 2.0.0: one edge at a time")
-		Expect(strings.Join(strings.Fields(err.Error()), " ")).To(ContainSubstring(`kubectl annotate packageinstall prom -n catalog-test packaging.carvel.dev/downgradable=""`))
+		By("kubectl annotate packageinstall prom packaging.carvel.dev/downgradable=\"\"; kctrl package installed update -i prom --version 1.0.1: no path leads back, refused before anything changes")
 		pi := &packagingv1alpha1.PackageInstall{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: install}, pi)).To(Succeed())
 		patch := client.MergeFrom(pi.DeepCopy())
 		pi.Annotations["packaging.carvel.dev/downgradable"] = ""
 		Expect(env.Client.Patch(ctx, pi, patch)).To(Succeed())
-		for _, v := range []string{"1.2.0", "2.0.0"} {
-			Expect(kctrl(ctx, func(ctx context.Context) error {
-				return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, v)
-			})).To(Succeed(), "to %s", v)
-		}
+		err = kctrl(ctx, func(ctx context.Context) error {
+			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, "1.0.1")
+		})
+		Expect(err).To(HaveOccurred())
+		// kapp wraps long lines of the API server's answer.
+		Expect(strings.Join(strings.Fields(err.Error()), " ")).To(And(
+			ContainSubstring(`admission webhook "catalog-upgrade.core.rukpak.io" denied the request`),
+			ContainSubstring("version 2.0.0 is installed and 1.0.1 was asked for"),
+			ContainSubstring("does not reach from 2.0.0, in one edge or along a path of its published versions"),
+			ContainSubstring("set the value upgradeConstraintPolicy: SelfCertified")))
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+		Expect(bd.Generation).To(Equal(upgraded), "the refused move changed nothing")
 		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.2.0.0"))
 		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before))
 
-		By("kctrl package installed update -i prom --version '>= 0.0.0': following the channel's head")
+		By("kubectl edit bundledeployment: the image moved by hand, off the channel's graph, is refused as well")
+		edited := bd.DeepCopy()
+		edited.Spec.Source.Image.Ref = strings.Replace(edited.Spec.Source.Image.Ref, ":v2.0.0", ":v1.0.1", 1)
+		editErr := env.Client.Update(ctx, edited)
+		Expect(editErr).To(HaveOccurred())
+		Expect(editErr.Error()).To(And(ContainSubstring(`admission webhook "catalog-upgrade.core.rukpak.io" denied the request`),
+			ContainSubstring("its image changes only with a move along the channel")))
+		By("kubectl edit bundledeployment: the entry and the image moved together by hand, to an image the entry's Package does not name, is refused")
+		edited = bd.DeepCopy()
+		edited.Annotations[catalog.AnnotationBundle], edited.Annotations[catalog.AnnotationVersion] = "prometheus-operator.1.0.1", "1.0.1"
+		edited.Spec.Source.Image.Ref = env.Registry.Host + "/elsewhere/prometheus-operator:v2.0.0"
+		editErr = env.Client.Update(ctx, edited)
+		Expect(editErr).To(HaveOccurred())
+		Expect(editErr.Error()).To(ContainSubstring("but the catalog's Package of that bundle installs " + env.Registry.Host + "/catalog/prometheus-operator:v1.0.1"))
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+		Expect(bd.Generation).To(Equal(upgraded))
+
+		By("kctrl package installed update -i prom --version '>= 0.0.0': back to following the channel's head")
 		Expect(kctrl(ctx, func(ctx context.Context) error {
 			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, ">= 0.0.0")
 		})).To(Succeed())
@@ -328,6 +333,24 @@ func nextCatalog(ctx context.Context, dir string) string {
 	defer f.Close()
 	Expect(declcfg.WriteYAML(*next, f)).To(Succeed())
 	return out
+}
+
+// upgradeSteps are the notes of the UpgradeStep Events recorded about the
+// BundleDeployment name, oldest first. The adapter sends Events in the
+// background, so callers poll it.
+func upgradeSteps(ctx context.Context, name string) ([]string, error) {
+	list := &eventsv1.EventList{}
+	if err := env.Client.List(ctx, list); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(list.Items, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Reason == status.ReasonUpgradeStep {
+			out = append(out, e.Note)
+		}
+	}
+	return out, nil
 }
 
 // kctrl runs one kctrl command's calls within the time kctrl's own wait

@@ -1,8 +1,9 @@
 // Package controller is the adapter's dispatcher, in three phases: load
 // reads one BundleDeployment and what it needs (where its App lives, the
 // route from a pure table in route.go: skip, hand back, remove, install as
-// an App or as a PackageInstall, refuse an invalid install-with) and
-// writes nothing; run takes the route's steps in order (run.go: prepare
+// an App or as a PackageInstall, refuse an invalid install-with; for a
+// catalog BundleDeployment that walks its channel, the step to install, in
+// walk.go) and writes nothing; run takes the route's steps in order (run.go: prepare
 // what load found missing, then the install modes it is given); report
 // writes the status once, from one place (report.go). It also owns the per-BundleDeployment memories of the
 // dispatcher (memory.go) and lets a BundleDeployment go in one place
@@ -15,6 +16,6 @@
 //
 // May import (this module): adapter/fetch, adapter/pure/bundlefiles, adapter/servers/contenturl,
 // adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
-// adapter/beside/kappapi, adapter/pure/status, adapter/pure/translate, api/v1alpha1,
+// adapter/beside/kappapi, adapter/pure/catalog, adapter/pure/status, adapter/pure/translate, api/v1alpha1,
 // api/v1alpha2.
 package controller

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -22,6 +23,10 @@ import (
 // change) need to skip fetching again.
 type Fetched struct {
 	generation int64
+	// step is the catalog bundle a walk along the channel installs with
+	// this generation ("" for any other install): one generation installs
+	// each step of its walk in turn, each from its own content.
+	step string
 	// Resolved is the source pinned to what was fetched.
 	Resolved *rukpakv1alpha2.BundleSource
 	// Secrets name the content Secrets the App reads; nil when nothing
@@ -70,7 +75,17 @@ func (c contentCache) get(bd *rukpakv1alpha2.BundleDeployment) (Fetched, bool) {
 		return Fetched{}, false
 	}
 	f := v.(Fetched)
-	return f, f.generation == bd.Generation
+	return f, f.generation == bd.Generation && f.step == stepOf(bd)
+}
+
+// stepOf is the catalog bundle bd's view installs ("" outside catalogs).
+func stepOf(bd *rukpakv1alpha2.BundleDeployment) string {
+	return bd.Annotations[catalog.AnnotationBundle]
+}
+
+// fetchedFor is what is fetched for bd as it is now.
+func fetchedFor(bd *rukpakv1alpha2.BundleDeployment) Fetched {
+	return Fetched{generation: bd.Generation, step: stepOf(bd)}
 }
 
 func (c contentCache) put(bd *rukpakv1alpha2.BundleDeployment, f Fetched) { c.entries.Add(bd.UID, f) }
@@ -86,12 +101,13 @@ func (s *Store) recoverContent(ctx context.Context, bd *rukpakv1alpha2.BundleDep
 		return Fetched{}, false
 	}
 	resolved := &rukpakv1alpha2.BundleSource{}
-	if app.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] != strconv.FormatInt(bd.Generation, 10) ||
+	if app.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] != strconv.FormatInt(bd.Generation, 10) || app.Annotations[catalog.AnnotationBundle] != stepOf(bd) ||
 		json.Unmarshal([]byte(app.Annotations[rukpakv1alpha2.AnnotationResolvedSource]), resolved) != nil ||
 		len(app.Spec.Fetch) != 1 || app.Spec.Fetch[0].Inline == nil {
 		return Fetched{}, false
 	}
-	f := Fetched{generation: bd.Generation, Resolved: resolved}
+	f := fetchedFor(bd)
+	f.Resolved = resolved
 	if data, ok := app.Annotations[rukpakv1alpha2.AnnotationBundleMetadata]; ok {
 		f.Bundle = &translate.BundleMetadata{}
 		if json.Unmarshal([]byte(data), f.Bundle) != nil {

@@ -40,6 +40,9 @@ func (s *Store) content(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment
 	// read from the informer cache, and a change of one wakes what reads
 	// it: never held back.
 	key, gen := string(bd.UID), strconv.FormatInt(bd.Generation, 10)
+	if step := stepOf(bd); step != "" {
+		gen += "/" + step
+	}
 	held := bd.Spec.Source.Type != rukpakv1alpha2.SourceTypeConfigMaps
 	if held {
 		if err := s.retries.Pending(key, gen, time.Now()); err != nil {
@@ -64,7 +67,7 @@ func (s *Store) content(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment
 		refused.commit = fresh.Resolved.Git.Ref.Commit
 	}
 	if !ok || f.Secrets == nil {
-		f = Fetched{generation: bd.Generation}
+		f = fetchedFor(bd)
 	}
 	f.refused, f.checked = refused, time.Now()
 	s.cache.put(bd, f)
@@ -136,7 +139,8 @@ func (s *Store) fetchFresh(ctx context.Context, bd *rukpakv1alpha2.BundleDeploym
 	if !m.Fetched {
 		return Fetched{}, err
 	}
-	f := Fetched{generation: bd.Generation, Resolved: m.Resolved, checked: time.Now()}
+	f := fetchedFor(bd)
+	f.Resolved, f.checked = m.Resolved, time.Now()
 	if err != nil {
 		return f, err
 	}

@@ -11,7 +11,7 @@
 // it remembers of one BundleDeployment. Offline, the modes and the
 // dispatcher import it.
 //
-// May import (this module): adapter/pure/bundlefiles, adapter/pure/content,
+// May import (this module): adapter/pure/bundlefiles, adapter/pure/catalog, adapter/pure/content,
 // adapter/fetch, adapter/pure/fieldowner, adapter/internal/kube,
 // adapter/internal/scope, adapter/pure/status, adapter/pure/translate, api/v1alpha2,
 // convert, convert/certs.

@@ -6,7 +6,9 @@
 // that the adapter converts and installs it under every registry+v1 rule it
 // knows. It also decides whether an installed catalog bundle may move to
 // another along the channel's upgrade edges (replaces, skips, skipRange),
-// which kapp-controller does not check.
+// which kapp-controller does not check, and plans the walk along the
+// shortest path when the move is more than one edge (walk.go: which step
+// an App installs next, from what it deployed).
 //
 // Why a channel is its own refName: kapp-controller installs the highest
 // Package version that matches a PackageInstall's constraints, so a refName

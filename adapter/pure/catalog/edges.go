@@ -134,9 +134,10 @@ func (e Entry) from() string {
 }
 
 // CheckUpgrade decides whether a BundleDeployment that installed the catalog
-// bundle installed may move to asked. Staying on the same bundle (a change
-// of values) is always allowed, and so is any move under the policy
-// SelfCertified. reachable are the versions the caller found published that
+// bundle installed may move to asked in one edge. Staying on the same
+// bundle (a change of values) is always allowed, and so is any move under
+// the policy SelfCertified. A move along a longer path is the caller's to
+// allow (ShortestPath); the refusal's words cover both. reachable are the versions the caller found published that
 // the channel reaches from installed in one edge (for the message; nil when
 // they could not be read); install names the PackageInstall ("namespace/name",
 // "" when unknown). The error is the refusal, a sentence for the
@@ -168,7 +169,7 @@ func CheckUpgrade(installed, asked Entry, policy string, reachable []string, ins
 			next += "; kapp-controller now takes " + step + " for a downgrade from " + asked.Version + ", so annotate the PackageInstall first (" + annotateCommand(install) + ")"
 		}
 	}
-	return fmt.Errorf("upgrade of %s refused: version %s is installed and %s was asked for, which channel %s does not reach from %s in one edge (%s: %s); %s. Install a version it reaches, or %s",
+	return fmt.Errorf("upgrade of %s refused: version %s is installed and %s was asked for, which channel %s does not reach from %s, in one edge or along a path of its published versions (%s: %s); %s. Install a version it reaches, or %s",
 		installed.Package, installed.Version, asked.Version, asked.Channel, installed.Version, asked.Bundle, asked.from(), next, optOut)
 }
 

@@ -300,6 +300,7 @@ func (c channelOf) packageOf(e Entry, b *bundleFacts) *datav1alpha1.Package {
 		ns = c.pkg.Name
 	}
 	ann := e.Annotations()
+	ann[AnnotationImage] = b.image
 	notes := ""
 	if msg, ok := c.deprecated.bundle(e.Bundle); ok {
 		ann[AnnotationDeprecated] = msg

@@ -11,6 +11,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -32,6 +33,9 @@ const ProgressFollow = 15 * time.Second
 type conditions struct {
 	unpacked, installed, healthy metav1.Condition
 	resolved                     *rukpakv1alpha2.BundleSource
+	// progressing is set while a walk along the channel is under way or
+	// stopped; nil removes the condition.
+	progressing *metav1.Condition
 }
 
 // Compute is the whole status of f.BD. See the package comment for the
@@ -39,6 +43,7 @@ type conditions struct {
 func Compute(f Facts) Computed {
 	s := newState(f)
 	c, lookAgain := s.mirror()
+	c = s.withWalk(c)
 	c = s.withWorkloads(c)
 	if f.PruneFailure != "" && c.installed.Status == metav1.ConditionTrue {
 		c.installed.Message += ". Removing content Secrets the App no longer reads failed, the adapter retries: " + Message(f.PruneFailure)
@@ -107,6 +112,10 @@ func (s state) mirror() (conditions, time.Duration) {
 	}
 	switch app.Status.Conditions[0].Type {
 	case kappctrlv1alpha1.ReconcileSucceeded:
+		if s.Walk != nil && !s.Walk.final() {
+			// A step is done; the next look installs the next one.
+			return s.installing(fmt.Sprintf("%s is installed", s.Walk.Versions[s.Walk.Step])), 0
+		}
 		return s.succeeded(), 0
 	case kappctrlv1alpha1.ReconcileFailed:
 		// kapp-controller retries a failed App after 2 s; a one-off failure
@@ -145,6 +154,10 @@ func (s state) appSpeaksFor() bool {
 	}
 	app := s.App
 	if !ReportsSpec(app) {
+		return false
+	}
+	if w := s.Walk; w != nil && app.Annotations[catalog.AnnotationVersion] != w.Versions[w.Step] {
+		// A walk's earlier step: the App does not yet install this one.
 		return false
 	}
 	return app.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] == fmt.Sprint(s.gen)
@@ -486,6 +499,13 @@ func (s state) merge(c conditions) rukpakv1alpha2.BundleDeploymentStatus {
 	for _, cond := range []metav1.Condition{c.unpacked, c.installed, c.healthy} {
 		cond.LastTransitionTime = metav1.NewTime(s.Now)
 		apimeta.SetStatusCondition(&st.Conditions, cond)
+	}
+	if c.progressing != nil {
+		p := *c.progressing
+		p.LastTransitionTime = metav1.NewTime(s.Now)
+		apimeta.SetStatusCondition(&st.Conditions, p)
+	} else {
+		apimeta.RemoveStatusCondition(&st.Conditions, rukpakv1alpha2.TypeProgressing)
 	}
 	st.ResolvedSource = c.resolved.DeepCopy()
 	// The URL serves exactly what resolvedSource names, so it is said with it.

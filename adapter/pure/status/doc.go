@@ -13,5 +13,5 @@
 //
 // It owns nothing between calls.
 //
-// May import (this module): adapter/pure/fieldowner, api/v1alpha2.
+// May import (this module): adapter/pure/catalog, adapter/pure/fieldowner, api/v1alpha2.
 package status

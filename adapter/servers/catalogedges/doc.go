@@ -1,14 +1,16 @@
 // Package catalogedges refuses, before it is stored, an update of a
 // BundleDeployment that a catalog Package made (adapter/pure/catalog) when
-// it moves to a bundle the catalog's channel does not reach from the
-// installed one in one edge. kapp-controller picks the highest Package
-// version that matches a PackageInstall's constraints and checks no edges;
-// its kapp deploy of the refused update fails with this webhook's words,
-// which the PackageInstall shows, and nothing changes.
+// it moves to a bundle no path of the catalog's channel reaches from the
+// installed one, or when its image moves without its entry or to an image
+// the entry's Package does not name. kapp-controller picks the highest
+// Package version that matches a PackageInstall's constraints and checks no
+// edges; its kapp deploy of the refused update fails with this webhook's
+// words, which the PackageInstall shows, and nothing changes. A path of
+// several edges is allowed: the adapter walks it (the controller's walk.go).
 //
 // It runs beside the reconciler (the validating webhook, wired in the
-// facade's manager), and reads the published Packages of the channel for
-// the message only.
+// facade's manager), and reads the published Packages of the channel (its
+// graph and images).
 //
 // May import (this module): adapter/pure/catalog, adapter/servers/webhook.
 package catalogedges

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
@@ -110,15 +111,35 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 		return admission.Allowed("the catalog entry and its image are unchanged")
 	}
 	policy := new.Annotations[catalog.AnnotationUpgradeEdge]
-	if catalog.CheckUpgrade(installed, asked, policy, []string{}, "") == nil {
-		return admission.Allowed("")
-	}
 	ns := new.Annotations[catalog.AnnotationPackagesNS]
 	install := ""
 	if name := new.Annotations[catalog.AnnotationInstall]; ns != "" && name != "" {
 		install = ns + "/" + name
 	}
-	reachable := h.reachable(ctx, installed, asked.RefName, ns)
+	nodes, listed := h.channel(ctx, asked.RefName, ns)
+	if listed {
+		// The image moves with the entry, to the image the entry's
+		// Package names: a hand edit of both is judged as well.
+		if want, ok := imageOf(nodes, asked.Bundle); ok && new.image() != "" && !sameImage(want, new.image()) {
+			log.FromContext(ctx).Info("refused a catalog BundleDeployment's image that is not its entry's", "bundleDeployment", new.Name, "bundle", asked.Bundle, "image", new.image(), "user", req.UserInfo.Username)
+			return admission.Denied(fmt.Sprintf("BundleDeployment %s asks for bundle %s of catalog package %s with image %s, but the catalog's Package of that bundle installs %s: "+
+				"ask for another version through its PackageInstall (kctrl package installed update --version), or take it out of the catalog's hands by removing its label %s.",
+				new.Name, asked.Bundle, asked.Package, orNone(new.image()), want, catalog.LabelPackage))
+		}
+	}
+	if catalog.CheckUpgrade(installed, asked, policy, []string{}, "") == nil {
+		return admission.Allowed("")
+	}
+	if listed {
+		if path := catalog.ShortestPath(installed, asked, nodes); path != nil {
+			// The adapter installs the path one step at a time.
+			return admission.Allowed("the channel reaches it along " + describe(path))
+		}
+	}
+	var reachable []string
+	if listed {
+		reachable = catalog.Reachable(installed, entries(nodes))
+	}
 	err := catalog.CheckUpgrade(installed, asked, policy, reachable, install)
 	log.FromContext(ctx).Info("refused a catalog upgrade", "bundleDeployment", new.Name, "installed", installed.Bundle, "asked", asked.Bundle, "user", req.UserInfo.Username)
 	return admission.Denied(err.Error())
@@ -131,25 +152,69 @@ func orNone(image string) string {
 	return image
 }
 
-// reachable are the versions published for refName in namespace (and
-// kapp-controller's global packaging namespace, which its API adds) that
-// the channel reaches from installed; nil when they cannot be read.
-func (h *handler) reachable(ctx context.Context, installed catalog.Entry, refName, namespace string) []string {
+// channel lists the versions published for refName in namespace (and
+// kapp-controller's global packaging namespace, which its API adds): the
+// channel's graph. listed is false when they cannot be read.
+func (h *handler) channel(ctx context.Context, refName, namespace string) (nodes []catalog.Node, listed bool) {
 	if refName == "" || namespace == "" {
-		return nil
+		return nil, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, listBound)
 	defer cancel()
 	var list datav1alpha1.PackageList
 	if err := h.reader.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{"spec.refName": refName}); err != nil {
-		log.FromContext(ctx).Info("could not list the channel's Packages for the refusal's message", "refName", refName, "namespace", namespace, "error", err.Error())
-		return nil
+		log.FromContext(ctx).Info("could not list the channel's Packages", "refName", refName, "namespace", namespace, "error", err.Error())
+		return nil, false
 	}
-	var published []catalog.Entry
 	for _, p := range list.Items {
-		if e, ok := catalog.EntryOf(p.Labels, p.Annotations); ok {
-			published = append(published, e)
+		e, ok := catalog.EntryOf(p.Labels, p.Annotations)
+		if !ok {
+			continue
+		}
+		var inline map[string]string
+		if t := p.Spec.Template.Spec; t != nil && len(t.Fetch) > 0 && t.Fetch[0].Inline != nil {
+			inline = t.Fetch[0].Inline.Paths
+		}
+		image, _ := catalog.ImageOf(p.Annotations, inline)
+		nodes = append(nodes, catalog.Node{Entry: e, Image: image})
+	}
+	return nodes, true
+}
+
+func entries(nodes []catalog.Node) []catalog.Entry {
+	out := make([]catalog.Entry, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Entry
+	}
+	return out
+}
+
+// imageOf is the image the Package of bundle installs; ok is false when
+// no Package of it names one.
+func imageOf(nodes []catalog.Node, bundle string) (string, bool) {
+	for _, n := range nodes {
+		if n.Entry.Bundle == bundle && n.Image != "" {
+			return n.Image, true
 		}
 	}
-	return catalog.Reachable(installed, published)
+	return "", false
+}
+
+// sameImage says two references name the same image: equal, or pinned to
+// the same digest (a copy relocated by kbld keeps the digest).
+func sameImage(a, b string) bool {
+	if a == b {
+		return true
+	}
+	_, da, okA := strings.Cut(a, "@")
+	_, db, okB := strings.Cut(b, "@")
+	return okA && okB && da == db
+}
+
+func describe(path []catalog.Node) string {
+	vs := make([]string, len(path))
+	for i, n := range path {
+		vs[i] = n.Entry.Version
+	}
+	return catalog.Describe(vs)
 }

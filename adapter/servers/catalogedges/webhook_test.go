@@ -57,7 +57,7 @@ func TestHandle(t *testing.T) {
 	}
 	published := []client.Object{}
 	for _, e := range []catalog.Entry{entry("p.1.0.0", "1.0.0", ""), entry("p.1.0.1", "1.0.1", "p.1.0.0"), entry("p.1.2.0", "1.2.0", "p.1.0.1"), entry("p.2.0.0", "2.0.0", "p.1.2.0")} {
-		m := object(e, nil)
+		m := object(e, map[string]string{catalog.AnnotationImage: "registry.example/p@sha256:" + e.Version})
 		m.Name, m.Namespace = e.RefName+"."+e.Version, "ops"
 		published = append(published, &datav1alpha1.Package{ObjectMeta: m, Spec: datav1alpha1.PackageSpec{RefName: e.RefName, Version: e.Version}})
 	}
@@ -82,8 +82,16 @@ func TestHandle(t *testing.T) {
 			specs: []map[string]any{v1alpha2Image("registry.example/p:1.0.0"), v1alpha2Image("registry.example/p:1.0.0")}},
 		{name: "not from a catalog", old: metav1.ObjectMeta{Name: "x"}, new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), nil)},
 		{name: "an edge", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where)},
-		{name: "off the edges", old: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where), new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), where),
-			refused: []string{"version 1.0.1 is installed and 2.0.0 was asked for", "from it the channel reaches 1.2.0", "kubectl annotate packageinstall prom -n ops"}},
+		{name: "three edges: a path the adapter walks", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), where)},
+		{name: "no path (a downgrade)", old: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), where), new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where),
+			refused: []string{"version 2.0.0 is installed and 1.0.1 was asked for", "does not reach from 2.0.0, in one edge or along a path", "no version published in this channel reaches it"}},
+		{name: "an edge with the entry's image", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where),
+			specs: []map[string]any{v1alpha2Image("registry.example/p@sha256:1.0.0"), v1alpha2Image("registry.example/p@sha256:1.0.1")}},
+		{name: "an edge with the entry's image relocated (same digest)", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where),
+			specs: []map[string]any{v1alpha2Image("mirror.example/p@sha256:1.0.0"), v1alpha2Image("mirror.example/p@sha256:1.0.1")}},
+		{name: "an edge with another image, by hand", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where),
+			specs:   []map[string]any{v1alpha2Image("registry.example/p@sha256:1.0.0"), v1alpha2Image("evil.example/p:latest")},
+			refused: []string{"asks for bundle p.1.0.1 of catalog package p with image evil.example/p:latest, but the catalog's Package of that bundle installs registry.example/p@sha256:1.0.1"}},
 		{name: "off the edges, self-certified", old: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where),
 			new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), map[string]string{catalog.AnnotationUpgradeEdge: catalog.PolicySelfCertified})},
 		{name: "the Packages not readable", old: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), nil), new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), nil),

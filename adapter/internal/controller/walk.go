@@ -1,0 +1,85 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
+)
+
+// walk makes the view of a catalog BundleDeployment that asks for a bundle
+// more than one edge beyond what its App deployed the next step of the
+// shortest path along the channel: that step's bundle image and catalog
+// entry, and the path, which the App records. Each step is then an
+// ordinary install (CRD upgrade safety, install modes, health), and the
+// App's deploy of one step brings the next look, which installs the next.
+// The channel's graph is read from its published Packages, which carry
+// their edges and their image (the same graph the upgrade webhook judges),
+// only when the App is more than one edge behind.
+func (r *Reconciler) walk(ctx context.Context, s *scope.Scope) error {
+	bd := s.View
+	asked, ok := catalog.EntryOf(bd.Labels, bd.Annotations)
+	if !ok || s.Live == nil || bd.Spec.Source.Image == nil {
+		return nil
+	}
+	deployed := catalog.Deployed{Annotations: s.Live.Annotations, Done: kube.DeployedCurrent(s.Live)}
+	w, err := catalog.PlanWalk(asked, bd.Annotations[catalog.AnnotationUpgradeEdge], deployed, func() ([]catalog.Node, error) {
+		return r.channel(ctx, bd.Annotations[catalog.AnnotationPackagesNS], asked)
+	})
+	if err != nil || w == nil {
+		return err
+	}
+	view := bd.DeepCopy()
+	step := w.Current()
+	if !w.Final() {
+		for _, k := range []string{catalog.AnnotationReplaces, catalog.AnnotationSkips, catalog.AnnotationSkipRange} {
+			delete(view.Annotations, k)
+		}
+		for k, v := range step.Entry.Annotations() {
+			view.Annotations[k] = v
+		}
+		view.Spec.Source.Image.Ref = step.Image
+	}
+	view.Annotations[catalog.AnnotationWalk] = w.Record()
+	s.View = view
+	s.Facts.Walk = &status.Walk{Channel: asked.Channel, Versions: w.Versions(), Step: w.Step,
+		Package: bd.Annotations[catalog.AnnotationPackagesNS] + "/" + catalog.PackageOf(step.Entry)}
+	return nil
+}
+
+// channel lists the published versions of asked's channel: its Packages in
+// namespace (kapp-controller's API adds those of its global packaging
+// namespace), read from the API server.
+func (r *Reconciler) channel(ctx context.Context, namespace string, asked catalog.Entry) ([]catalog.Node, error) {
+	if namespace == "" || asked.RefName == "" {
+		return nil, fmt.Errorf("the BundleDeployment does not name its catalog Packages (annotations %s and %s), so the channel's path from the installed bundle cannot be read: install the version asked for through its PackageInstall",
+			catalog.AnnotationPackagesNS, catalog.AnnotationRefName)
+	}
+	var list datav1alpha1.PackageList
+	if err := r.direct.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{"spec.refName": asked.RefName}); err != nil {
+		return nil, fmt.Errorf("list the Packages of %s in namespace %s to walk channel %s: %w", asked.RefName, namespace, asked.Channel, err)
+	}
+	var nodes []catalog.Node
+	for _, p := range list.Items {
+		e, ok := catalog.EntryOf(p.Labels, p.Annotations)
+		if !ok {
+			continue
+		}
+		var inline map[string]string
+		if f := p.Spec.Template.Spec; f != nil && len(f.Fetch) > 0 && f.Fetch[0].Inline != nil {
+			inline = f.Fetch[0].Inline.Paths
+		}
+		image, err := catalog.ImageOf(p.Annotations, inline)
+		if err != nil {
+			return nil, fmt.Errorf("Package %s/%s of channel %s: %w", namespace, p.Name, asked.Channel, err)
+		}
+		nodes = append(nodes, catalog.Node{Entry: e, Image: image})
+	}
+	return nodes, nil
+}

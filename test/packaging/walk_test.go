@@ -1,0 +1,147 @@
+package packaging_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
+	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
+)
+
+// A catalog of aws-efs-operator 0.0.8 from the registry+v1 corpus, channel
+// stable 1.0.0 ← 1.1.0 ← 1.2.0 ← 2.0.0 by replaces, where 1.2.0's bundle
+// drops a field of its CRD's schema: the walk from 1.0.0 to 2.0.0 must stop
+// there, refused by CRD upgrade safety, with 1.1.0 running.
+var _ = Describe("walking a channel", func() {
+	It("stops at a step CRD upgrade safety refuses, with the step before it installed and every object kept", func(ctx context.Context) {
+		const ns, install, installNS = "catalog-walk", "efs", "catalog-efs-op"
+		const crdName = "sharedvolumes.aws-efs.managed.openshift.io"
+		ref := "stable.aws-efs-operator." + catalog.DefaultDomain
+		bdName := install + "." + ns
+		createNamespace(ctx, ns)
+
+		By("pushing the bundles (1.2.0's CRD without status.message) and the catalog as a package repository")
+		pinned := pushWalkCatalog(ctx)
+
+		By("kctrl package repository add -r efs --url " + pinned)
+		Expect(harness.KctrlRepositoryAdd(ctx, env.ControlPlane.Config, ns, "efs", pinned)).To(Succeed())
+
+		By("kctrl package install -i efs -p " + ref + " --version 1.0.0")
+		DeferCleanup(func(ctx context.Context) {
+			Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, install)).To(Succeed())
+			Eventually(func() bool {
+				return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: crdName}, &apiextensionsv1.CustomResourceDefinition{}))
+			}).WithContext(ctx).Should(BeTrue(), "the CRD goes with the BundleDeployment")
+		})
+		Expect(kctrl(ctx, func(ctx context.Context) error {
+			return harness.KctrlPackageInstall(ctx, env.ControlPlane.Config, harness.KctrlInstall{Namespace: ns, Name: install, Package: ref, Version: "1.0.0",
+				Values: []byte("installNamespace: " + installNS + "\n")})
+		})).To(Succeed())
+		deployment := &appsv1.Deployment{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: installNS, Name: "aws-efs-operator"}, deployment)).To(Succeed())
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: crdName}, crd)).To(Succeed())
+		uids := []string{string(deployment.UID), string(crd.UID)}
+
+		By("kctrl package installed update -i efs --version 2.0.0: the walk installs 1.1.0, then stops at 1.2.0")
+		err := kctrl(ctx, func(ctx context.Context) error {
+			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, "2.0.0")
+		})
+		Expect(err).To(HaveOccurred(), "kctrl reports the stopped walk")
+		bd := &rukpakv1alpha2.BundleDeployment{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v2.0.0"), "the generation asks for 2.0.0")
+		installed := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
+		Expect(installed).NotTo(BeNil())
+		Expect(installed.Status).To(BeEquivalentTo("False"))
+		Expect(installed.ObservedGeneration).To(Equal(bd.Generation))
+		Expect(installed.Reason).To(Equal(rukpakv1alpha2.ReasonUpgradeFailed))
+		Expect(installed.Message).To(And(
+			ContainSubstring("The upgrade along channel stable (1.0.0 → 1.1.0 → 1.2.0 → 2.0.0) stopped at 1.2.0; 1.1.0 stays installed"),
+			ContainSubstring("failed to validate safety of UPDATE for CRD \""+crdName+"\"")))
+		progressing := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeProgressing)
+		Expect(progressing).NotTo(BeNil())
+		Expect(progressing.Status).To(BeEquivalentTo("False"))
+		Expect(progressing.Reason).To(Equal(rukpakv1alpha2.ReasonUpgradeStopped))
+		Eventually(upgradeSteps).WithContext(ctx).WithArguments(bdName).Should(Equal([]string{
+			"Upgrading along channel stable (1.0.0 → 1.1.0 → 1.2.0 → 2.0.0): installing 1.1.0, step 1 of 3",
+			"Upgrading along channel stable (1.0.0 → 1.1.0 → 1.2.0 → 2.0.0): installing 1.2.0, step 2 of 3",
+		}), "the walk went no further than the refused step")
+
+		By("what 1.1.0 installed runs on: the CRD keeps its field, nothing was recreated")
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: crdName}, crd)).To(Succeed())
+		Expect(crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties).To(HaveKey("message"))
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: installNS, Name: "aws-efs-operator"}, deployment)).To(Succeed())
+		Expect([]string{string(deployment.UID), string(crd.UID)}).To(Equal(uids))
+	}, SpecTimeout(6*time.Minute))
+})
+
+// pushWalkCatalog pushes aws-efs-operator 0.0.8's bundle as versions 1.0.0,
+// 1.1.0 and 2.0.0, and as 1.2.0 with a field of its CRD removed, then the
+// catalog of channel stable as a package repository; it returns the
+// repository's pinned reference.
+func pushWalkCatalog(ctx context.Context) string {
+	bundle := filepath.Join(env.Root, "test", "testdata", "registry-v1-corpus", "aws-efs-operator", "0.0.8")
+	unsafe := GinkgoT().TempDir()
+	Expect(os.CopyFS(unsafe, os.DirFS(bundle))).To(Succeed())
+	crdFile := filepath.Join(unsafe, "manifests", "aws-efs.managed.openshift.io_sharedvolumes_crd.yaml")
+	data, err := os.ReadFile(crdFile)
+	Expect(err).NotTo(HaveOccurred())
+	crd := &unstructured.Unstructured{}
+	Expect(yaml.Unmarshal(data, &crd.Object)).To(Succeed())
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	v0 := versions[0].(map[string]any)
+	unstructured.RemoveNestedField(v0, "schema", "openAPIV3Schema", "properties", "status", "properties", "message")
+	Expect(unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions")).To(Succeed())
+	data, err = yaml.Marshal(crd.Object)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(crdFile, data, 0o644)).To(Succeed())
+
+	const pkg = "aws-efs-operator"
+	cfg := declcfg.DeclarativeConfig{
+		Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: pkg, DefaultChannel: "stable"}},
+		Channels: []declcfg.Channel{{Schema: declcfg.SchemaChannel, Package: pkg, Name: "stable"}},
+	}
+	previous := ""
+	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0", "2.0.0"} {
+		dir := bundle
+		if v == "1.2.0" {
+			dir = unsafe
+		}
+		image, _, err := env.Registry.PushDir(dir, "walk/aws-efs-operator:v"+v)
+		Expect(err).NotTo(HaveOccurred())
+		name := pkg + ".v" + v
+		cfg.Channels[0].Entries = append(cfg.Channels[0].Entries, declcfg.ChannelEntry{Name: name, Replaces: previous})
+		cfg.Bundles = append(cfg.Bundles, declcfg.Bundle{Schema: declcfg.SchemaBundle, Name: name, Package: pkg, Image: image,
+			Properties: []property.Property{property.MustBuildPackage(pkg, v)}})
+		previous = name
+	}
+	dir := GinkgoT().TempDir()
+	f, err := os.Create(filepath.Join(dir, "catalog.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(declcfg.WriteYAML(cfg, f)).To(Succeed())
+	Expect(f.Close()).To(Succeed())
+	cmd := exec.CommandContext(ctx, rukpakKapp, "catalog", "push", "--catalog", dir, "--repository", env.Registry.Host+"/walk/repository", "--tag", "v1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	Expect(err).NotTo(HaveOccurred(), "catalog push: %s", stderr.String())
+	return strings.TrimSpace(string(out))
+}
