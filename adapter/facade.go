@@ -95,7 +95,7 @@ func newFetcher(c client.Reader, systemNamespace string, network *fetch.NetworkH
 
 func assemble(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs,
 	installDefault InstallWith, kapp controller.KappReady, fetcher store.SourceFetcher) (*Reconciler, *store.Store) {
-	content := store.New(c, cfg, fetcher, apis)
+	content := store.New(c, direct, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
 	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content, kapp).
 		WithBundles(deployments.NewV1alpha1(c, recorder, deployments.New(c, direct, recorder), cfg.SystemNamespace, cfg.ContentAddress)), content

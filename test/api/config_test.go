@@ -137,5 +137,8 @@ var _ = Describe("the install manifests in config/", func() {
 		// A catalog's pull secret is read only where the namespace binds
 		// rukpak-kapp-catalog-pull-secrets (config/catalogs) to the adapter.
 		Expect(canI(ctx, "get", "", "secrets", "default")).To(BeFalse())
+		// A catalog bundle's dependencies are installed only where the
+		// namespace binds rukpak-kapp-catalog-dependencies to the adapter.
+		Expect(canI(ctx, "create", "packaging.carvel.dev", "packageinstalls", "default")).To(BeFalse())
 	})
 })

@@ -63,36 +63,54 @@ type Dependencies struct {
 	client client.Reader
 	cfg    translate.Config
 	apis   APIs
+	// catalog installs a catalog bundle's dependencies from its catalog.
+	catalog catalogDeps
 
 	mu      sync.Mutex
 	waiting map[string]bool
 }
 
-func newDependencies(c client.Reader, cfg translate.Config, apis APIs) *Dependencies {
-	return &Dependencies{client: c, cfg: cfg, apis: apis, waiting: map[string]bool{}}
+func newDependencies(c client.Client, direct client.Reader, cfg translate.Config, apis APIs) *Dependencies {
+	return &Dependencies{client: c, cfg: cfg, apis: apis, catalog: catalogDeps{direct: direct, writer: c}, waiting: map[string]bool{}}
 }
 
 // check checks a registry+v1 bundle's dependencies before its content is
-// installed; what is installed already is not judged again. It returns one
-// sentence per unmet dependency.
-func (d *Dependencies) check(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f Fetched) ([]string, error) {
+// installed; what is installed already is not judged again. The failure
+// says what the bundle waits for; nil when nothing. A catalog bundle's
+// unmet dependencies are met from its catalog (catalogDeps).
+func (d *Dependencies) check(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f Fetched) (*status.Failure, error) {
 	if f.Bundle == nil || len(f.Bundle.Dependencies) == 0 || bd.Annotations[rukpakv1alpha2.AnnotationSkipDependencyCheck] == "true" ||
 		status.Current(bd, f.Resolved) {
 		d.set(bd.Name, false)
 		return nil, nil
 	}
 	unmet, err := d.unmet(ctx, bd, f.Bundle)
+	if err == nil && len(unmet) > 0 && fromCatalog(bd) {
+		var wait *status.Failure
+		wait, err = d.catalog.meet(ctx, bd, unmet)
+		if err == nil {
+			d.set(bd.Name, wait != nil)
+			return wait, nil
+		}
+	}
 	if err != nil {
 		return nil, &scope.StepError{Step: scope.StepStore, Err: fmt.Errorf("check dependencies: %w", err)}
 	}
 	d.set(bd.Name, len(unmet) > 0)
-	return unmet, nil
+	if len(unmet) == 0 {
+		return nil, nil
+	}
+	msgs := make([]string, len(unmet))
+	for i, u := range unmet {
+		msgs[i] = u.Message
+	}
+	return &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(msgs, "; ")}, nil
 }
 
 // unmet checks what a registry+v1 bundle declares it needs against the
 // cluster: the APIs it serves and the packages the other
 // BundleDeployments installed.
-func (d *Dependencies) unmet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, m *translate.BundleMetadata) ([]string, error) {
+func (d *Dependencies) unmet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, m *translate.BundleMetadata) ([]convert.Unmet, error) {
 	facts := convert.Facts{Served: map[schema.GroupVersionKind]bool{}}
 	for _, gvk := range convert.APIsNeeded(m.Dependencies) {
 		ok, err := d.apis.Serves(ctx, gvk)
@@ -106,11 +124,7 @@ func (d *Dependencies) unmet(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 		return nil, err
 	}
 	facts.Installed = installed
-	var out []string
-	for _, u := range convert.CheckDependencies(m.Dependencies, facts) {
-		out = append(out, u.Message)
-	}
-	return out, nil
+	return convert.CheckDependencies(m.Dependencies, facts), nil
 }
 
 // installedPackages are the registry+v1 bundles the other

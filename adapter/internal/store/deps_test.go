@@ -30,7 +30,7 @@ func TestGatherWaitsForDependencies(t *testing.T) {
 	ctx := context.Background()
 	k := fakekube.New(nil)
 	apis := &fakeAPIs{}
-	s := New(k.Client, testCfg, &fakeFetcher{files: webhookBundle(t)}, apis)
+	s := New(k.Client, nil, testCfg, &fakeFetcher{files: webhookBundle(t)}, apis)
 	a, b := registryBD("a"), registryBD("b")
 
 	for _, bd := range []*rukpakv1alpha2.BundleDeployment{a, b} {
@@ -72,7 +72,7 @@ func TestGatherWaitsForDependencies(t *testing.T) {
 // The check can be skipped by annotation.
 func TestGatherSkipsTheDependencyCheckWhenAsked(t *testing.T) {
 	t.Parallel()
-	s := New(fakekube.New(nil).Client, testCfg, &fakeFetcher{files: webhookBundle(t)}, &fakeAPIs{})
+	s := New(fakekube.New(nil).Client, nil, testCfg, &fakeFetcher{files: webhookBundle(t)}, &fakeAPIs{})
 	bd := registryBD("skip")
 	bd.Annotations = map[string]string{rukpakv1alpha2.AnnotationSkipDependencyCheck: "true"}
 	if _, sc, stop := gather(t, s, bd); stop || sc.Failure != nil || s.deps.Waiting(bd.Name) {

@@ -2,12 +2,10 @@ package store
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/bundlefiles"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -40,11 +38,8 @@ func (s *Store) Gather(ctx context.Context, sc *scope.Scope) (f Fetched, o scope
 	if f.Bundle != nil {
 		facts.Notes = f.Bundle.Notes
 	}
-	if unmet, err := s.deps.check(ctx, bd, f); err != nil || len(unmet) > 0 {
-		if err == nil {
-			o.Failure = &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(unmet, "; ")}
-		}
-		o.Err = err
+	if wait, err := s.deps.check(ctx, bd, f); err != nil || wait != nil {
+		o.Failure, o.Err = wait, err
 		return f, o, true
 	}
 	return f, o, false

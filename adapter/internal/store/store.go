@@ -27,9 +27,11 @@ type Store struct {
 }
 
 // New is a Store that reads and writes through c (the informer cache for
-// reads), fetches with fetcher and answers olm.gvk dependencies with apis.
-func New(c client.Client, cfg translate.Config, fetcher Fetcher, apis APIs) *Store {
-	return &Store{client: c, cfg: cfg, fetcher: fetcher, cache: newContentCache(), deps: newDependencies(c, cfg, apis)}
+// reads), fetches with fetcher, answers olm.gvk dependencies with apis and
+// reads a catalog's Packages and PackageInstalls through direct (the API
+// server).
+func New(c client.Client, direct client.Reader, cfg translate.Config, fetcher Fetcher, apis APIs) *Store {
+	return &Store{client: c, cfg: cfg, fetcher: fetcher, cache: newContentCache(), deps: newDependencies(c, direct, cfg, apis)}
 }
 
 // Fetcher is how the store fetches sources, for what reads a bundle as it

@@ -13,6 +13,7 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/property"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/packaging"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -236,8 +237,10 @@ type bundleFacts struct {
 	olmVersion, version string
 	semver              semver.Version
 	class               string
-	csv                 csvInfo
-	err                 error
+	// provides are the APIs the bundle provides (AnnotationProvides).
+	provides string
+	csv      csvInfo
+	err      error
 }
 
 func readBundle(b *declcfg.Bundle) *bundleFacts {
@@ -252,6 +255,11 @@ func readBundle(b *declcfg.Bundle) *bundleFacts {
 		return f
 	}
 	f.olmVersion = props.Packages[0].Version
+	gvks := make([]schema.GroupVersionKind, 0, len(props.GVKs))
+	for _, g := range props.GVKs {
+		gvks = append(gvks, schema.GroupVersionKind{Group: g.Group, Version: g.Version, Kind: g.Kind})
+	}
+	f.provides = ProvidesValue(gvks)
 	if f.version, f.err = PackageVersion(f.olmVersion); f.err != nil {
 		return f
 	}
@@ -301,6 +309,12 @@ func (c channelOf) packageOf(e Entry, b *bundleFacts) *datav1alpha1.Package {
 	}
 	ann := e.Annotations()
 	ann[AnnotationImage] = b.image
+	if c.ch.Name == c.pkg.DefaultChannel {
+		ann[AnnotationDefaultChannel] = "true"
+	}
+	if b.provides != "" {
+		ann[AnnotationProvides] = b.provides
+	}
 	notes := ""
 	if msg, ok := c.deprecated.bundle(e.Bundle); ok {
 		ann[AnnotationDeprecated] = msg
@@ -399,9 +413,11 @@ func valuesSchema(installNamespace string, modes map[string]bool, plain bool) ma
 		"createNamespace": map[string]any{"type": "boolean", "default": true,
 			"description": "Create the install namespace when it does not exist. Uninstalling never deletes it."},
 		"upgradeConstraintPolicy": map[string]any{"type": "string", "enum": []string{PolicyCatalogProvided, PolicySelfCertified}, "default": PolicyCatalogProvided,
-			"description": "CatalogProvided: a new version is installed only when the channel reaches it from the installed one in one edge (replaces, skips, skipRange). SelfCertified: any version."},
+			"description": "CatalogProvided: a new version is installed only when the channel reaches it from the installed one along its edges (replaces, skips, skipRange), one edge at a time. SelfCertified: any version, at once."},
 		"bundleDeploymentName": map[string]any{"type": "string", "default": "",
 			"description": "The name of the BundleDeployment. Empty: <PackageInstall name>.<PackageInstall namespace>."},
+		"installDependencies": map[string]any{"type": "boolean", "default": true,
+			"description": "Install what the bundle requires (olm.package.required, olm.gvk.required) from this catalog as PackageInstalls of their own. false: only wait until the cluster meets them."},
 	}
 	if !plain {
 		props["watchNamespaces"] = watchSchema(modes)

@@ -79,6 +79,7 @@ watchNamespaces:
 createNamespace: true
 upgradeConstraintPolicy: %s
 bundleDeploymentName: ""
+installDependencies: true
 `, quote(in.InstallNamespace), PolicyCatalogProvided)
 }
 
@@ -125,6 +126,7 @@ metadata:
     ` + AnnotationPackagesNS + `: #@ v.app.namespace
     ` + AnnotationInstall + `: #@ v.app.name
     ` + AnnotationUpgradeEdge + `: #@ v.upgradeConstraintPolicy
+    ` + AnnotationInstallDependencies + `: #@ "true" if v.installDependencies else "false"
 spec:
   provisionerClassName: ` + in.Class + `
   installNamespace: #@ v.installNamespace

@@ -300,6 +300,10 @@ func (s state) failed(f Failure) conditions {
 			SourceFailedMessage(Message(f.Message), DescribeSource(s.BD))+retrying))
 	case BundleInvalid:
 		return s.installFailed(s.unpackedTrue(), "invalid bundle: "+msg)
+	case DependenciesInstalling:
+		// Work under way, not a failure: kapp's wait on the
+		// BundleDeployment goes on.
+		return s.installing("Installing the bundle's dependencies first: " + msg)
 	case DependenciesUnmet:
 		c := s.installFailed(s.unpackedTrue(), "Waiting for the bundle's dependencies: "+msg)
 		c.installed.Reason = rukpakv1alpha2.ReasonDependenciesUnmet

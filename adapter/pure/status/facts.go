@@ -97,6 +97,9 @@ const (
 	// KappControllerMissing: kapp-controller's API is not installed; the
 	// BundleDeployment installs as soon as it is.
 	KappControllerMissing
+	// DependenciesInstalling: the bundle's dependencies are being installed
+	// from its catalog; it installs once they are.
+	DependenciesInstalling
 )
 
 // Failure is one failure of the adapter's own steps, classified.

@@ -1,0 +1,229 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
+	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	versionsv1alpha1 "carvel.dev/vendir/pkg/vendir/versions/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/convert"
+)
+
+// catalogDeps meets a catalog bundle's unmet dependencies from the catalog
+// it came from, as OLM v0 did: what the catalog's namespace already has a
+// PackageInstall for is waited for, the rest is installed as PackageInstalls
+// of its own (labelled with the PackageInstall that needs it), and what no
+// Package of the catalog can meet is refused before anything is written.
+// It reads the catalog's Packages and PackageInstalls from the API server
+// (direct): kapp-controller serves Packages from its own API server, and a
+// dependency is resolved only while a bundle waits for one.
+type catalogDeps struct {
+	direct client.Reader
+	writer client.Client
+}
+
+// forbidden turns a refused read or write of PackageInstalls in ns into
+// what to do about it.
+func forbidden(err error, ns string) error {
+	if !apierrors.IsForbidden(err) {
+		return err
+	}
+	return fmt.Errorf("namespace %s does not let rukpak-kapp install a catalog bundle's dependencies there; let it with "+
+		"kubectl create rolebinding %s -n %s --clusterrole %s --serviceaccount <the adapter's namespace, rukpak-system by default>:rukpak-kapp, "+
+		"or set the value installDependencies: false to only wait for them: %w", ns, catalog.DependenciesRole, ns, catalog.DependenciesRole, err)
+}
+
+// requiredByDepth bounds the walk up the required-by labels when looking
+// for a cycle.
+const requiredByDepth = 16
+
+// fromCatalog says bd is a catalog BundleDeployment that installs its
+// dependencies from its catalog (its values did not opt out).
+func fromCatalog(bd *rukpakv1alpha2.BundleDeployment) bool {
+	_, ok := catalog.EntryOf(bd.Labels, bd.Annotations)
+	return ok && bd.Annotations[catalog.AnnotationInstallDependencies] != "false" &&
+		bd.Annotations[catalog.AnnotationPackagesNS] != "" && bd.Annotations[catalog.AnnotationInstall] != ""
+}
+
+// meet resolves unmet against bd's catalog. The failure says what the
+// bundle waits for (DependenciesInstalling) or why it cannot be installed
+// (DependenciesUnmet); nil: nothing to wait for (a dependency cycle whose
+// other end waits for this bundle).
+func (c catalogDeps) meet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, unmet []convert.Unmet) (*status.Failure, error) {
+	ns, self := bd.Annotations[catalog.AnnotationPackagesNS], bd.Annotations[catalog.AnnotationInstall]
+	var needs []catalog.Need
+	var others []string
+	for _, u := range unmet {
+		d := u.Dependency
+		switch {
+		case d.Invalid != "":
+			others = append(others, u.Message)
+		case d.Type == convert.DependencyPackage:
+			needs = append(needs, catalog.Need{Package: d.Package, Range: d.VersionRange, What: d.String()})
+		case d.Type == convert.DependencyGVK:
+			needs = append(needs, catalog.Need{GVK: d.GVK, What: d.String()})
+		default:
+			others = append(others, u.Message)
+		}
+	}
+	if len(needs) == 0 {
+		return unmetFailure(others), nil
+	}
+	offers, present, err := c.read(ctx, ns, self)
+	if err != nil {
+		return nil, err
+	}
+	res := catalog.Resolve(needs, offers, present)
+	if len(res.Refused) > 0 {
+		return &status.Failure{Kind: status.DependenciesUnmet, Message: fmt.Sprintf("what the bundle requires cannot be met from its catalog (the Packages in namespace %s), so nothing was installed for it: %s",
+			ns, strings.Join(append(res.Refused, others...), "; "))}, nil
+	}
+	chain, err := c.requiredBy(ctx, ns, self)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Install) > 0 {
+		if msg, err := c.serviceAccount(ctx, ns); err != nil || msg != "" {
+			if msg != "" {
+				return &status.Failure{Kind: status.DependenciesUnmet, Message: msg}, nil
+			}
+			return nil, err
+		}
+	}
+	var doing []string
+	for _, o := range res.Install {
+		name, err := c.install(ctx, ns, self, o)
+		if err != nil {
+			return nil, err
+		}
+		doing = append(doing, fmt.Sprintf("installing %s %s from the catalog as PackageInstall %s/%s (kctrl package installed get -i %s -n %s)",
+			o.Entry.Package, o.Entry.Version, ns, name, name, ns))
+	}
+	for _, p := range res.Wait {
+		if slices.Contains(chain, p.Name) {
+			// A cycle: that PackageInstall waits for this one. OLM v0
+			// installs a cycle together; this end goes first.
+			continue
+		}
+		doing = append(doing, fmt.Sprintf("waiting for PackageInstall %s/%s to install %s", ns, p.Name, p.Package))
+	}
+	if len(others) > 0 {
+		return unmetFailure(append(others, doing...)), nil
+	}
+	if len(doing) == 0 {
+		return nil, nil
+	}
+	return &status.Failure{Kind: status.DependenciesInstalling, Message: strings.Join(doing, "; ")}, nil
+}
+
+func unmetFailure(msgs []string) *status.Failure {
+	return &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(msgs, "; ")}
+}
+
+// read lists the catalog's Packages and the PackageInstalls of its
+// packages in ns (but self's).
+func (c catalogDeps) read(ctx context.Context, ns, self string) ([]catalog.Offer, []catalog.Present, error) {
+	var packages datav1alpha1.PackageList
+	if err := c.direct.List(ctx, &packages, client.InNamespace(ns), client.HasLabels{catalog.LabelPackage}); err != nil {
+		return nil, nil, fmt.Errorf("list the catalog's Packages in namespace %s to resolve dependencies: %w", ns, err)
+	}
+	offers := make([]catalog.Offer, 0, len(packages.Items))
+	packageOf := map[string]string{}
+	for _, p := range packages.Items {
+		if o, ok := catalog.OfferOf(p.Labels, p.Annotations); ok {
+			offers = append(offers, o)
+			packageOf[o.Entry.RefName] = o.Entry.Package
+		}
+	}
+	var installs packagingv1alpha1.PackageInstallList
+	if err := c.direct.List(ctx, &installs, client.InNamespace(ns)); err != nil {
+		return nil, nil, forbidden(fmt.Errorf("list the PackageInstalls in namespace %s to resolve dependencies: %w", ns, err), ns)
+	}
+	var present []catalog.Present
+	for _, pi := range installs.Items {
+		if pi.Name == self || pi.Spec.PackageRef == nil || packageOf[pi.Spec.PackageRef.RefName] == "" {
+			continue
+		}
+		version := pi.Status.Version
+		if version == "" && pi.Spec.PackageRef.VersionSelection != nil {
+			version = pi.Spec.PackageRef.VersionSelection.Constraints
+		}
+		present = append(present, catalog.Present{Name: pi.Name, Package: packageOf[pi.Spec.PackageRef.RefName], Version: version})
+	}
+	return offers, present, nil
+}
+
+// serviceAccount says what is missing when ns has no ServiceAccount for
+// dependencies ("" when it has one).
+func (c catalogDeps) serviceAccount(ctx context.Context, ns string) (string, error) {
+	err := c.direct.Get(ctx, client.ObjectKey{Namespace: ns, Name: catalog.DependenciesServiceAccount}, &corev1.ServiceAccount{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Sprintf("the bundle's dependencies would be installed from the catalog with the ServiceAccount %s of namespace %s, which does not exist, so nothing was installed for it: "+
+			"create it with the rights to install the catalog's operators (as for kctrl package install --service-account-name), or set the value installDependencies: false to only wait for them",
+			catalog.DependenciesServiceAccount, ns), nil
+	case err != nil:
+		return "", forbidden(fmt.Errorf("get ServiceAccount %s/%s: %w", ns, catalog.DependenciesServiceAccount, err), ns)
+	}
+	return "", nil
+}
+
+// requiredBy are the PackageInstalls that (transitively) required self.
+func (c catalogDeps) requiredBy(ctx context.Context, ns, self string) ([]string, error) {
+	var chain []string
+	for name := self; len(chain) < requiredByDepth; {
+		pi := &packagingv1alpha1.PackageInstall{}
+		if err := c.direct.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pi); err != nil {
+			if apierrors.IsNotFound(err) {
+				return chain, nil
+			}
+			return nil, forbidden(fmt.Errorf("get PackageInstall %s/%s: %w", ns, name, err), ns)
+		}
+		next := pi.Labels[catalog.LabelRequiredBy]
+		if next == "" || slices.Contains(chain, next) {
+			return chain, nil
+		}
+		chain = append(chain, next)
+		name = next
+	}
+	return chain, nil
+}
+
+// install makes the PackageInstall of o, named after its package, with
+// the namespace's ServiceAccount for dependencies; one that exists already
+// is taken as it is (an earlier look made it).
+func (c catalogDeps) install(ctx context.Context, ns, self string, o catalog.Offer) (string, error) {
+	version, err := catalog.PackageVersion(o.Entry.Version)
+	if err != nil {
+		return "", err
+	}
+	sel := &versionsv1alpha1.VersionSelectionSemver{Constraints: version}
+	if strings.Contains(version, "-") {
+		sel.Prereleases = &versionsv1alpha1.VersionSelectionSemverPrereleases{}
+	}
+	pi := &packagingv1alpha1.PackageInstall{
+		ObjectMeta: metav1.ObjectMeta{Name: o.Entry.Package, Namespace: ns,
+			Labels:      map[string]string{catalog.LabelRequiredBy: self},
+			Annotations: map[string]string{catalog.LabelRequiredBy: fmt.Sprintf("installed by rukpak-kapp because PackageInstall %s needs package %s", self, o.Entry.Package)}},
+		Spec: packagingv1alpha1.PackageInstallSpec{
+			ServiceAccountName: catalog.DependenciesServiceAccount,
+			PackageRef:         &packagingv1alpha1.PackageRef{RefName: o.Entry.RefName, VersionSelection: sel},
+		},
+	}
+	if err := c.writer.Create(ctx, pi, client.FieldOwner(fieldowner.Name)); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", forbidden(fmt.Errorf("create PackageInstall %s/%s for dependency %s: %w", ns, pi.Name, o.Entry.Package, err), ns)
+	}
+	return pi.Name, nil
+}

@@ -1,0 +1,159 @@
+package packaging_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
+)
+
+// A catalog of three packages built from the registry+v1 corpus:
+// aws-efs-operator 0.0.8 (which provides SharedVolume), ruptura-operator
+// 0.9.1 with a metadata/dependencies.yaml that requires the package
+// aws-efs-operator >=0.0.1, and needs-widgets, the same bundle requiring an
+// API no package provides. Installed through the calls kctrl makes.
+var _ = Describe("dependencies from the catalog", func() {
+	It("installs a required package from the catalog first and then the bundle, refuses an API no package provides, leaves a dependency when its dependent goes and reuses it", func(ctx context.Context) {
+		const ns = "catalog-deps"
+		const efsCRD, rupturaCRD = "sharedvolumes.aws-efs.managed.openshift.io", "rupturainstances.ruptura.io"
+		ruptura, widgets := "stable.ruptura-operator."+catalog.DefaultDomain, "stable.needs-widgets."+catalog.DefaultDomain
+		catalogsAPI(ctx)
+		createNamespace(ctx, ns)
+		By("the namespace lets the adapter install dependencies there (config/catalogs' ClusterRole " + catalog.DependenciesRole + ", bound here only)")
+		Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: catalog.DependenciesRole},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: catalog.DependenciesRole},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: harness.SystemNamespace, Name: harness.AdapterServiceAccount}}})).To(Succeed())
+		By("and names the account dependencies install with: ServiceAccount " + catalog.DependenciesServiceAccount + ", here with every right, as kctrl's own installer account")
+		Expect(env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: catalog.DependenciesServiceAccount}})).To(Succeed())
+		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + catalog.DependenciesServiceAccount},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: catalog.DependenciesServiceAccount}}}
+		Expect(env.Client.Create(ctx, binding)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(env.Client.Delete(ctx, binding)).To(Succeed()) })
+		pinned := pushDepsCatalog(ctx)
+		By("kctrl package repository add -r deps --url " + pinned)
+		Expect(harness.KctrlRepositoryAdd(ctx, env.ControlPlane.Config, ns, "deps", pinned)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			for _, name := range []string{"ruptura", "widgets", "aws-efs-operator"} {
+				Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, name)).To(Succeed(), name)
+			}
+			for _, crd := range []string{efsCRD, rupturaCRD} {
+				Eventually(func() bool {
+					return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: crd}, &apiextensionsv1.CustomResourceDefinition{}))
+				}).WithContext(ctx).Should(BeTrue(), crd)
+			}
+		})
+		install := func(name, pkg string) error {
+			return kctrl(ctx, func(ctx context.Context) error {
+				return harness.KctrlPackageInstall(ctx, env.ControlPlane.Config, harness.KctrlInstall{Namespace: ns, Name: name, Package: pkg, Version: map[string]string{ruptura: "0.9.1", widgets: "1.0.0"}[pkg],
+					Values: []byte("installNamespace: catalog-" + name + "\n")})
+			})
+		}
+
+		By("kctrl package install -i ruptura -p " + ruptura + ": it requires aws-efs-operator, which rukpak-kapp installs from the catalog first")
+		Expect(install("ruptura", ruptura)).To(Succeed())
+		dependency := &packagingv1alpha1.PackageInstall{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "aws-efs-operator"}, dependency)).To(Succeed())
+		Expect(dependency.Labels).To(HaveKeyWithValue(catalog.LabelRequiredBy, "ruptura"))
+		Expect(dependency.Spec.PackageRef.RefName).To(Equal("stable.aws-efs-operator." + catalog.DefaultDomain))
+		Expect(dependency.Spec.ServiceAccountName).To(Equal(catalog.DependenciesServiceAccount), "not the account kctrl made for ruptura, which goes with it")
+		Expect(dependency.Status.Version).To(Equal("0.0.8"), "kctrl package installed list shows the dependency at its version")
+		provider, dependent := &rukpakv1alpha2.BundleDeployment{}, &rukpakv1alpha2.BundleDeployment{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "aws-efs-operator." + ns}, provider)).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "ruptura." + ns}, dependent)).To(Succeed())
+		Expect(installedAt(provider)).To(BeTrue(), "%+v", provider.Status.Conditions)
+		Expect(installedAt(dependent)).To(BeTrue(), "%+v", dependent.Status.Conditions)
+		first := meta.FindStatusCondition(provider.Status.Conditions, rukpakv1alpha2.TypeInstalled).LastTransitionTime
+		then := meta.FindStatusCondition(dependent.Status.Conditions, rukpakv1alpha2.TypeInstalled).LastTransitionTime
+		Expect(first.Time).NotTo(BeTemporally(">", then.Time), "the dependency was installed first")
+		efsDeployment := &appsv1.Deployment{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "aws-efs-operator", Name: "aws-efs-operator"}, efsDeployment)).To(Succeed())
+
+		By("kctrl package install -i widgets -p " + widgets + ": it requires an API no package of the catalog provides, and is refused with nothing installed for it")
+		err := install("widgets", widgets)
+		Expect(err).To(HaveOccurred())
+		Expect(strings.Join(strings.Fields(err.Error()), " ")).To(And(
+			ContainSubstring("cannot be met from its catalog"),
+			ContainSubstring("no package of the catalog provides example.com/v1 Widget")))
+		installs := &packagingv1alpha1.PackageInstallList{}
+		Expect(env.Client.List(ctx, installs, client.InNamespace(ns))).To(Succeed())
+		Expect(installs.Items).To(HaveLen(3), "ruptura, its dependency and widgets: nothing else was written")
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: "catalog-widgets", Name: "ruptura-operator"}, &appsv1.Deployment{}))).To(BeTrue())
+
+		By("kctrl package installed delete -i ruptura: its dependency stays, as OLM v0 leaves it")
+		Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, "ruptura")).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "aws-efs-operator"}, dependency)).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "aws-efs-operator", Name: "aws-efs-operator"}, efsDeployment)).To(Succeed())
+
+		By("kctrl package install -i ruptura again: the dependency installed is reused, nothing else is installed")
+		Expect(install("ruptura", ruptura)).To(Succeed())
+		Expect(env.Client.List(ctx, installs, client.InNamespace(ns))).To(Succeed())
+		Expect(installs.Items).To(HaveLen(3))
+		again := &packagingv1alpha1.PackageInstall{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "aws-efs-operator"}, again)).To(Succeed())
+		Expect(again.UID).To(Equal(dependency.UID))
+	}, SpecTimeout(6*time.Minute))
+})
+
+// pushDepsCatalog pushes the three packages' bundles and their catalog as a
+// package repository; it returns the repository's pinned reference.
+func pushDepsCatalog(ctx context.Context) string {
+	corpus := filepath.Join(env.Root, "test", "testdata", "registry-v1-corpus")
+	efs := filepath.Join(corpus, "aws-efs-operator", "0.0.8")
+	requiring := func(deps string) string {
+		dir := GinkgoT().TempDir()
+		Expect(os.CopyFS(dir, os.DirFS(filepath.Join(corpus, "ruptura-operator", "0.9.1")))).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(dir, "metadata", "dependencies.yaml"), []byte("dependencies:\n"+deps), 0o644)).To(Succeed())
+		return dir
+	}
+	bundles := []struct {
+		pkg, version, dir string
+		props             []property.Property
+	}{
+		{"aws-efs-operator", "0.0.8", efs, []property.Property{property.MustBuildGVK("aws-efs.managed.openshift.io", "v1alpha1", "SharedVolume")}},
+		{"ruptura-operator", "0.9.1", requiring("- type: olm.package\n  value: {packageName: aws-efs-operator, version: '>=0.0.1'}\n"), nil},
+		{"needs-widgets", "1.0.0", requiring("- type: olm.gvk\n  value: {group: example.com, version: v1, kind: Widget}\n"), nil},
+	}
+	var cfg declcfg.DeclarativeConfig
+	for _, b := range bundles {
+		image, _, err := env.Registry.PushDir(b.dir, "deps/"+b.pkg+":v"+b.version)
+		Expect(err).NotTo(HaveOccurred())
+		name := b.pkg + ".v" + b.version
+		cfg.Packages = append(cfg.Packages, declcfg.Package{Schema: declcfg.SchemaPackage, Name: b.pkg, DefaultChannel: "stable"})
+		cfg.Channels = append(cfg.Channels, declcfg.Channel{Schema: declcfg.SchemaChannel, Package: b.pkg, Name: "stable", Entries: []declcfg.ChannelEntry{{Name: name}}})
+		cfg.Bundles = append(cfg.Bundles, declcfg.Bundle{Schema: declcfg.SchemaBundle, Name: name, Package: b.pkg, Image: image,
+			Properties: append([]property.Property{property.MustBuildPackage(b.pkg, b.version)}, b.props...)})
+	}
+	dir := GinkgoT().TempDir()
+	f, err := os.Create(filepath.Join(dir, "catalog.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(declcfg.WriteYAML(cfg, f)).To(Succeed())
+	Expect(f.Close()).To(Succeed())
+	cmd := exec.CommandContext(ctx, rukpakKapp, "catalog", "push", "--catalog", dir, "--repository", env.Registry.Host+"/deps/repository", "--tag", "v1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	Expect(err).NotTo(HaveOccurred(), "catalog push: %s", stderr.String())
+	return strings.TrimSpace(string(out))
+}
