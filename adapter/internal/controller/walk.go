@@ -65,21 +65,9 @@ func (r *Reconciler) channel(ctx context.Context, namespace string, asked catalo
 	if err := r.direct.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{"spec.refName": asked.RefName}); err != nil {
 		return nil, fmt.Errorf("list the Packages of %s in namespace %s to walk channel %s: %w", asked.RefName, namespace, asked.Channel, err)
 	}
-	var nodes []catalog.Node
-	for _, p := range list.Items {
-		e, ok := catalog.EntryOf(p.Labels, p.Annotations)
-		if !ok {
-			continue
-		}
-		var inline map[string]string
-		if f := p.Spec.Template.Spec; f != nil && len(f.Fetch) > 0 && f.Fetch[0].Inline != nil {
-			inline = f.Fetch[0].Inline.Paths
-		}
-		image, err := catalog.ImageOf(p.Annotations, inline)
-		if err != nil {
-			return nil, fmt.Errorf("Package %s/%s of channel %s: %w", namespace, p.Name, asked.Channel, err)
-		}
-		nodes = append(nodes, catalog.Node{Entry: e, Image: image})
+	nodes, err := catalog.NodesOf(list.Items)
+	if err != nil {
+		return nil, fmt.Errorf("channel %s: %w", asked.Channel, err)
 	}
 	return nodes, nil
 }

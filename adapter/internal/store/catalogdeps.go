@@ -8,7 +8,6 @@ import (
 
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
-	versionsv1alpha1 "carvel.dev/vendir/pkg/vendir/versions/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/packaging"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
@@ -81,7 +81,7 @@ func (c catalogDeps) meet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployme
 	if len(needs) == 0 {
 		return unmetFailure(others), nil
 	}
-	offers, present, err := c.read(ctx, ns, self)
+	offers, present, err := c.read(ctx, ns, self, needs)
 	if err != nil {
 		return nil, err
 	}
@@ -132,12 +132,25 @@ func unmetFailure(msgs []string) *status.Failure {
 	return &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(msgs, "; ")}
 }
 
-// read lists the catalog's Packages and the PackageInstalls of its
-// packages in ns (but self's).
-func (c catalogDeps) read(ctx context.Context, ns, self string) ([]catalog.Offer, []catalog.Present, error) {
+// read lists the catalog's Packages that may meet needs (those of the
+// packages named, unless an API is needed: then all of them, which a large
+// catalog makes a large read) and the PackageInstalls of its packages in
+// ns (but self's).
+func (c catalogDeps) read(ctx context.Context, ns, self string, needs []catalog.Need) ([]catalog.Offer, []catalog.Present, error) {
+	selectors := []client.ListOption{client.HasLabels{catalog.LabelPackage}}
+	if !slices.ContainsFunc(needs, func(n catalog.Need) bool { return n.Package == "" }) {
+		selectors = selectors[:0]
+		for _, n := range needs {
+			selectors = append(selectors, client.MatchingLabels{catalog.LabelPackage: n.Package})
+		}
+	}
 	var packages datav1alpha1.PackageList
-	if err := c.direct.List(ctx, &packages, client.InNamespace(ns), client.HasLabels{catalog.LabelPackage}); err != nil {
-		return nil, nil, fmt.Errorf("list the catalog's Packages in namespace %s to resolve dependencies: %w", ns, err)
+	for _, sel := range selectors {
+		var page datav1alpha1.PackageList
+		if err := c.direct.List(ctx, &page, client.InNamespace(ns), sel); err != nil {
+			return nil, nil, fmt.Errorf("list the catalog's Packages in namespace %s to resolve dependencies: %w", ns, err)
+		}
+		packages.Items = append(packages.Items, page.Items...)
 	}
 	offers := make([]catalog.Offer, 0, len(packages.Items))
 	packageOf := map[string]string{}
@@ -209,17 +222,13 @@ func (c catalogDeps) install(ctx context.Context, ns, self string, o catalog.Off
 	if err != nil {
 		return "", err
 	}
-	sel := &versionsv1alpha1.VersionSelectionSemver{Constraints: version}
-	if strings.Contains(version, "-") {
-		sel.Prereleases = &versionsv1alpha1.VersionSelectionSemverPrereleases{}
-	}
 	pi := &packagingv1alpha1.PackageInstall{
 		ObjectMeta: metav1.ObjectMeta{Name: o.Entry.Package, Namespace: ns,
 			Labels:      map[string]string{catalog.LabelRequiredBy: self},
 			Annotations: map[string]string{catalog.LabelRequiredBy: fmt.Sprintf("installed by rukpak-kapp because PackageInstall %s needs package %s", self, o.Entry.Package)}},
 		Spec: packagingv1alpha1.PackageInstallSpec{
 			ServiceAccountName: catalog.DependenciesServiceAccount,
-			PackageRef:         &packagingv1alpha1.PackageRef{RefName: o.Entry.RefName, VersionSelection: sel},
+			PackageRef:         &packagingv1alpha1.PackageRef{RefName: o.Entry.RefName, VersionSelection: packaging.VersionSelection(version)},
 		},
 	}
 	if err := c.writer.Create(ctx, pi, client.FieldOwner(fieldowner.Name)); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -16,7 +16,7 @@
 // dispatcher import it.
 //
 // May import (this module): adapter/pure/bundlefiles, adapter/pure/catalog, adapter/pure/content,
-// adapter/fetch, adapter/pure/fieldowner, adapter/internal/kube,
+// adapter/fetch, adapter/pure/fieldowner, adapter/pure/packaging, adapter/internal/kube,
 // adapter/internal/scope, adapter/pure/status, adapter/pure/translate, api/v1alpha2,
 // convert, convert/certs.
 package store

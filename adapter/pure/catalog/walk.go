@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	"github.com/blang/semver/v4"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/packaging"
@@ -251,6 +252,30 @@ func PackageOf(e Entry) string {
 
 // Describe is the path for a message: "1.0.0 → 1.1.1 → 1.1.2".
 func Describe(versions []string) string { return strings.Join(versions, " → ") }
+
+// NodesOf reads the channel's graph from its Packages (those a catalog
+// published: the others are skipped). The error names a catalog Package
+// whose bundle image cannot be read; the nodes hold the rest.
+func NodesOf(packages []datav1alpha1.Package) ([]Node, error) {
+	var nodes []Node
+	var errs []error
+	for _, p := range packages {
+		e, ok := EntryOf(p.Labels, p.Annotations)
+		if !ok {
+			continue
+		}
+		var inline map[string]string
+		if t := p.Spec.Template.Spec; t != nil && len(t.Fetch) > 0 && t.Fetch[0].Inline != nil {
+			inline = t.Fetch[0].Inline.Paths
+		}
+		image, err := ImageOf(p.Annotations, inline)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("Package %s/%s: %w", p.Namespace, p.Name, err))
+		}
+		nodes = append(nodes, Node{Entry: e, Image: image})
+	}
+	return nodes, errors.Join(errs...)
+}
 
 // ImageOf is the bundle image a catalog Package installs: its annotation,
 // else the image its template names (Packages published before the

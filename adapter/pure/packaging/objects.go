@@ -81,7 +81,7 @@ func Objects(s Spec) []client.Object {
 		ObjectMeta: metav1.ObjectMeta{Name: bd.Name, Namespace: s.Namespace},
 		Spec: packagingv1alpha1.PackageInstallSpec{
 			ServiceAccountName: s.ServiceAccountName,
-			PackageRef:         &packagingv1alpha1.PackageRef{RefName: refName, VersionSelection: versionSelection(s.Version)},
+			PackageRef:         &packagingv1alpha1.PackageRef{RefName: refName, VersionSelection: VersionSelection(s.Version)},
 			SyncPeriod:         s.SyncPeriod,
 			DefaultNamespace:   bd.Spec.InstallNamespace,
 		},
@@ -101,7 +101,7 @@ func Objects(s Spec) []client.Object {
 // ValuesSecretName is the name of bdName's values Secret.
 func ValuesSecretName(bdName string) string { return bdName + "-values" }
 
-// versionSelection pins version. For a prerelease (a plain bundle's
+// VersionSelection pins version. For a prerelease (a plain bundle's
 // content version) it asks for prereleases too. kapp-controller v0.53.1
 // adds that itself when it picks the version for an exact constraint
 // (pkg/packageinstall/packageinstall.go), but not when a new Package
@@ -109,7 +109,7 @@ func ValuesSecretName(bdName string) string { return bdName + "-values" }
 // (packageinstall_version_handler.go, vendir's HighestConstrainedVersion,
 // which drops prereleases unless asked): without it a PackageInstall
 // applied before its Package waits for its retry back-off instead.
-func versionSelection(version string) *versionsv1alpha1.VersionSelectionSemver {
+func VersionSelection(version string) *versionsv1alpha1.VersionSelectionSemver {
 	sel := &versionsv1alpha1.VersionSelectionSemver{Constraints: version}
 	if strings.Contains(version, "-") {
 		sel.Prereleases = &versionsv1alpha1.VersionSelectionSemverPrereleases{}

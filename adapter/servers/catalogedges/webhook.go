@@ -166,18 +166,8 @@ func (h *handler) channel(ctx context.Context, refName, namespace string) (nodes
 		log.FromContext(ctx).Info("could not list the channel's Packages", "refName", refName, "namespace", namespace, "error", err.Error())
 		return nil, false
 	}
-	for _, p := range list.Items {
-		e, ok := catalog.EntryOf(p.Labels, p.Annotations)
-		if !ok {
-			continue
-		}
-		var inline map[string]string
-		if t := p.Spec.Template.Spec; t != nil && len(t.Fetch) > 0 && t.Fetch[0].Inline != nil {
-			inline = t.Fetch[0].Inline.Paths
-		}
-		image, _ := catalog.ImageOf(p.Annotations, inline)
-		nodes = append(nodes, catalog.Node{Entry: e, Image: image})
-	}
+	// A Package without an image is still an edge of the graph.
+	nodes, _ = catalog.NodesOf(list.Items)
 	return nodes, true
 }
 
