@@ -28,15 +28,17 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
-// A catalog of three packages built from the registry+v1 corpus:
-// aws-efs-operator 0.0.8 (which provides SharedVolume), ruptura-operator
-// 0.9.1 with a metadata/dependencies.yaml that requires the package
-// aws-efs-operator >=0.0.1, and needs-widgets, the same bundle requiring an
-// API no package provides. Installed through the calls kctrl makes.
+// A catalog of four packages built from the registry+v1 corpus:
+// ruptura-operator 0.9.1 with a metadata/dependencies.yaml that requires
+// the package aws-efs-operator >=0.0.1; aws-efs-operator 0.0.8 (which
+// provides SharedVolume) requiring headscale-operator >=0.1.0 the same
+// way; headscale-operator 0.1.1; and needs-widgets, ruptura's bundle
+// requiring an API no package provides. Installed through the calls kctrl
+// makes.
 var _ = Describe("dependencies from the catalog", func() {
-	It("installs a required package from the catalog first and then the bundle, refuses an API no package provides, leaves a dependency when its dependent goes and reuses it", func(ctx context.Context) {
+	It("installs required packages from the catalog first, transitively, and then the bundle; refuses an API no package provides; leaves a dependency when its dependent goes and reuses it", func(ctx context.Context) {
 		const ns = "catalog-deps"
-		const efsCRD, rupturaCRD = "sharedvolumes.aws-efs.managed.openshift.io", "rupturainstances.ruptura.io"
+		const efsCRD, rupturaCRD, headscaleCRD = "sharedvolumes.aws-efs.managed.openshift.io", "rupturainstances.ruptura.io", "headscales.headscale.jicoyne.io"
 		ruptura, widgets := "stable.ruptura-operator."+catalog.DefaultDomain, "stable.needs-widgets."+catalog.DefaultDomain
 		catalogsAPI(ctx)
 		createNamespace(ctx, ns)
@@ -55,10 +57,10 @@ var _ = Describe("dependencies from the catalog", func() {
 		By("kctrl package repository add -r deps --url " + pinned)
 		Expect(harness.KctrlRepositoryAdd(ctx, env.ControlPlane.Config, ns, "deps", pinned)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) {
-			for _, name := range []string{"ruptura", "widgets", "aws-efs-operator"} {
+			for _, name := range []string{"ruptura", "widgets", "aws-efs-operator", "headscale-operator"} {
 				Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, name)).To(Succeed(), name)
 			}
-			for _, crd := range []string{efsCRD, rupturaCRD} {
+			for _, crd := range []string{efsCRD, rupturaCRD, headscaleCRD} {
 				Eventually(func() bool {
 					return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: crd}, &apiextensionsv1.CustomResourceDefinition{}))
 				}).WithContext(ctx).Should(BeTrue(), crd)
@@ -71,7 +73,7 @@ var _ = Describe("dependencies from the catalog", func() {
 			})
 		}
 
-		By("kctrl package install -i ruptura -p " + ruptura + ": it requires aws-efs-operator, which rukpak-kapp installs from the catalog first")
+		By("kctrl package install -i ruptura -p " + ruptura + ": it requires aws-efs-operator, which requires headscale-operator; rukpak-kapp installs both from the catalog first")
 		Expect(install("ruptura", ruptura)).To(Succeed())
 		dependency := &packagingv1alpha1.PackageInstall{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "aws-efs-operator"}, dependency)).To(Succeed())
@@ -87,6 +89,13 @@ var _ = Describe("dependencies from the catalog", func() {
 		first := meta.FindStatusCondition(provider.Status.Conditions, rukpakv1alpha2.TypeInstalled).LastTransitionTime
 		then := meta.FindStatusCondition(dependent.Status.Conditions, rukpakv1alpha2.TypeInstalled).LastTransitionTime
 		Expect(first.Time).NotTo(BeTemporally(">", then.Time), "the dependency was installed first")
+		transitive := &packagingv1alpha1.PackageInstall{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "headscale-operator"}, transitive)).To(Succeed())
+		Expect(transitive.Labels).To(HaveKeyWithValue(catalog.LabelRequiredBy, "aws-efs-operator"), "required by the dependency, not by ruptura")
+		deepest := &rukpakv1alpha2.BundleDeployment{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "headscale-operator." + ns}, deepest)).To(Succeed())
+		Expect(installedAt(deepest)).To(BeTrue(), "%+v", deepest.Status.Conditions)
+		Expect(meta.FindStatusCondition(deepest.Status.Conditions, rukpakv1alpha2.TypeInstalled).LastTransitionTime.Time).NotTo(BeTemporally(">", first.Time))
 		efsDeployment := &appsv1.Deployment{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "aws-efs-operator", Name: "aws-efs-operator"}, efsDeployment)).To(Succeed())
 
@@ -98,7 +107,7 @@ var _ = Describe("dependencies from the catalog", func() {
 			ContainSubstring("no package of the catalog provides example.com/v1 Widget")))
 		installs := &packagingv1alpha1.PackageInstallList{}
 		Expect(env.Client.List(ctx, installs, client.InNamespace(ns))).To(Succeed())
-		Expect(installs.Items).To(HaveLen(3), "ruptura, its dependency and widgets: nothing else was written")
+		Expect(installs.Items).To(HaveLen(4), "ruptura, its two dependencies and widgets: nothing else was written")
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: "catalog-widgets", Name: "ruptura-operator"}, &appsv1.Deployment{}))).To(BeTrue())
 
 		By("kctrl package installed delete -i ruptura: its dependency stays, as OLM v0 leaves it")
@@ -109,7 +118,7 @@ var _ = Describe("dependencies from the catalog", func() {
 		By("kctrl package install -i ruptura again: the dependency installed is reused, nothing else is installed")
 		Expect(install("ruptura", ruptura)).To(Succeed())
 		Expect(env.Client.List(ctx, installs, client.InNamespace(ns))).To(Succeed())
-		Expect(installs.Items).To(HaveLen(3))
+		Expect(installs.Items).To(HaveLen(4))
 		again := &packagingv1alpha1.PackageInstall{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "aws-efs-operator"}, again)).To(Succeed())
 		Expect(again.UID).To(Equal(dependency.UID))
@@ -120,10 +129,9 @@ var _ = Describe("dependencies from the catalog", func() {
 // package repository; it returns the repository's pinned reference.
 func pushDepsCatalog(ctx context.Context) string {
 	corpus := filepath.Join(env.Root, "test", "testdata", "registry-v1-corpus")
-	efs := filepath.Join(corpus, "aws-efs-operator", "0.0.8")
-	requiring := func(deps string) string {
+	requiring := func(bundle, deps string) string {
 		dir := GinkgoT().TempDir()
-		Expect(os.CopyFS(dir, os.DirFS(filepath.Join(corpus, "ruptura-operator", "0.9.1")))).To(Succeed())
+		Expect(os.CopyFS(dir, os.DirFS(filepath.Join(corpus, bundle)))).To(Succeed())
 		Expect(os.WriteFile(filepath.Join(dir, "metadata", "dependencies.yaml"), []byte("dependencies:\n"+deps), 0o644)).To(Succeed())
 		return dir
 	}
@@ -131,9 +139,11 @@ func pushDepsCatalog(ctx context.Context) string {
 		pkg, version, dir string
 		props             []property.Property
 	}{
-		{"aws-efs-operator", "0.0.8", efs, []property.Property{property.MustBuildGVK("aws-efs.managed.openshift.io", "v1alpha1", "SharedVolume")}},
-		{"ruptura-operator", "0.9.1", requiring("- type: olm.package\n  value: {packageName: aws-efs-operator, version: '>=0.0.1'}\n"), nil},
-		{"needs-widgets", "1.0.0", requiring("- type: olm.gvk\n  value: {group: example.com, version: v1, kind: Widget}\n"), nil},
+		{"aws-efs-operator", "0.0.8", requiring("aws-efs-operator/0.0.8", "- type: olm.package\n  value: {packageName: headscale-operator, version: '>=0.1.0'}\n"),
+			[]property.Property{property.MustBuildGVK("aws-efs.managed.openshift.io", "v1alpha1", "SharedVolume")}},
+		{"headscale-operator", "0.1.1", filepath.Join(corpus, "headscale-operator", "0.1.1"), nil},
+		{"ruptura-operator", "0.9.1", requiring("ruptura-operator/0.9.1", "- type: olm.package\n  value: {packageName: aws-efs-operator, version: '>=0.0.1'}\n"), nil},
+		{"needs-widgets", "1.0.0", requiring("ruptura-operator/0.9.1", "- type: olm.gvk\n  value: {group: example.com, version: v1, kind: Widget}\n"), nil},
 	}
 	var cfg declcfg.DeclarativeConfig
 	for _, b := range bundles {
