@@ -27,6 +27,11 @@ func TestReconciled(t *testing.T) {
 		{name: "a failure ends it, with the useful error message", status: at(2, kcv1alpha1.ReconcileFailed, "Expected to find at least one file"),
 			done: true, wantErr: "Expected to find at least one file. Reconcile failed"},
 		{name: "kapp-controller losing its own vendir waits for its retry", status: at(2, kcv1alpha1.ReconcileFailed, "Fetching resources: waitid: no child processes")},
+		{name: "a helm step that failed saying nothing but Starlark's warning waits for the retry",
+			status: at(2, kcv1alpha1.ReconcileFailed, "2026/12/04 13:40:55 Starlark failed to allocate 4GB address space: cannot allocate memory. Integer performance may suffer.\n")},
+		{name: "a helm failure that says why ends it, warning or not",
+			status: at(2, kcv1alpha1.ReconcileFailed, "2026/12/04 13:40:55 Starlark failed to allocate 4GB address space: cannot allocate memory. Integer performance may suffer.\nError: template: hello/templates/x.yaml:1: bad"),
+			done: true, wantErr: "Error: template"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			done, err := Reconciled(2, tc.status)
