@@ -32,8 +32,19 @@ func (r *Reconciler) walk(ctx context.Context, s *scope.Scope) error {
 	w, err := catalog.PlanWalk(asked, bd.Annotations[catalog.AnnotationUpgradeEdge], deployed, func() ([]catalog.Node, error) {
 		return r.channel(ctx, bd.Annotations[catalog.AnnotationPackagesNS], asked)
 	})
-	if err != nil || w == nil {
+	if err != nil {
 		return err
+	}
+	if w == nil {
+		// A move of one edge (or none) is the bundle asked for itself; the
+		// App still records where it comes from, so that a request made
+		// before its deploy ends walks from what is installed.
+		if from, ok := deployed.Installed(asked.Package); ok && from.Bundle != asked.Bundle && bd.Annotations[catalog.AnnotationUpgradeEdge] != catalog.PolicySelfCertified {
+			view := bd.DeepCopy()
+			view.Annotations[catalog.AnnotationWalk] = catalog.OneEdge(from, asked)
+			s.View = view
+		}
+		return nil
 	}
 	view := bd.DeepCopy()
 	step := w.Current()

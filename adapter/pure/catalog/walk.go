@@ -84,6 +84,20 @@ type Deployed struct {
 	Done bool
 }
 
+// Installed is the catalog bundle the App's last successful deploy left,
+// when the App says (see installed).
+func (d Deployed) Installed(pkg string) (Entry, bool) {
+	e, _, ok := d.installed(pkg)
+	return e, ok
+}
+
+// OneEdge is the record of a move of one edge from installed to asked: a
+// path of two, so that while the move is under way the next look still
+// knows what is installed.
+func OneEdge(installed, asked Entry) string {
+	return Walk{Path: []Node{{Entry: installed}, {Entry: asked}}, Step: 1}.Record()
+}
+
 // installed is the catalog bundle the App's last successful deploy left
 // (its own step once done, else the step before it on its recorded path)
 // and the recorded path; ok is false when the App does not say.

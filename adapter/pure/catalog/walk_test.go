@@ -62,6 +62,10 @@ func TestShortestPath(t *testing.T) {
 func TestPlanWalk(t *testing.T) {
 	nodes := beta()
 	three := Walk{Path: ShortestPath(entry(nodes, "1.0.0"), entry(nodes, "2.0.0"), nodes)}
+	oneEdge := Walk{Path: ShortestPath(entry(nodes, "1.0.0"), entry(nodes, "1.0.1"), nodes)}
+	if got := OneEdge(entry(nodes, "1.0.0"), entry(nodes, "1.0.1")); got != oneEdge.Record() {
+		t.Fatalf("OneEdge %s, want %s", got, oneEdge.Record())
+	}
 	app := func(v string, done bool, walk *Walk) Deployed {
 		a := map[string]string{AnnotationBundle: "p." + v, AnnotationVersion: v}
 		if walk != nil {
@@ -92,6 +96,8 @@ func TestPlanWalk(t *testing.T) {
 		{name: "a failed step: the walk from what it left", asked: "2.0.0", app: app("1.2.0", false, &three), want: "1.0.0 → 1.0.1 → 1.2.0 → 2.0.0", step: "1.2.0", listed: true},
 		{name: "asked changed during the walk: a new walk from what is installed", asked: "2.1.0", app: app("1.0.1", true, &three), want: "1.0.1 → 1.2.0 → 2.1.0", step: "1.2.0", listed: true},
 		{name: "after the walk, another move is its own", asked: "2.1.0", app: app("2.0.0", true, &three)},
+		{name: "a one-edge move under way, then a request further on: the walk starts from what is installed", asked: "2.0.0", app: app("1.0.1", false, &oneEdge),
+			want: "1.0.0 → 1.0.1 → 1.2.0 → 2.0.0", step: "1.0.1", listed: true},
 		{name: "no path", asked: "1.0.1", app: app("2.0.0", true, nil), listed: true,
 			wantErr: "channel beta of package p has no path from 2.0.0 (installed) to 1.0.1"},
 		{name: "self-certified jumps", asked: "2.0.0", policy: PolicySelfCertified, app: app("1.0.0", true, nil)},
