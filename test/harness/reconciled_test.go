@@ -31,7 +31,7 @@ func TestReconciled(t *testing.T) {
 			status: at(2, kcv1alpha1.ReconcileFailed, "2026/12/04 13:40:55 Starlark failed to allocate 4GB address space: cannot allocate memory. Integer performance may suffer.\n")},
 		{name: "a helm failure that says why ends it, warning or not",
 			status: at(2, kcv1alpha1.ReconcileFailed, "2026/12/04 13:40:55 Starlark failed to allocate 4GB address space: cannot allocate memory. Integer performance may suffer.\nError: template: hello/templates/x.yaml:1: bad"),
-			done: true, wantErr: "Error: template"},
+			done:   true, wantErr: "Error: template"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			done, err := Reconciled(2, tc.status)
