@@ -87,10 +87,11 @@ lane-suites:
 ## (make run needs RUN_TOOLS only; rukpak v0.24.0's binaries and its e2e suite, rukpak v0.16.0's
 ## binaries (the take-over suite), and operator-controller v0.9.0 with its e2e suite and catalogd
 ## v0.10.0 (the OLM v1 lane) are for the tests)
-## (kbld only templates Carvel Packages: the packaging and release suites use it, make run does not)
+## (kbld only templates Carvel Packages: the packaging and release suites use it, make run does not;
+## imgpkg, built with kbld from one module, copies package repositories in the packaging suite)
 RUN_TOOLS := kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt helm kapp
 OLM_TOOLS := operator-controller operator-controller-e2e.test catalogd
-TOOLS := controller-gen $(RUN_TOOLS) kbld rukpak-core rukpak-helm rukpak-e2e.test rukpak-v0.16-core rukpak-v0.16-helm $(OLM_TOOLS)
+TOOLS := controller-gen $(RUN_TOOLS) kbld imgpkg rukpak-core rukpak-helm rukpak-e2e.test rukpak-v0.16-core rukpak-v0.16-helm $(OLM_TOOLS)
 tools:
 	bash test/tools/build.sh $(TOOLS)
 run-tools:

@@ -3,6 +3,7 @@ module github.com/rukpak-kapp/rukpak-kapp
 go 1.26.3
 
 require (
+	carvel.dev/imgpkg v0.40.0
 	carvel.dev/kapp v0.63.3
 	carvel.dev/kapp-controller v0.53.1
 	carvel.dev/vendir v0.40.0

@@ -25,6 +25,11 @@ type Options struct {
 	// Certificates supplies webhook serving certificates; nil makes fresh
 	// ones on every call (fine offline, not for a controller).
 	Certificates CertSource
+	// Images run the operator from elsewhere (a relocated copy): a
+	// container's or init container's image, or an environment variable's
+	// value (OLM's RELATED_IMAGE_ convention), that is a key is replaced by
+	// its value in every Deployment.
+	Images map[string]string
 }
 
 // FreshCertificates makes one CA per conversion and a certificate per

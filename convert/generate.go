@@ -34,7 +34,7 @@ func (b *bundle) convert(opts Options) ([]*unstructured.Unstructured, error) {
 	targets := targetNamespaces(modes, opts.InstallNamespace, opts.WatchNamespaces, &p)
 	b.checkUnsupported(&p)
 
-	g := &generator{csv: csv, installNS: opts.InstallNamespace, targets: targets, shipped: map[string]bool{}, certMounts: map[string]string{}, served: map[string]servedWebhook{}}
+	g := &generator{csv: csv, installNS: opts.InstallNamespace, targets: targets, shipped: map[string]bool{}, certMounts: map[string]string{}, served: map[string]servedWebhook{}, images: opts.Images}
 	ownAPI := map[schema.GroupKind]struct{}{}
 	for _, crd := range b.crds {
 		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
@@ -129,6 +129,8 @@ type generator struct {
 	certMounts map[string]string
 	// served are the generated webhook Services, by Deployment.
 	served map[string]servedWebhook
+	// images relocate the operator's images (Options.Images).
+	images map[string]string
 	out    []*unstructured.Unstructured
 	// notes say where the output differs from the bundle as shipped.
 	notes []string
@@ -240,6 +242,7 @@ func (g *generator) deployments(p *problems) {
 		if secret, ok := g.certMounts[d.Name]; ok {
 			mountCerts(&spec, secret)
 		}
+		relocate(&spec.Template.Spec, g.images)
 		g.typed(p, &appsv1.Deployment{ObjectMeta: meta, Spec: spec}, "apps/v1", "Deployment")
 	}
 }
@@ -275,4 +278,27 @@ func less(a, b *unstructured.Unstructured) bool {
 		return a.GetNamespace() < b.GetNamespace()
 	}
 	return a.GetName() < b.GetName()
+}
+
+// relocate runs pod's images from where images says they are: the
+// containers' and init containers' images, and environment values that
+// name an image (OLM's RELATED_IMAGE_ variables, which operators read to
+// start their operands).
+func relocate(pod *corev1.PodSpec, images map[string]string) {
+	if len(images) == 0 {
+		return
+	}
+	for _, cs := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
+		for i := range cs {
+			c := &cs[i]
+			if to, ok := images[c.Image]; ok {
+				c.Image = to
+			}
+			for j := range c.Env {
+				if to, ok := images[c.Env[j].Value]; ok {
+					c.Env[j].Value = to
+				}
+			}
+		}
+	}
 }

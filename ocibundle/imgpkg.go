@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 
+	"carvel.dev/imgpkg/pkg/imgpkg/lockconfig"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -22,23 +22,64 @@ const bundleLabel = "dev.carvel.imgpkg.bundle"
 // ImagesLockPath is where an imgpkg bundle lists the images it refers to.
 const ImagesLockPath = ".imgpkg/images.yml"
 
-// ImagesLock is imgpkg's lock file for images (none is fine: a bundle of
-// manifests only). kbld's id annotation lets a package's kbld step swap a
-// reference for the bundle's copy when the bundle is relocated (imgpkg
-// copy).
+// ImagesLock is imgpkg's lock file for images that are their own ids
+// (none is fine: a bundle of manifests only). kbld's id annotation lets a
+// package's kbld step swap a reference for the bundle's copy when the
+// bundle is relocated (imgpkg copy).
 func ImagesLock(images ...string) []byte {
-	var b strings.Builder
-	b.WriteString("apiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n")
-	if len(images) == 0 {
-		b.WriteString("images: []\n")
-	} else {
-		b.WriteString("images:\n")
-	}
+	var locked []Locked
 	for _, image := range images {
-		fmt.Fprintf(&b, "- image: %s\n  annotations:\n    kbld.carvel.dev/id: %s\n", image, image)
+		locked = append(locked, Locked{Image: image, ID: image})
 	}
-	return []byte(b.String())
+	// Images by digest only, which every caller passes: the one error
+	// AsBytes can return.
+	b, err := ImagesLockOf(locked...)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
+
+// Locked is one image of a lock: where it is, by digest, and the reference
+// the configuration names it by (kbld's id, which kbld replaces with the
+// image, or with its copy once imgpkg has relocated the bundle).
+type Locked struct {
+	Image, ID string
+}
+
+// ImagesLockOf writes imgpkg's lock file with imgpkg's own type; an image
+// not given by digest is an error.
+func ImagesLockOf(images ...Locked) ([]byte, error) {
+	lock := lockconfig.NewEmptyImagesLock()
+	for _, l := range images {
+		lock.AddImageRef(lockconfig.ImageRef{Image: l.Image, Annotations: map[string]string{kbldID: l.ID}})
+	}
+	if len(images) == 0 {
+		// omitempty would leave the key out; imgpkg writes it.
+		return []byte("apiVersion: " + lockconfig.ImagesLockAPIVersion + "\nimages: []\nkind: " + lockconfig.ImagesLockKind + "\n"), nil
+	}
+	return lock.AsBytes()
+}
+
+// ReadImagesLock reads imgpkg's lock file: each image and its kbld id.
+func ReadImagesLock(data []byte) ([]Locked, error) {
+	lock, err := lockconfig.NewImagesLockFromBytes(data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Locked, 0, len(lock.Images))
+	for _, i := range lock.Images {
+		id := i.Annotations[kbldID]
+		if id == "" {
+			id = i.Image
+		}
+		out = append(out, Locked{Image: i.Image, ID: id})
+	}
+	return out, nil
+}
+
+// kbldID is the annotation kbld matches a reference against.
+const kbldID = "kbld.carvel.dev/id"
 
 // BundleOptions describe a bundle image beyond its files.
 type BundleOptions struct {
@@ -62,8 +103,11 @@ func Bundle(files map[string][]byte, o BundleOptions) (v1.Image, error) {
 		return nil, err
 	}
 	created := v1.Time{Time: o.Created}
-	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
-	if img, err = mutate.Append(img, mutate.Addendum{Layer: l, MediaType: types.OCILayer, History: v1.History{Created: created, CreatedBy: o.CreatedBy}}); err != nil {
+	// Docker's media types, as imgpkg push writes a bundle: imgpkg copy
+	// reads the lock of a bundle it finds in a lock (a Package's images
+	// bundle in a package repository's) only from a Docker layer.
+	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.DockerManifestSchema2), types.DockerConfigJSON)
+	if img, err = mutate.Append(img, mutate.Addendum{Layer: l, MediaType: types.DockerLayer, History: v1.History{Created: created, CreatedBy: o.CreatedBy}}); err != nil {
 		return nil, err
 	}
 	cf, err := img.ConfigFile()

@@ -13,17 +13,25 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/ocibundle"
 )
 
 // catalogFlags say which catalog and how its packages are named.
 type catalogFlags struct {
 	dir, image, domain string
+	// operatorImages: an images lock holds the operators' images too.
+	operatorImages bool
 }
 
 func (f *catalogFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.dir, "catalog", "", "a directory holding an OLM file-based catalog")
 	cmd.Flags().StringVar(&f.image, "image", "", "a catalog image (the catalog under the directory its label "+adapter.CatalogConfigsLabel+" names, as opm builds them); credentials as docker reads them (DOCKER_CONFIG or ~/.docker/config.json, credential helpers included)")
 	cmd.Flags().StringVar(&f.domain, "domain", catalog.DefaultDomain, "the domain that ends every refName: <channel>.<package>.<domain>")
+}
+
+// bindLock binds the flag that shapes an images lock.
+func (f *catalogFlags) bindLock(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.operatorImages, "operator-images", true, "lock the images the operators run (their Deployments' containers, the CSVs' relatedImages, as the catalog lists them or else the bundle's CSV says) beside the bundle images; false for a team that mirrors them another way")
 }
 
 // load reads the catalog and publishes it as Carvel packages, telling errOut
@@ -69,13 +77,22 @@ func newCatalogCommand() *cobra.Command {
 func newCatalogRenderCommand() *cobra.Command {
 	var f catalogFlags
 	var namespace string
+	var lock bool
 	cmd := &cobra.Command{
-		Use:   "render (--catalog DIR | --image REF)",
-		Short: "Print the catalog's PackageMetadatas and Packages as YAML (for kubectl apply or a PackageRepository's inline fetch)",
+		Use:   "render (--catalog DIR | --image REF) [--images-lock]",
+		Short: "Print the catalog's PackageMetadatas and Packages as YAML (for kubectl apply or a PackageRepository's inline fetch), or the images lock a push writes",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pub, err := f.load(cmd.Context(), namespace, cmd.ErrOrStderr())
 			if err != nil {
+				return err
+			}
+			if lock {
+				data, err := allImages(newLocker(dockerCredentials(), cmd.ErrOrStderr()).locks(cmd.Context(), pub, f.operatorImages))
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(data)
 				return err
 			}
 			for _, o := range published(pub) {
@@ -87,7 +104,9 @@ func newCatalogRenderCommand() *cobra.Command {
 		},
 	}
 	f.bind(cmd)
+	f.bindLock(cmd)
 	cmd.Flags().StringVar(&namespace, "namespace", "", "the namespace of the objects (none: the namespace they are applied to)")
+	cmd.Flags().BoolVar(&lock, "images-lock", false, "print instead the images a push locks (imgpkg's ImagesLock: every bundle image and, unless --operator-images=false, every operator image, by digest, with the reference the catalog names it by as kbld.carvel.dev/id)")
 	return cmd
 }
 
@@ -99,7 +118,10 @@ func newCatalogPushCommand() *cobra.Command {
 		Short: "Push the catalog's packages as a Carvel package repository (an imgpkg bundle with packages/)",
 		Long: "Push the catalog's packages as a Carvel package repository, so that\n" +
 			"  kctrl package repository add -r NAME --url REPO:TAG\n" +
-			"makes them available with no controller reading the catalog. Prints the repository pinned by digest.",
+			"makes them available with no controller reading the catalog. Prints the repository pinned by digest.\n\n" +
+			"Every Package gets an imgpkg bundle of its own in REPO that locks its bundle image and the images its operator\n" +
+			"runs, by digest; the repository's lock lists those bundles, so `imgpkg copy -b REPO:TAG --to-repo MIRROR`\n" +
+			"carries every image, and installs from the copy run from it (docs/catalogs.md, Air-gapped).",
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if repo == "" {
@@ -109,16 +131,25 @@ func newCatalogPushCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			locks := newLocker(dockerCredentials(), cmd.ErrOrStderr()).locks(cmd.Context(), pub, f.operatorImages)
+			bundles, err := pushImagesBundles(cmd.Context(), repo, pub, locks)
+			if err != nil {
+				return err
+			}
 			files, err := repositoryFiles(pub)
 			if err != nil {
 				return err
 			}
 			if previous != "" {
-				kept, err := keepPrevious(cmd.Context(), previous, files)
+				kept, lockedBefore, err := keepPrevious(cmd.Context(), previous, files)
 				if err != nil {
 					return err
 				}
+				bundles = append(bundles, lockedBefore...)
 				fmt.Fprintf(cmd.ErrOrStderr(), "kept %d Packages and PackageMetadatas of %s that the catalog no longer holds\n", kept, previous)
+			}
+			if files[ocibundle.ImagesLockPath], err = repositoryLock(bundles); err != nil {
+				return err
 			}
 			pinned, err := pushBundle(cmd.Context(), repo, tag, files, "rukpak-kapp catalog push")
 			if err != nil {
@@ -129,6 +160,7 @@ func newCatalogPushCommand() *cobra.Command {
 		},
 	}
 	f.bind(cmd)
+	f.bindLock(cmd)
 	cmd.Flags().StringVar(&repo, "repository", "", "the repository to push to (REGISTRY/PATH)")
 	cmd.Flags().StringVar(&tag, "tag", "latest", "the tag to push")
 	cmd.Flags().StringVar(&previous, "previous", "", "the repository's previous version (REPO:TAG or REPO@DIGEST): every Package and PackageMetadata it holds that the catalog no longer does is kept, so that no PackageInstall loses the version it installed")
@@ -157,11 +189,18 @@ func dockerCredentials() fetch.ImageOptions {
 
 // keepPrevious adds to files every package file of the previous repository
 // image that files do not hold (the catalog's own version of a file wins),
-// and says how many it kept.
-func keepPrevious(ctx context.Context, ref string, files map[string][]byte) (int, error) {
+// and says how many it kept and what the previous repository locked (the
+// images bundles of the Packages it kept, which a copy must carry).
+func keepPrevious(ctx context.Context, ref string, files map[string][]byte) (int, []ocibundle.Locked, error) {
 	img, err := fetch.FetchImage(ctx, ref, dockerCredentials(), adapter.CatalogLimits, nil)
 	if err != nil {
-		return 0, fmt.Errorf("pull the previous repository %s: %w", ref, err)
+		return 0, nil, fmt.Errorf("pull the previous repository %s: %w", ref, err)
+	}
+	var locked []ocibundle.Locked
+	if data, ok := img.Files[ocibundle.ImagesLockPath]; ok {
+		if locked, err = ocibundle.ReadImagesLock(data); err != nil {
+			return 0, nil, fmt.Errorf("the previous repository %s: %s: %w", ref, ocibundle.ImagesLockPath, err)
+		}
 	}
 	kept := 0
 	for name, data := range img.Files {
@@ -173,7 +212,7 @@ func keepPrevious(ctx context.Context, ref string, files map[string][]byte) (int
 			kept++
 		}
 	}
-	return kept, nil
+	return kept, locked, nil
 }
 
 // repositoryFiles lays the packages out as kapp-controller reads a package

@@ -79,7 +79,9 @@ func renderPackages(files []string, cfg translate.Config, p packageOpts, out io.
 // is the command that made it.
 func pushBundle(ctx context.Context, repo, tag string, files map[string][]byte, createdBy string) (string, error) {
 	files = maps.Clone(files)
-	files[ocibundle.ImagesLockPath] = ocibundle.ImagesLock()
+	if _, ok := files[ocibundle.ImagesLockPath]; !ok {
+		files[ocibundle.ImagesLockPath] = ocibundle.ImagesLock()
+	}
 	img, err := ocibundle.Bundle(files, ocibundle.BundleOptions{Created: pushedAt, CreatedBy: createdBy})
 	if err != nil {
 		return "", err

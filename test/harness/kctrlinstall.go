@@ -228,9 +228,30 @@ func kctrlWaitInstall(ctx context.Context, kc kcclient.Interface, ns, name strin
 		if err != nil {
 			return 0, kcv1alpha1.GenericStatus{}, err
 		}
+		// kapp-controller v0.53.1 writes a PackageInstall's status from its
+		// App as the App is before it moves the App to a new Package version:
+		// a new generation can read as succeeded with the old version's
+		// App, and kctrl's wait then returns before anything was deployed.
+		// Its own App says which version it deployed.
+		// Without an App (no Package matches, say) the status is the
+		// PackageInstall's own.
+		app, err := kc.KappctrlV1alpha1().Apps(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return pi.Generation, pi.Status.GenericStatus, nil
+		}
+		if err != nil {
+			return 0, kcv1alpha1.GenericStatus{}, err
+		}
+		if app.Annotations[appPackageVersion] != pi.Status.Version || app.Generation != app.Status.ObservedGeneration {
+			return pi.Generation, kcv1alpha1.GenericStatus{ObservedGeneration: -1}, nil
+		}
 		return pi.Generation, pi.Status.GenericStatus, nil
 	})
 }
+
+// appPackageVersion is the Package version kapp-controller made an App of
+// a PackageInstall for.
+const appPackageVersion = "packaging.carvel.dev/package-version"
 
 // kctrlWait polls as kctrl's waits do, every second, until Reconciled
 // says the current generation is done.

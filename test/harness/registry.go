@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -42,7 +43,18 @@ type Registry struct {
 	// addr is where it listens, which Host names unless a host name was
 	// given.
 	addr string
+	// fenced: every request is refused and counted in fencedOff.
+	fenced    atomic.Bool
+	fencedOff atomic.Int64
 }
+
+// Fence makes the registry unreachable as a registry behind an air gap is
+// to what runs inside it, and keeps counting what still asks it
+// (FencedOff): stopped, it could not show that nothing did.
+func (r *Registry) Fence() { r.fenced.Store(true) }
+
+// FencedOff counts the requests refused since Fence.
+func (r *Registry) FencedOff() int64 { return r.fencedOff.Load() }
 
 // StartRegistry serves a registry on a free loopback port. With a username
 // every request needs basic auth.
@@ -72,7 +84,17 @@ func startRegistry(username, password string, ca *TestCA) (*Registry, error) {
 // references and credentials name instead of l's address, and what its
 // certificate is for; the harness itself pushes to l's address.
 func serveRegistry(l net.Listener, host, username, password string, ca *TestCA) (*Registry, error) {
+	r := &Registry{}
 	var h http.Handler = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	served := h
+	h = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if r.fenced.Load() {
+			r.fencedOff.Add(1)
+			http.Error(w, `{"errors":[{"code":"UNAVAILABLE","message":"this registry is behind the fence"}]}`, http.StatusServiceUnavailable)
+			return
+		}
+		served.ServeHTTP(w, req)
+	})
 	if username != "" {
 		inner := h
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -84,7 +106,7 @@ func serveRegistry(l net.Listener, host, username, password string, ca *TestCA) 
 			inner.ServeHTTP(w, r)
 		})
 	}
-	r := &Registry{Host: l.Addr().String(), Username: username, Password: password, CA: ca, server: &http.Server{Handler: h}, addr: l.Addr().String(), Traffic: newTraffic()}
+	*r = Registry{Host: l.Addr().String(), Username: username, Password: password, CA: ca, server: &http.Server{Handler: h}, addr: l.Addr().String(), Traffic: newTraffic()}
 	r.Traffic.watch(r.server)
 	var names []string
 	if host != "" {

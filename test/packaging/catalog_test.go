@@ -10,6 +10,8 @@ import (
 
 	"slices"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
@@ -112,7 +114,11 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		})).To(Succeed())
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
 		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.2.0.0"))
-		Expect(bd.Spec.Source.Image.Ref).To(HaveSuffix(":v2.0.0"))
+		tagged, err := name.NewTag(env.Registry.Host+"/catalog/prometheus-operator:v2.0.0", name.Insecure)
+		Expect(err).NotTo(HaveOccurred())
+		head, err := remote.Head(tagged, remote.WithContext(ctx))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(bd.Spec.Source.Image.Ref).To(Equal(env.Registry.Host+"/catalog/prometheus-operator@"+head.Digest.String()), "kbld pinned the bundle to the digest the push locked")
 		Expect(installedAt(bd)).To(BeTrue(), "the PackageInstall succeeded only once the walk ended: %+v", bd.Status.Conditions)
 		Expect(meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled).Message).To(
 			ContainSubstring("upgraded along channel beta one edge at a time: 1.0.0 → 1.0.1 → 1.2.0 → 2.0.0"))
@@ -148,7 +154,7 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 
 		By("kubectl edit bundledeployment: the image moved by hand, off the channel's graph, is refused as well")
 		edited := bd.DeepCopy()
-		edited.Spec.Source.Image.Ref = strings.Replace(edited.Spec.Source.Image.Ref, ":v2.0.0", ":v1.0.1", 1)
+		edited.Spec.Source.Image.Ref = env.Registry.Host + "/catalog/prometheus-operator:v1.0.1"
 		editErr := env.Client.Update(ctx, edited)
 		Expect(editErr).To(HaveOccurred())
 		Expect(editErr.Error()).To(And(ContainSubstring(`admission webhook "catalog-upgrade.core.rukpak.io" denied the request`),
@@ -265,8 +271,16 @@ func kctrlVersions(ctx context.Context, ns, ref string) []string {
 func relocatedCatalog(ctx context.Context) string {
 	testdata, err := harness.OperatorControllerTestdata(ctx, env.Root)
 	Expect(err).NotTo(HaveOccurred())
+	// The test data has one bundle for every version; each version is its
+	// own image here (a label of its version), as a real catalog's bundles
+	// are: a move is a change of the image, which the push pins by digest.
+	context := GinkgoT().TempDir()
+	Expect(os.CopyFS(context, os.DirFS(filepath.Join(testdata, "bundles", "registry-v1", "prometheus-operator.v1.0.0")))).To(Succeed())
+	dockerfile, err := os.ReadFile(filepath.Join(context, "Dockerfile"))
+	Expect(err).NotTo(HaveOccurred())
 	for _, tag := range []string{"v1.0.0", "v1.0.1", "v1.2.0", "v2.0.0", "v2.1.0"} {
-		_, _, err := env.Registry.PushDockerContext(filepath.Join(testdata, "bundles", "registry-v1", "prometheus-operator.v1.0.0"), "catalog/prometheus-operator:"+tag)
+		Expect(os.WriteFile(filepath.Join(context, "Dockerfile."+tag), append(slices.Clone(dockerfile), "\nLABEL rukpak-kapp.test/version="+tag+"\n"...), 0o644)).To(Succeed())
+		_, _, err := env.Registry.PushDockerfile(context, "Dockerfile."+tag, "catalog/prometheus-operator:"+tag)
 		Expect(err).NotTo(HaveOccurred())
 	}
 	_, _, err = env.Registry.PushDockerContext(filepath.Join(testdata, "bundles", "plain-v0", "plain.v0.1.0"), "catalog/plain:v0.1.0")

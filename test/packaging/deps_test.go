@@ -3,7 +3,6 @@ package packaging_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -155,15 +154,6 @@ func pushDepsCatalog(ctx context.Context) string {
 		cfg.Bundles = append(cfg.Bundles, declcfg.Bundle{Schema: declcfg.SchemaBundle, Name: name, Package: b.pkg, Image: image,
 			Properties: append([]property.Property{property.MustBuildPackage(b.pkg, b.version)}, b.props...)})
 	}
-	dir := GinkgoT().TempDir()
-	f, err := os.Create(filepath.Join(dir, "catalog.yaml"))
-	Expect(err).NotTo(HaveOccurred())
-	Expect(declcfg.WriteYAML(cfg, f)).To(Succeed())
-	Expect(f.Close()).To(Succeed())
-	cmd := exec.CommandContext(ctx, rukpakKapp, "catalog", "push", "--catalog", dir, "--repository", env.Registry.Host+"/deps/repository", "--tag", "v1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	Expect(err).NotTo(HaveOccurred(), "catalog push: %s", stderr.String())
-	return strings.TrimSpace(string(out))
+	pinned, _ := pushCatalog(ctx, cfg, env.Registry.Host+"/deps/repository")
+	return pinned
 }

@@ -3,7 +3,6 @@ package packaging_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -121,10 +120,18 @@ func pushWalkCatalog(ctx context.Context) string {
 	}
 	previous := ""
 	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0", "2.0.0"} {
-		dir := bundle
+		// Each version is its own image, its CSV naming its version, as a
+		// real catalog's bundles are: a move is a change of the image.
+		dir := GinkgoT().TempDir()
+		from := bundle
 		if v == "1.2.0" {
-			dir = unsafe
+			from = unsafe
 		}
+		Expect(os.CopyFS(dir, os.DirFS(from))).To(Succeed())
+		csvFile := filepath.Join(dir, "manifests", "aws-efs-operator.v0.0.8.clusterserviceversion.yaml")
+		csv, err := os.ReadFile(csvFile)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(csvFile, []byte(strings.NewReplacer("name: aws-efs-operator.v0.0.8", "name: aws-efs-operator.v"+v, "\n  version: 0.0.8", "\n  version: "+v).Replace(string(csv))), 0o644)).To(Succeed())
 		image, _, err := env.Registry.PushDir(dir, "walk/aws-efs-operator:v"+v)
 		Expect(err).NotTo(HaveOccurred())
 		name := pkg + ".v" + v
@@ -133,15 +140,6 @@ func pushWalkCatalog(ctx context.Context) string {
 			Properties: []property.Property{property.MustBuildPackage(pkg, v)}})
 		previous = name
 	}
-	dir := GinkgoT().TempDir()
-	f, err := os.Create(filepath.Join(dir, "catalog.yaml"))
-	Expect(err).NotTo(HaveOccurred())
-	Expect(declcfg.WriteYAML(cfg, f)).To(Succeed())
-	Expect(f.Close()).To(Succeed())
-	cmd := exec.CommandContext(ctx, rukpakKapp, "catalog", "push", "--catalog", dir, "--repository", env.Registry.Host+"/walk/repository", "--tag", "v1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	Expect(err).NotTo(HaveOccurred(), "catalog push: %s", stderr.String())
-	return strings.TrimSpace(string(out))
+	pinned, _ := pushCatalog(ctx, cfg, env.Registry.Host+"/walk/repository")
+	return pinned
 }

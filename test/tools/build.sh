@@ -58,7 +58,7 @@ jobs_table=(
   "kwok - kwok=sigs.k8s.io/kwok/cmd/kwok"
   "helm - helm=helm.sh/helm/v3/cmd/helm"
   "kapp - kapp=carvel.dev/kapp/cmd/kapp"
-  "kbld - kbld=carvel.dev/kbld/cmd/kbld"
+  "kbld -X_carvel.dev/kbld/pkg/kbld/version.Version=v0.44.0_-X_carvel.dev/imgpkg/pkg/imgpkg/cmd.Version=v0.42.2 kbld=carvel.dev/kbld/cmd/kbld imgpkg=carvel.dev/imgpkg/cmd/imgpkg"
   "etcd - etcd=go.etcd.io/etcd/server/v3"
   "vendir - vendir=carvel.dev/vendir/cmd/vendir"
   "kustomize - kustomize=sigs.k8s.io/kustomize/kustomize/v5"
@@ -73,7 +73,13 @@ declare -A after=([rukpak-e2e]=rukpak [operator-controller-e2e]=operator-control
 only=" ${*:-} "
 wanted() { [[ "$only" == "  " || "$only" == *" $1 "* ]]; }
 
-keyof() { { cat "$here/$1/go.mod" "$here/$1/go.sum"; echo "$recipe"; } | sha256sum | cut -c1-12; }
+# keyof MODULE KIND: a job's own ldflags (a version stamp) are part of its key;
+# "-", "k8s" and "test" add nothing (their flags are the recipe's).
+keyof() {
+  local flags=""
+  case "$2" in -|k8s|test) ;; *) flags="ldflags=$2" ;; esac
+  { cat "$here/$1/go.mod" "$here/$1/go.sum"; echo "$recipe"; [[ -z "$flags" ]] || echo "$flags"; } | sha256sum | cut -c1-12
+}
 
 # build_job MODULE KIND NAME=PKG...: builds the named binaries that are
 # wanted and not cached yet, with one go command, and links them into bin/.
@@ -81,7 +87,7 @@ build_job() {
   local mod=$1 kind=$2
   shift 2
   local key names=() pkgs=() pair name pkg
-  key=$(keyof "$mod")
+  key=$(keyof "$mod" "$kind")
   for pair in "$@"; do
     name=${pair%%=*} pkg=${pair#*=}
     wanted "$name" || continue

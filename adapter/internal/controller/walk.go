@@ -9,6 +9,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 )
@@ -55,7 +56,17 @@ func (r *Reconciler) walk(ctx context.Context, s *scope.Scope) error {
 		for k, v := range step.Entry.Annotations() {
 			view.Annotations[k] = v
 		}
-		view.Spec.Source.Image.Ref = step.Image
+		asked, err := bundlefiles.ReadImagesLock(bd.Annotations)
+		if err != nil {
+			return err
+		}
+		if view.Spec.Source.Image.Ref, err = step.RefFrom(asked, bd.Spec.Source.Image.Ref); err != nil {
+			return err
+		}
+		delete(view.Annotations, bundlefiles.AnnotationImagesLock)
+		if step.Lock != nil {
+			view.Annotations[bundlefiles.AnnotationImagesLock] = step.Lock.String()
+		}
 	}
 	view.Annotations[catalog.AnnotationWalk] = w.Record()
 	s.View = view

@@ -16,9 +16,13 @@ import (
 // Namespace object returned), watching all namespaces, which the CSV must
 // support.
 func registryOptions(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte) (convert.Options, *unstructured.Unstructured, error) {
+	images, err := Relocations(bd)
+	if err != nil {
+		return convert.Options{}, nil, err
+	}
 	if bd.Spec.InstallNamespace != "" {
 		watch, err := WatchNamespaces(bd)
-		return convert.Options{InstallNamespace: bd.Spec.InstallNamespace, WatchNamespaces: watch}, nil, err
+		return convert.Options{InstallNamespace: bd.Spec.InstallNamespace, WatchNamespaces: watch, Images: images}, nil, err
 	}
 	s, err := convert.SuggestedInstall(files)
 	if err != nil {
@@ -32,5 +36,5 @@ func registryOptions(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byt
 	ns.SetAPIVersion("v1")
 	ns.SetKind("Namespace")
 	ns.SetName(s.Namespace)
-	return convert.Options{InstallNamespace: s.Namespace, WatchNamespaces: []string{""}}, ns, nil
+	return convert.Options{InstallNamespace: s.Namespace, WatchNamespaces: []string{""}, Images: images}, ns, nil
 }

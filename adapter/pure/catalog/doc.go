@@ -8,7 +8,8 @@
 // another along the channel's upgrade edges (replaces, skips, skipRange),
 // which kapp-controller does not check, and plans the walk along the
 // shortest path when the move is more than one edge (walk.go: which step
-// an App installs next, from what it deployed).
+// an App installs next, from what it deployed), and makes a pushed
+// repository's Packages follow a relocation by imgpkg copy (relocate.go).
 //
 // Why a channel is its own refName: kapp-controller installs the highest
 // Package version that matches a PackageInstall's constraints, so a refName
@@ -17,5 +18,5 @@
 //
 // It owns nothing between calls.
 //
-// May import (this module): adapter/pure/packaging, api/v1alpha2.
+// May import (this module): adapter/pure/packaging, adapter/pure/bundlefiles, api/v1alpha2.
 package catalog

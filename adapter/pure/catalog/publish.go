@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -35,6 +36,10 @@ type Published struct {
 	Metadata []*datav1alpha1.PackageMetadata
 	Packages []*datav1alpha1.Package
 	Refused  []Refusal
+	// Images are each Package's images, by its name: the bundle image
+	// first, then the images the catalog lists as the bundle's related ones
+	// (ImagesOf), for a package repository's images lock.
+	Images map[string][]string
 }
 
 // Refusal is a package, channel or bundle left out, and why.
@@ -119,6 +124,13 @@ func (p *Publisher) Publish(cfg *declcfg.DeclarativeConfig) Published {
 			if len(pkgs) == 0 {
 				continue
 			}
+			if out.Images == nil {
+				out.Images = map[string][]string{}
+			}
+			for _, pkg := range pkgs {
+				b := c.bundles[pkg.Annotations[AnnotationBundle]]
+				out.Images[pkg.Name] = ImagesOf(b.image, b.related)
+			}
 			out.Metadata = append(out.Metadata, meta)
 			out.Packages = append(out.Packages, pkgs...)
 		}
@@ -132,6 +144,10 @@ func (pub *Published) Add(part Published) {
 	pub.Metadata = append(pub.Metadata, part.Metadata...)
 	pub.Packages = append(pub.Packages, part.Packages...)
 	pub.Refused = append(pub.Refused, part.Refused...)
+	if len(part.Images) > 0 && pub.Images == nil {
+		pub.Images = map[string][]string{}
+	}
+	maps.Copy(pub.Images, part.Images)
 	pub.sort()
 }
 
@@ -233,6 +249,8 @@ func (c channelOf) publish() (*datav1alpha1.PackageMetadata, []*datav1alpha1.Pac
 // published.
 type bundleFacts struct {
 	image string
+	// related are the catalog's relatedImages of the bundle.
+	related []string
 	// olmVersion is the bundle's own; version the Package's (PackageVersion).
 	olmVersion, version string
 	semver              semver.Version
@@ -245,6 +263,9 @@ type bundleFacts struct {
 
 func readBundle(b *declcfg.Bundle) *bundleFacts {
 	f := &bundleFacts{image: b.Image}
+	for _, r := range b.RelatedImages {
+		f.related = append(f.related, r.Image)
+	}
 	props, err := property.Parse(b.Properties)
 	if err != nil {
 		f.err = fmt.Errorf("the bundle's properties cannot be read: %w", err)

@@ -10,6 +10,7 @@ import (
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	"github.com/blang/semver/v4"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/packaging"
 )
 
@@ -31,6 +32,8 @@ type Node struct {
 	Entry Entry
 	// Image is the bundle image the Package installs.
 	Image string
+	// Lock is the Package's images lock, when a push wrote one.
+	Lock *bundlefiles.ImagesLock
 }
 
 // Walk is an install moving along its channel one edge at a time, as OLM
@@ -286,9 +289,47 @@ func NodesOf(packages []datav1alpha1.Package) ([]Node, error) {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("Package %s/%s: %w", p.Namespace, p.Name, err))
 		}
-		nodes = append(nodes, Node{Entry: e, Image: image})
+		lock, err := bundlefiles.ReadImagesLock(p.Annotations)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("Package %s/%s: %w", p.Namespace, p.Name, err))
+		}
+		nodes = append(nodes, Node{Entry: e, Image: image, Lock: lock})
 	}
 	return nodes, errors.Join(errs...)
+}
+
+// Installs says image is the bundle n's Package installs: the same
+// reference, or one pinned to the same digest as it or as the Package's
+// images lock locked it (a copy relocated by imgpkg and kbld keeps the
+// digest, in another repository).
+func (n Node) Installs(image string) bool {
+	if image == n.Image {
+		return true
+	}
+	_, d, ok := strings.Cut(image, "@")
+	if !ok {
+		return false
+	}
+	if _, nd, ok := strings.Cut(n.Image, "@"); ok && nd == d {
+		return true
+	}
+	return n.Lock != nil && n.Lock.Images[n.Lock.Bundle] == d
+}
+
+// RefFrom is where a step fetches n's bundle from, given the images lock
+// and bundle image of the BundleDeployment that asked for the walk: the
+// copy of n's bundle beside the asked one when the package repository was
+// relocated (imgpkg copy carries every bundle of the repository into one
+// repository, by digest), else the image n's Package names.
+func (n Node) RefFrom(asked *bundlefiles.ImagesLock, ref string) (string, error) {
+	if asked == nil || n.Lock == nil {
+		return n.Image, nil
+	}
+	repo, err := asked.RelocatedTo(ref)
+	if err != nil || repo == "" {
+		return n.Image, err
+	}
+	return repo + "@" + n.Lock.Images[n.Lock.Bundle], nil
 }
 
 // ImageOf is the bundle image a catalog Package installs: its annotation,

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
@@ -120,11 +119,11 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if listed {
 		// The image moves with the entry, to the image the entry's
 		// Package names: a hand edit of both is judged as well.
-		if want, ok := imageOf(nodes, asked.Bundle); ok && new.image() != "" && !sameImage(want, new.image()) {
+		if want, ok := nodeOf(nodes, asked.Bundle); ok && new.image() != "" && !want.Installs(new.image()) {
 			log.FromContext(ctx).Info("refused a catalog BundleDeployment's image that is not its entry's", "bundleDeployment", new.Name, "bundle", asked.Bundle, "image", new.image(), "user", req.UserInfo.Username)
 			return admission.Denied(fmt.Sprintf("BundleDeployment %s asks for bundle %s of catalog package %s with image %s, but the catalog's Package of that bundle installs %s: "+
 				"ask for another version through its PackageInstall (kctrl package installed update --version), or take it out of the catalog's hands by removing its label %s.",
-				new.Name, asked.Bundle, asked.Package, orNone(new.image()), want, catalog.LabelPackage))
+				new.Name, asked.Bundle, asked.Package, orNone(new.image()), want.Image, catalog.LabelPackage))
 		}
 	}
 	if catalog.CheckUpgrade(installed, asked, policy, []string{}, "") == nil {
@@ -179,26 +178,15 @@ func entries(nodes []catalog.Node) []catalog.Entry {
 	return out
 }
 
-// imageOf is the image the Package of bundle installs; ok is false when
-// no Package of it names one.
-func imageOf(nodes []catalog.Node, bundle string) (string, bool) {
+// nodeOf is the published version of bundle; ok is false when no Package
+// of the channel names it with an image.
+func nodeOf(nodes []catalog.Node, bundle string) (catalog.Node, bool) {
 	for _, n := range nodes {
 		if n.Entry.Bundle == bundle && n.Image != "" {
-			return n.Image, true
+			return n, true
 		}
 	}
-	return "", false
-}
-
-// sameImage says two references name the same image: equal, or pinned to
-// the same digest (a copy relocated by kbld keeps the digest).
-func sameImage(a, b string) bool {
-	if a == b {
-		return true
-	}
-	_, da, okA := strings.Cut(a, "@")
-	_, db, okB := strings.Cut(b, "@")
-	return okA && okB && da == db
+	return catalog.Node{}, false
 }
 
 func describe(path []catalog.Node) string {

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
+
+	"github.com/rukpak-kapp/rukpak-kapp/ocibundle"
+)
+
+// catalog render --images-lock prints the lock a push writes: every image
+// the catalog relates to a bundle, by digest, named by its reference; an
+// image that cannot be resolved (a tag on a registry that cannot be
+// reached) is said on stderr and left out. With --operator-images=false
+// only the bundles are locked.
+func TestCatalogRender_ImagesLock(t *testing.T) {
+	t.Parallel()
+	const (
+		bundle   = "registry.invalid/demo-bundle@sha256:1111111111111111111111111111111111111111111111111111111111111111"
+		operator = "registry.invalid/demo@sha256:2222222222222222222222222222222222222222222222222222222222222222"
+		tagged   = "unreachable.invalid/operand:v1"
+	)
+	cfg := declcfg.DeclarativeConfig{
+		Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: "demo", DefaultChannel: "stable"}},
+		Channels: []declcfg.Channel{{Schema: declcfg.SchemaChannel, Package: "demo", Name: "stable", Entries: []declcfg.ChannelEntry{{Name: "demo.v1.0.0"}}}},
+		Bundles: []declcfg.Bundle{{Schema: declcfg.SchemaBundle, Package: "demo", Name: "demo.v1.0.0", Image: bundle,
+			Properties:    []property.Property{property.MustBuildPackage("demo", "1.0.0")},
+			RelatedImages: []declcfg.RelatedImage{{Image: bundle}, {Name: "manager", Image: operator}, {Name: "operand", Image: tagged}}}},
+	}
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "catalog.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := declcfg.WriteYAML(cfg, f); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{args: nil, want: []string{bundle, operator}},
+		{args: []string{"--operator-images=false"}, want: []string{bundle}},
+	} {
+		var out, errOut bytes.Buffer
+		if code := execute(append([]string{"catalog", "render", "--catalog", dir, "--images-lock"}, tc.args...), &out, &errOut); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+		locked, err := ocibundle.ReadImagesLock(out.Bytes())
+		if err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		var got []string
+		for _, l := range locked {
+			if l.Image != l.ID {
+				t.Errorf("%s locked as %s", l.ID, l.Image)
+			}
+			got = append(got, l.Image)
+		}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%v: locked %v, want %v", tc.args, got, tc.want)
+		}
+		if len(tc.args) == 0 && !strings.Contains(errOut.String(), "not locked: "+tagged) {
+			t.Errorf("stderr does not say %s was left out: %s", tagged, errOut.String())
+		}
+	}
+}
