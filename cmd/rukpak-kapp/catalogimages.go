@@ -49,19 +49,34 @@ func newLocker(opts fetch.ImageOptions, errOut io.Writer) *locker {
 // registries only). An operator image that cannot be resolved is left out
 // of its lock, and said.
 func (l *locker) locks(ctx context.Context, pub catalog.Published, operator bool) map[string]bundlefiles.ImagesLock {
+	if operator {
+		// Where the catalog lists no related image (opm lists them; a
+		// hand-written catalog may not), the bundle's CSV says: the
+		// bundles are read a few at a time.
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(lookups)
+		unread := map[string]bool{}
+		for _, p := range pub.Packages {
+			if imgs := pub.Images[p.Name]; len(imgs) == 1 {
+				unread[imgs[0]] = true
+			}
+		}
+		for bundle := range unread {
+			g.Go(func() error { l.operatorImages(gctx, bundle); return nil })
+		}
+		_ = g.Wait()
+	}
 	images := map[string][]string{}
 	for _, p := range pub.Packages {
 		imgs := pub.Images[p.Name]
 		if len(imgs) == 0 {
 			continue
 		}
-		if operator && len(imgs) == 1 {
-			// The catalog lists no related image (opm lists them; a
-			// hand-written catalog may not): the bundle's CSV says.
-			imgs = catalog.ImagesOf(imgs[0], l.operatorImages(ctx, imgs[0]))
-		}
-		if !operator {
+		switch {
+		case !operator:
 			imgs = imgs[:1]
+		case len(imgs) == 1:
+			imgs = catalog.ImagesOf(imgs[0], l.operatorImages(ctx, imgs[0]))
 		}
 		images[p.Name] = imgs
 	}

@@ -288,6 +288,11 @@ func (k checker) webhooks(ctx context.Context) []checkResult {
 	case strings.Contains(err.Error(), "webhook"):
 		out = append(out, fail("webhooks reachable", "the API server cannot call the adapter's webhooks: "+err.Error(),
 			"the webhooks are served by every adapter replica through the Service "+k.ns+"/rukpak-kapp-webhook: check the pods, the Service's endpoints and network policies"))
+	case apierrors.IsForbidden(err):
+		// Someone who may only read: not verified, which is no failure of
+		// the installation.
+		out = append(out, warn("webhooks reachable", "not verified: you may not create BundleDeployments, and the check is a dry-run create of one (nothing is stored)",
+			"run check as someone who may create bundledeployments.core.rukpak.io to verify the API server reaches the adapter's webhooks"))
 	default:
 		out = append(out, fail("webhooks reachable", "a dry-run create of a v1alpha1 BundleDeployment was refused: "+err.Error(), "read the message; "+applyReleaseFix))
 	}

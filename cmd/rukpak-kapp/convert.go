@@ -30,7 +30,7 @@ func newConvertRegistryV1Command() *cobra.Command {
 		Args:  usageArgs(cobra.ExactArgs(1)),
 	}
 	installNS := cmd.Flags().String("install-namespace", "", "namespace the operator is installed in (required)")
-	watch := cmd.Flags().String("watch-namespaces", "", `comma-separated namespaces the operator watches; "" for all; empty picks the bundle's default`)
+	watch := cmd.Flags().String("watch-namespaces", "", `comma-separated namespaces the operator watches; --watch-namespaces "" for all namespaces; left out, the bundle's default (all namespaces when it supports that, else its own)`)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if *installNS == "" {
 			return usageError{errors.New("convert registry-v1 needs --install-namespace")}
@@ -39,7 +39,12 @@ func newConvertRegistryV1Command() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		data, err := convert.YAML(files, convert.Options{InstallNamespace: *installNS, WatchNamespaces: splitList(*watch)})
+		watched := splitList(*watch)
+		if cmd.Flags().Changed("watch-namespaces") && len(watched) == 0 {
+			// Given and empty: all namespaces, as [""] says to the converter.
+			watched = []string{""}
+		}
+		data, err := convert.YAML(files, convert.Options{InstallNamespace: *installNS, WatchNamespaces: watched})
 		if err != nil {
 			return err
 		}
