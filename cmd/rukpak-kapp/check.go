@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -49,11 +48,11 @@ func newCheckCommand() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	namespace := fs.String("namespace", "rukpak-system", "rukpak-kapp's system namespace")
-	output := fs.StringP("output", "o", "text", "output format: text or json")
+	output := fs.StringP("output", "o", "text", "output format: "+outputFormats)
 	kube := kubeconfigFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if *output != "text" && *output != "json" {
-			return usageError{fmt.Errorf("-o %q: use text or json", *output)}
+		if err := checkOutput(*output); err != nil {
+			return err
 		}
 		cfg, err := kube.ToRESTConfig()
 		if err != nil {
@@ -79,10 +78,8 @@ func newCheckCommand() *cobra.Command {
 var errChecksFailed = fmt.Errorf("some checks failed: see their fixes above")
 
 func printChecks(out io.Writer, results []checkResult, format string) error {
-	if format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(results)
+	if done, err := writeStructured(out, results, format); done {
+		return err
 	}
 	for _, r := range results {
 		line := fmt.Sprintf("%-4s  %-22s %s", r.Status, r.Name, r.Message)

@@ -82,3 +82,21 @@ func TestEvalBundleDeployments(t *testing.T) {
 		t.Errorf("got %q, want %q", mixed.Message, want)
 	}
 }
+
+// A report prints as text, JSON or YAML with the same fields.
+func TestPrintChecks_Formats(t *testing.T) {
+	results := []checkResult{ok("one", "fine"), fail("two", "broken", "mend it")}
+	for format, want := range map[string]string{
+		"text": "fail  two                    broken\n      fix: mend it",
+		"json": `"fix": "mend it"`,
+		"yaml": "fix: mend it",
+	} {
+		var out strings.Builder
+		if err := printChecks(&out, results, format); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%s:\n%s\nlacks %q", format, out.String(), want)
+		}
+	}
+}

@@ -41,7 +41,8 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"render"}, 2, "render needs at least one -f"},
 		{[]string{"render", "-f", "x", "--push", "r"}, 2, "go with --as-package"},
 		{[]string{"run", "--no-such-flag"}, 2, "unknown flag: --no-such-flag"},
-		{[]string{"migrate", "plan", "-o", "yaml"}, 2, `-o "yaml": use text or json`},
+		{[]string{"migrate", "plan", "-o", "xml"}, 2, `-o "xml": use text, json or yaml`},
+		{[]string{"check", "-o", "wide"}, 2, `-o "wide": use text, json or yaml`},
 		{[]string{"render", "-f", "/nonexistent/bd.yaml"}, 1, "no such file or directory"},
 		{[]string{"convert", "registry-v1", "/nonexistent", "--install-namespace", "ns"}, 1, "no such file or directory"},
 	} {

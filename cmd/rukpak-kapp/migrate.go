@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -54,11 +53,11 @@ func newMigratePlanCommand() *cobra.Command {
 	fs := cmd.Flags()
 	systemNamespace := fs.String("system-namespace", "rukpak-system", "rukpak's and rukpak-kapp's system namespace (rukpak's release Secrets are there)")
 	classes := fs.String("classes", rukpakv1alpha2.ClassPlain+","+rukpakv1alpha2.ClassHelm+","+rukpakv1alpha2.ClassRegistry, "the classes rukpak-kapp will claim, as for run --classes; BundleDeployments of rukpak's built-in classes are planned too")
-	output := fs.StringP("output", "o", "text", "output format: text or json")
+	output := fs.StringP("output", "o", "text", "output format: "+outputFormats)
 	kube := kubeconfigFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if *output != "text" && *output != "json" {
-			return usageError{fmt.Errorf("-o %q: use text or json", *output)}
+		if err := checkOutput(*output); err != nil {
+			return err
 		}
 		claimed, err := adapter.ParseClasses(splitList(*classes))
 		if err != nil {
@@ -96,13 +95,9 @@ func migratePlan(ctx context.Context, cfg *rest.Config, systemNamespace string, 
 	if err != nil {
 		return err
 	}
-	if output == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(reports); err != nil {
-			return err
-		}
-	} else {
+	if done, err := writeStructured(out, reports, output); err != nil {
+		return err
+	} else if !done {
 		for _, r := range reports {
 			writeReport(out, r)
 		}
