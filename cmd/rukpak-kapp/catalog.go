@@ -105,7 +105,7 @@ func newCatalogRenderCommand() *cobra.Command {
 	}
 	f.bind(cmd)
 	f.bindLock(cmd)
-	cmd.Flags().StringVar(&namespace, "namespace", "", "the namespace of the objects (none: the namespace they are applied to)")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "the namespace of the objects (none: the namespace they are applied to)")
 	cmd.Flags().BoolVar(&lock, "images-lock", false, "print instead the images a push locks (imgpkg's ImagesLock: every bundle image and, unless --operator-images=false, every operator image, by digest, with the reference the catalog names it by as kbld.carvel.dev/id)")
 	return cmd
 }

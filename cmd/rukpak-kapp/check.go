@@ -47,7 +47,11 @@ func newCheckCommand() *cobra.Command {
 		Args: usageArgs(cobra.NoArgs),
 	}
 	fs := cmd.Flags()
-	namespace := fs.String("namespace", "rukpak-system", "rukpak-kapp's system namespace")
+	namespace := fs.String("system-namespace", "rukpak-system", "rukpak-kapp's system namespace")
+	// --namespace was this flag's first name; -n/--namespace now always
+	// means the namespace of the objects a command reads or writes.
+	fs.StringVar(namespace, "namespace", "rukpak-system", "rukpak-kapp's system namespace")
+	_ = fs.MarkDeprecated("namespace", "use --system-namespace")
 	output := fs.StringP("output", "o", "text", "output format: "+outputFormats)
 	kube := kubeconfigFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {

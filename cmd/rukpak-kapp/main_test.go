@@ -83,6 +83,11 @@ func TestFlagsInUse(t *testing.T) {
 		{"migrate", "plan", "-o", "json", "--system-namespace", "s", "--classes", "kapp-plain=core-rukpak-io-plain", "--kubeconfig", "/k", "--context", "c"},
 		{"convert", "registry-v1", "dir", "--install-namespace", "ns", "--watch-namespaces", "a,b"},
 		{"convert", "registry-v1", "--install-namespace", "ns", "dir"},
+		{"render", "-f", "a.yaml", "--as-package", "-n", "n"},
+		{"catalog", "render", "--catalog", "d", "-n", "n", "--images-lock", "--operator-images=false"},
+		{"catalog", "push", "--catalog", "d", "--repository", "r", "--operator-images=false"},
+		{"check", "--system-namespace", "s", "-o", "yaml"},
+		{"check", "--namespace", "s"},
 	}
 	for _, args := range lines {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

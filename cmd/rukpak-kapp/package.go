@@ -30,7 +30,7 @@ type packageOpts struct {
 func packageFlags(fs *pflag.FlagSet) packageOpts {
 	return packageOpts{
 		push:          fs.String("push", "", "with --as-package: publish the bundle's content as an imgpkg bundle to this repository (tagged with the Package version) and have the Package fetch it from there"),
-		namespace:     fs.String("namespace", "rukpak-system", "with --as-package: the namespace of the Package, PackageMetadata, values Secret and PackageInstall"),
+		namespace:     fs.StringP("namespace", "n", "rukpak-system", "with --as-package: the namespace of the Package, PackageMetadata, values Secret and PackageInstall"),
 		installerRBAC: fs.Bool("installer-rbac", false, "with --as-package: also print the installer ServiceAccount (in --namespace) bound to cluster-admin"),
 	}
 }
