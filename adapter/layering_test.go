@@ -36,6 +36,8 @@ var tiers = [][]string{
 	{"test/fakekube/...", "test/tarball/...", "test/catalogtest/..."},
 	{"test/harness/..."},
 	{"test/bdtest/...", "test/bench/...", "test/harness/cmd/..."},
+	// The suites (test-only packages): the top, nothing imports them.
+	{"test/...", "docs"},
 }
 
 // tierOf is the tier of the package dir and the entry that places it; ok is
@@ -176,6 +178,11 @@ func importProblems(dir string, imports, tests, declared []string, graph map[str
 			out = append(out, fmt.Sprintf("%s %s %s of its own tier (%d), which it neither declares nor holds below its folder: peers never import each other", dir, what, rel, tier))
 		}
 	}
+	for _, d := range declared {
+		if !slices.Contains(imports, module+d) {
+			out = append(out, fmt.Sprintf("%s/doc.go may import %s, which it does not import: a declaration says what the package uses", dir, d))
+		}
+	}
 	for _, imp := range imports {
 		check(imp, false)
 	}
@@ -205,7 +212,9 @@ func reaches(graph map[string][]string, from, to string) bool {
 
 // TestImportProblems shows the check fails where it must: a climb, an
 // import of a package in no tier, a peer, an import its doc.go does not
-// declare, a declared climb and a climb made by a test only; and passes a
+// declare, a declaration it does not use, a declared climb and a climb made
+// by a test only; and passes a suite's imports of the test side and the
+// product, and a
 // test's import of its own package, of a fake and of what its package does
 // not declare, and a package's import of one below its folder.
 func TestImportProblems(t *testing.T) {
@@ -226,6 +235,9 @@ func TestImportProblems(t *testing.T) {
 		{"a test's own package and a fake", "adapter/internal/kube", []string{"fmt", module + "adapter/pure/status"},
 			[]string{module + "adapter/internal/kube", module + "test/fakekube", module + "adapter/pure/translate"}, []string{"adapter/pure/status"}, ""},
 		{"a package below its folder", "convert", []string{module + "convert/certs"}, nil, nil, ""},
+		{"an unused declaration", "adapter/internal/kube", []string{module + "adapter/pure/status"}, nil, []string{"adapter/pure/status", "adapter/pure/translate"},
+			"doc.go may import adapter/pure/translate, which it does not import"},
+		{"a suite's climb is the top's", "test/packaging", nil, []string{module + "test/bdtest", module + "adapter/pure/catalog"}, nil, ""},
 		{"a test's peer that does not reach its package", "adapter/internal/controller", nil, []string{module + "adapter/v1alpha1/deployments"}, []string{}, ""},
 		{"a test's peer that reaches its package", "adapter/internal/kube", nil, []string{module + "adapter/v1alpha1/deployments"}, []string{}, "peers never import each other"},
 	} {
@@ -251,8 +263,8 @@ func TestImportProblems(t *testing.T) {
 }
 
 // packagesUnder are the directories below roots (relative to the repository
-// root) holding non-test Go files, leaving out testdata, bin, hidden
-// directories and other modules.
+// root) holding Go files, test files alone included, leaving out testdata,
+// bin, hidden directories and other modules.
 func packagesUnder(t *testing.T, roots ...string) []string {
 	t.Helper()
 	var out []string
@@ -271,7 +283,9 @@ func packagesUnder(t *testing.T, roots ...string) []string {
 					return filepath.SkipDir
 				}
 			}
-			if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			// Test-only packages (the suites) are walked too: their imports
+			// obey the tiers as well.
+			if d.IsDir() || !strings.HasSuffix(p, ".go") {
 				return nil
 			}
 			rel, err := filepath.Rel("..", filepath.Dir(p))

@@ -23,6 +23,6 @@
 //
 // May import (this module): adapter/fetch, adapter/pure/bundlefiles, adapter/servers/contenturl,
 // adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
-// adapter/internal/store, adapter/pure/status, adapter/pure/translate,
+// adapter/internal/store, adapter/pure/status,
 // adapter/v1alpha1/bundles/plan, api/v1alpha1, api/v1alpha2, convert.
 package bundles
