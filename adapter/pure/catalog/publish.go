@@ -425,32 +425,53 @@ func (c channelOf) metadataOf(head csvInfo) *datav1alpha1.PackageMetadata {
 	return m
 }
 
-// valuesSchema is the Package's values schema (OpenAPI v3), what OLM asks
-// when an operator is installed: where, and which namespaces it watches.
-func valuesSchema(installNamespace string, modes map[string]bool, plain bool) map[string]any {
-	props := map[string]any{
-		"installNamespace": map[string]any{"type": "string", "default": installNamespace,
-			"description": "The namespace the bundle is installed into (spec.installNamespace)."},
-		"createNamespace": map[string]any{"type": "boolean", "default": true,
-			"description": "Create the install namespace when it does not exist. Uninstalling never deletes it."},
-		"upgradeConstraintPolicy": map[string]any{"type": "string", "enum": []string{PolicyCatalogProvided, PolicySelfCertified}, "default": PolicyCatalogProvided,
-			"description": "CatalogProvided: a new version is installed only when the channel reaches it from the installed one along its edges (replaces, skips, skipRange), one edge at a time. SelfCertified: any version, at once."},
-		"bundleDeploymentName": map[string]any{"type": "string", "default": "",
-			"description": "The name of the BundleDeployment. Empty: <PackageInstall name>.<PackageInstall namespace>."},
-		"installDependencies": map[string]any{"type": "boolean", "default": true,
-			"description": "Install what the bundle requires (olm.package.required, olm.gvk.required) from this catalog as PackageInstalls of their own. false: only wait until the cluster meets them."},
+// value is one value of a catalog Package: its name, its default (a
+// string, a bool or a list of strings) and the rest of its OpenAPI schema.
+// The one list both schemas are made of: the Package's OpenAPI schema,
+// which kctrl shows (valuesSchema), and ytt's, which renders the install
+// (valuesSchemaYtt).
+type value struct {
+	name   string
+	def    any
+	schema map[string]any
+}
+
+// values are a catalog Package's values, in the order ytt's schema lists
+// them; a plain bundle has no namespaces to watch.
+func values(installNamespace string, modes map[string]bool, plain bool) []value {
+	vs := []value{
+		{"installNamespace", installNamespace, map[string]any{"type": "string",
+			"description": "The namespace the bundle is installed into (spec.installNamespace)."}},
 	}
 	if !plain {
-		props["watchNamespaces"] = watchSchema(modes)
+		vs = append(vs, value{"watchNamespaces", []string{}, watchSchema(modes)})
+	}
+	return append(vs,
+		value{"createNamespace", true, map[string]any{"type": "boolean",
+			"description": "Create the install namespace when it does not exist. Uninstalling never deletes it."}},
+		value{"upgradeConstraintPolicy", PolicyCatalogProvided, map[string]any{"type": "string", "enum": []string{PolicyCatalogProvided, PolicySelfCertified},
+			"description": "CatalogProvided: a new version is installed only when the channel reaches it from the installed one along its edges (replaces, skips, skipRange), one edge at a time. SelfCertified: any version, at once."}},
+		value{"bundleDeploymentName", "", map[string]any{"type": "string",
+			"description": "The name of the BundleDeployment. Empty: <PackageInstall name>.<PackageInstall namespace>."}},
+		value{"installDependencies", true, map[string]any{"type": "boolean",
+			"description": "Install what the bundle requires (olm.package.required, olm.gvk.required) from this catalog as PackageInstalls of their own. false: only wait until the cluster meets them."}},
+	)
+}
+
+// valuesSchema is the Package's OpenAPI schema of its values.
+func valuesSchema(installNamespace string, modes map[string]bool, plain bool) map[string]any {
+	props := map[string]any{}
+	for _, v := range values(installNamespace, modes, plain) {
+		prop := maps.Clone(v.schema)
+		prop["default"] = v.def
+		props[v.name] = prop
 	}
 	return map[string]any{"type": "object", "additionalProperties": false, "properties": props}
 }
 
-// watchSchema describes watchNamespaces as the bundle's install modes allow
-// (modes nil: the catalog does not say, the conversion checks).
 func watchSchema(modes map[string]bool) map[string]any {
 	desc := "The namespaces the operator watches (spec.config.watchNamespaces of the BundleDeployment). Empty: all namespaces when the bundle supports that, else its own namespace; [\"\"] alone: all namespaces."
-	watch := map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "default": []string{}}
+	watch := map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
 	if modes != nil {
 		var supported []string
 		for _, m := range []string{"AllNamespaces", "MultiNamespace", "SingleNamespace", "OwnNamespace"} {

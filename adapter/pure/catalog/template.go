@@ -64,23 +64,34 @@ func quote(s string) string {
 	return string(b)
 }
 
-// valuesSchemaYtt declares the values ytt accepts, with their defaults; the
-// Package's valuesSchema (ValuesSchema) says the same to kctrl.
+// valuesSchemaYtt declares the values ytt accepts, with their defaults:
+// the same values as the Package's OpenAPI schema (values), which says
+// the same to kctrl.
 func valuesSchemaYtt(in Install) string {
-	return fmt.Sprintf(`#@data/values-schema
+	var b strings.Builder
+	b.WriteString(`#@data/values-schema
 ---
 #! The PackageInstall's name and namespace (downward API), not for users.
 app:
   name: ""
   namespace: ""
-installNamespace: %s
-watchNamespaces:
-- ""
-createNamespace: true
-upgradeConstraintPolicy: %s
-bundleDeploymentName: ""
-installDependencies: true
-`, quote(in.InstallNamespace), PolicyCatalogProvided)
+`)
+	// Every value, a plain bundle's too: a plain bundle's install has always
+	// accepted (and ignored) watchNamespaces, and an install that passes it
+	// must keep rendering.
+	for _, v := range values(in.InstallNamespace, nil, false) {
+		switch d := v.def.(type) {
+		case string:
+			fmt.Fprintf(&b, "%s: %s\n", v.name, quote(d))
+		case bool:
+			fmt.Fprintf(&b, "%s: %t\n", v.name, d)
+		case []string:
+			// A ytt schema's list names its items' type by one item; its
+			// default is empty.
+			fmt.Fprintf(&b, "%s:\n- \"\"\n", v.name)
+		}
+	}
+	return b.String()
 }
 
 // bundleDeploymentYtt is the BundleDeployment, named after the
