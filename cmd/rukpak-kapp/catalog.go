@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -88,7 +90,8 @@ func newCatalogRenderCommand() *cobra.Command {
 				return err
 			}
 			if lock {
-				data, err := allImages(newLocker(dockerCredentials(), cmd.ErrOrStderr()).locks(cmd.Context(), pub, f.operatorImages))
+				all := locks(cmd.Context(), pub, f.operatorImages, dockerCredentials(), cmd.ErrOrStderr())
+				data, err := lockFile(slices.Collect(maps.Values(all))...)
 				if err != nil {
 					return err
 				}
@@ -131,8 +134,7 @@ func newCatalogPushCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			locks := newLocker(dockerCredentials(), cmd.ErrOrStderr()).locks(cmd.Context(), pub, f.operatorImages)
-			bundles, err := pushImagesBundles(cmd.Context(), repo, pub, locks)
+			bundles, err := pushImagesBundles(cmd.Context(), repo, pub, locks(cmd.Context(), pub, f.operatorImages, dockerCredentials(), cmd.ErrOrStderr()))
 			if err != nil {
 				return err
 			}

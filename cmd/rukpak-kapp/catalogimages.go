@@ -8,9 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
-	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/operator-framework/operator-registry/pkg/registry"
@@ -26,77 +24,54 @@ import (
 // lookups is how many registry requests a lock makes at once.
 const lookups = 8
 
-// locker resolves a catalog's images to digests, each once, and says on
-// errOut, once per image, what it could not resolve.
-type locker struct {
-	opts   fetch.ImageOptions
-	errOut io.Writer
-
-	mu       sync.Mutex
-	digests  map[string]string
-	failed   map[string]bool
-	operator map[string][]string
-}
-
-func newLocker(opts fetch.ImageOptions, errOut io.Writer) *locker {
-	return &locker{opts: opts, errOut: errOut, digests: map[string]string{}, failed: map[string]bool{}, operator: map[string][]string{}}
-}
-
 // locks are the images locks of pub's Packages, by Package name: each
 // bundle image and, with operator, the images its operator runs, each
-// pinned by digest. A Package whose bundle image cannot be resolved has
-// none (it is said on errOut, and its Package installs from the catalog's
-// registries only). An operator image that cannot be resolved is left out
-// of its lock, and said.
-func (l *locker) locks(ctx context.Context, pub catalog.Published, operator bool) map[string]bundlefiles.ImagesLock {
-	if operator {
-		// Where the catalog lists no related image (opm lists them; a
-		// hand-written catalog may not), the bundle's CSV says: the
-		// bundles are read a few at a time.
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(lookups)
-		unread := map[string]bool{}
-		for _, p := range pub.Packages {
-			if imgs := pub.Images[p.Name]; len(imgs) == 1 {
-				unread[imgs[0]] = true
-			}
-		}
-		for bundle := range unread {
-			g.Go(func() error { l.operatorImages(gctx, bundle); return nil })
-		}
-		_ = g.Wait()
-	}
+// pinned by digest. What cannot be read or resolved is said on errOut,
+// once: an operator image is left out of its lock; a Package whose bundle
+// image cannot be resolved has none (its Package installs from the
+// catalog's registries only).
+func locks(ctx context.Context, pub catalog.Published, operator bool, opts fetch.ImageOptions, errOut io.Writer) map[string]bundlefiles.ImagesLock {
 	images := map[string][]string{}
+	var unread []string
 	for _, p := range pub.Packages {
 		imgs := pub.Images[p.Name]
-		if len(imgs) == 0 {
-			continue
-		}
 		switch {
+		case len(imgs) == 0:
+			continue
 		case !operator:
 			imgs = imgs[:1]
 		case len(imgs) == 1:
-			imgs = catalog.ImagesOf(imgs[0], l.operatorImages(ctx, imgs[0]))
+			// The catalog lists no related image (opm lists them; a
+			// hand-written catalog may not): the bundle's CSV says.
+			unread = append(unread, imgs[0])
 		}
 		images[p.Name] = imgs
 	}
+	fromCSV := each(ctx, unread, errOut, "not read: the operator images of bundle", func(ctx context.Context, bundle string) ([]string, error) {
+		return csvImages(ctx, bundle, opts)
+	})
 	var all []string
-	for _, imgs := range images {
+	for pkg, imgs := range images {
+		if operator && len(imgs) == 1 {
+			imgs = catalog.ImagesOf(imgs[0], fromCSV[imgs[0]])
+			images[pkg] = imgs
+		}
 		all = append(all, imgs...)
 	}
-	slices.Sort(all)
-	l.resolve(ctx, slices.Compact(all))
+	digests := each(ctx, all, errOut, "not locked:", func(ctx context.Context, img string) (string, error) {
+		return digestOf(ctx, img, opts)
+	})
 	out := map[string]bundlefiles.ImagesLock{}
 	for _, pkg := range slices.Sorted(maps.Keys(images)) {
 		imgs := images[pkg]
 		lock := bundlefiles.ImagesLock{Bundle: imgs[0], Images: map[string]string{}}
 		for _, img := range imgs {
-			if d, ok := l.digests[img]; ok {
+			if d, ok := digests[img]; ok {
 				lock.Images[img] = d
 			}
 		}
 		if lock.Images[lock.Bundle] == "" {
-			fmt.Fprintf(l.errOut, "not relocatable: Package %s, since its bundle image %s could not be resolved\n", pkg, lock.Bundle)
+			fmt.Fprintf(errOut, "not relocatable: Package %s, since its bundle image %s could not be resolved\n", pkg, lock.Bundle)
 			continue
 		}
 		out[pkg] = lock
@@ -104,26 +79,35 @@ func (l *locker) locks(ctx context.Context, pub catalog.Published, operator bool
 	return out
 }
 
-// operatorImages are the images bundle's CSV runs and relates, as
-// operator-registry reads them (opm lists the same as a bundle's related
-// images); none when the bundle cannot be pulled or read, which is said.
-func (l *locker) operatorImages(ctx context.Context, bundle string) []string {
-	l.mu.Lock()
-	got, ok := l.operator[bundle]
-	l.mu.Unlock()
-	if ok {
-		return got
+// each runs f once for every distinct item, lookups at a time, and returns
+// what succeeded by item; each failure is said on errOut after what.
+func each[T any](ctx context.Context, items []string, errOut io.Writer, what string, f func(context.Context, string) (T, error)) map[string]T {
+	items = slices.Compact(slices.Sorted(slices.Values(items)))
+	got := make([]T, len(items))
+	errs := make([]error, len(items))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(lookups)
+	for i, item := range items {
+		g.Go(func() error {
+			got[i], errs[i] = f(ctx, item)
+			return nil
+		})
 	}
-	imgs, err := csvImages(ctx, bundle, l.opts)
-	if err != nil {
-		fmt.Fprintf(l.errOut, "not read: the operator images of bundle %s: %v\n", bundle, err)
+	_ = g.Wait()
+	out := map[string]T{}
+	for i, item := range items {
+		if errs[i] != nil {
+			fmt.Fprintf(errOut, "%s %s: %v\n", what, item, errs[i])
+			continue
+		}
+		out[item] = got[i]
 	}
-	l.mu.Lock()
-	l.operator[bundle] = imgs
-	l.mu.Unlock()
-	return imgs
+	return out
 }
 
+// csvImages are the images bundle's CSV runs and relates, as
+// operator-registry reads them (opm lists the same as a bundle's related
+// images).
 func csvImages(ctx context.Context, bundle string, opts fetch.ImageOptions) ([]string, error) {
 	img, err := fetch.FetchImage(ctx, bundle, opts, fetch.DefaultLimits, nil)
 	if err != nil {
@@ -164,30 +148,8 @@ func csvImages(ctx context.Context, bundle string, opts fetch.ImageOptions) ([]s
 	return nil, fmt.Errorf("it holds no ClusterServiceVersion under manifests/")
 }
 
-// resolve finds the digest of every image, a few at a time: an image named
-// by digest is its own; a tag is looked up in its registry.
-func (l *locker) resolve(ctx context.Context, images []string) {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(lookups)
-	for _, img := range images {
-		g.Go(func() error {
-			d, err := digestOf(ctx, img, l.opts)
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			if err != nil {
-				if !l.failed[img] {
-					l.failed[img] = true
-					fmt.Fprintf(l.errOut, "not locked: %s: %v\n", img, err)
-				}
-				return nil
-			}
-			l.digests[img] = d
-			return nil
-		})
-	}
-	_ = g.Wait()
-}
-
+// digestOf is img's digest: its own when it is named by digest, else
+// looked up in its registry.
 func digestOf(ctx context.Context, img string, opts fetch.ImageOptions) (string, error) {
 	ref, err := name.ParseReference(img)
 	if err != nil {
@@ -207,17 +169,24 @@ func digestOf(ctx context.Context, img string, opts fetch.ImageOptions) (string,
 	return d.DigestStr(), nil
 }
 
-// lockFile is imgpkg's images lock of one Package's images bundle: every
-// image of lock by digest in its own repository, with the reference the
-// bundle names it by as kbld's id.
-func lockFile(lock bundlefiles.ImagesLock) ([]byte, error) {
-	var locked []ocibundle.Locked
-	for _, img := range slices.Sorted(maps.Keys(lock.Images)) {
-		ref, err := lock.Ref(img)
-		if err != nil {
-			return nil, err
+// lockFile is imgpkg's images lock of locks' images, each once: by digest
+// in the repository it was locked from, with the reference the bundle
+// names it by as kbld's id. One lock makes a Package's images bundle; all
+// of a catalog's make catalog render --images-lock.
+func lockFile(locks ...bundlefiles.ImagesLock) ([]byte, error) {
+	seen := map[string]ocibundle.Locked{}
+	for _, lock := range locks {
+		for img := range lock.Images {
+			ref, err := lock.Ref(img)
+			if err != nil {
+				return nil, err
+			}
+			seen[img] = ocibundle.Locked{Image: ref, ID: img}
 		}
-		locked = append(locked, ocibundle.Locked{Image: ref, ID: img})
+	}
+	locked := make([]ocibundle.Locked, 0, len(seen))
+	for _, img := range slices.Sorted(maps.Keys(seen)) {
+		locked = append(locked, seen[img])
 	}
 	return ocibundle.ImagesLockOf(locked...)
 }
@@ -228,9 +197,10 @@ func lockFile(lock bundlefiles.ImagesLock) ([]byte, error) {
 // (catalog.Relocatable). It returns the bundles, for the repository's lock.
 func pushImagesBundles(ctx context.Context, repo string, pub catalog.Published, locks map[string]bundlefiles.ImagesLock) ([]ocibundle.Locked, error) {
 	type pending struct {
-		img  v1.Image
-		tag  string
-		pkgs []*datav1alpha1.Package
+		img v1.Image
+		tag string
+		// pkg is the first Package that fetches it, for a failure.
+		pkg string
 	}
 	byRef := map[string]*pending{}
 	for _, p := range pub.Packages {
@@ -253,9 +223,8 @@ func pushImagesBundles(ctx context.Context, repo string, pub catalog.Published, 
 		ref := repo + "@" + d.String()
 		if byRef[ref] == nil {
 			// A tag keeps the bundle from a registry's garbage collection.
-			byRef[ref] = &pending{img: img, tag: "images-" + d.Hex[:32]}
+			byRef[ref] = &pending{img: img, tag: "images-" + d.Hex[:32], pkg: p.Name}
 		}
-		byRef[ref].pkgs = append(byRef[ref].pkgs, p)
 		catalog.Relocatable(p, lock, ref)
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -264,7 +233,7 @@ func pushImagesBundles(ctx context.Context, repo string, pub catalog.Published, 
 		b := byRef[ref]
 		g.Go(func() error {
 			if _, err := ocibundle.Push(gctx, repo, b.tag, b.img); err != nil {
-				return fmt.Errorf("the images bundle of Package %s: %w", b.pkgs[0].Name, err)
+				return fmt.Errorf("the images bundle of Package %s: %w", b.pkg, err)
 			}
 			return nil
 		})
@@ -284,23 +253,4 @@ func pushImagesBundles(ctx context.Context, repo string, pub catalog.Published, 
 func repositoryLock(bundles []ocibundle.Locked) ([]byte, error) {
 	slices.SortFunc(bundles, func(a, b ocibundle.Locked) int { return strings.Compare(a.Image, b.Image) })
 	return ocibundle.ImagesLockOf(slices.CompactFunc(bundles, func(a, b ocibundle.Locked) bool { return a.Image == b.Image })...)
-}
-
-// allImages is one lock of every image of locks, for catalog render.
-func allImages(locks map[string]bundlefiles.ImagesLock) ([]byte, error) {
-	seen := map[string]ocibundle.Locked{}
-	for _, lock := range locks {
-		for img := range lock.Images {
-			ref, err := lock.Ref(img)
-			if err != nil {
-				return nil, err
-			}
-			seen[img] = ocibundle.Locked{Image: ref, ID: img}
-		}
-	}
-	var out []ocibundle.Locked
-	for _, img := range slices.Sorted(maps.Keys(seen)) {
-		out = append(out, seen[img])
-	}
-	return ocibundle.ImagesLockOf(out...)
 }

@@ -228,25 +228,48 @@ func kctrlWaitInstall(ctx context.Context, kc kcclient.Interface, ns, name strin
 		if err != nil {
 			return 0, kcv1alpha1.GenericStatus{}, err
 		}
-		// kapp-controller v0.53.1 writes a PackageInstall's status from its
-		// App as the App is before it moves the App to a new Package version:
-		// a new generation can read as succeeded with the old version's
-		// App, and kctrl's wait then returns before anything was deployed.
-		// Its own App says which version it deployed.
-		// Without an App (no Package matches, say) the status is the
-		// PackageInstall's own.
 		app, err := kc.KappctrlV1alpha1().Apps(ns).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return pi.Generation, pi.Status.GenericStatus, nil
+			app, err = nil, nil
 		}
 		if err != nil {
 			return 0, kcv1alpha1.GenericStatus{}, err
 		}
-		if app.Annotations[appPackageVersion] != pi.Status.Version || app.Generation != app.Status.ObservedGeneration {
-			return pi.Generation, kcv1alpha1.GenericStatus{ObservedGeneration: -1}, nil
-		}
-		return pi.Generation, pi.Status.GenericStatus, nil
+		return pi.Generation, installStatus(pi, app), nil
 	})
+}
+
+// installStatus is the status a wait on pi reads, app its App (nil: none).
+// kapp-controller v0.53.1 writes a PackageInstall's status from its App as
+// the App is before it moves the App to a new Package version: a new
+// generation can read as succeeded (or failed) with the old version's App,
+// and kctrl's wait then returns before anything was deployed. So the App
+// must be observed at the version the PackageInstall names, and its own
+// status is the verdict. Without an App (no Package matches, say), or when
+// the PackageInstall failed on its own (a downgrade stopped), the status
+// is the PackageInstall's.
+func installStatus(pi *packagingv1alpha1.PackageInstall, app *kcv1alpha1.App) kcv1alpha1.GenericStatus {
+	switch {
+	case app == nil, pi.Status.ObservedGeneration != pi.Generation:
+		return pi.Status.GenericStatus
+	case failed(pi.Status.GenericStatus) && pi.Status.UsefulErrorMessage != app.Status.UsefulErrorMessage:
+		return pi.Status.GenericStatus
+	case app.Annotations[appPackageVersion] != pi.Status.Version || app.Generation != app.Status.ObservedGeneration:
+		return kcv1alpha1.GenericStatus{ObservedGeneration: -1}
+	}
+	st := app.Status.GenericStatus
+	st.ObservedGeneration = pi.Generation
+	return st
+}
+
+// failed says st reports ReconcileFailed.
+func failed(st kcv1alpha1.GenericStatus) bool {
+	for _, c := range st.Conditions {
+		if c.Type == kcv1alpha1.ReconcileFailed && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 // appPackageVersion is the Package version kapp-controller made an App of

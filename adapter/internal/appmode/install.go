@@ -2,7 +2,6 @@ package appmode
 
 import (
 	"context"
-
 	"strings"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"

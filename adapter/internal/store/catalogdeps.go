@@ -95,18 +95,15 @@ func (c catalogDeps) meet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployme
 		return nil, err
 	}
 	if len(res.Install) > 0 {
-		if msg, err := c.serviceAccount(ctx, ns); err != nil || msg != "" {
-			if msg != "" {
-				return &status.Failure{Kind: status.DependenciesUnmet, Message: msg}, nil
-			}
-			return nil, err
+		if f, err := c.serviceAccount(ctx, ns); f != nil || err != nil {
+			return f, err
 		}
 	}
 	var doing []string
 	for _, o := range res.Install {
-		name, err := c.install(ctx, ns, self, o)
-		if err != nil {
-			return nil, err
+		name, f, err := c.install(ctx, ns, self, o)
+		if f != nil || err != nil {
+			return f, err
 		}
 		doing = append(doing, fmt.Sprintf("installing %s %s from the catalog as PackageInstall %s/%s (kctrl package installed get -i %s -n %s)",
 			o.Entry.Package, o.Entry.Version, ns, name, name, ns))
@@ -178,19 +175,19 @@ func (c catalogDeps) read(ctx context.Context, ns, self string, needs []catalog.
 	return offers, present, nil
 }
 
-// serviceAccount says what is missing when ns has no ServiceAccount for
-// dependencies ("" when it has one).
-func (c catalogDeps) serviceAccount(ctx context.Context, ns string) (string, error) {
+// serviceAccount is the failure of an install of dependencies in ns that
+// has no ServiceAccount for them; nil when it has one.
+func (c catalogDeps) serviceAccount(ctx context.Context, ns string) (*status.Failure, error) {
 	err := c.direct.Get(ctx, client.ObjectKey{Namespace: ns, Name: catalog.DependenciesServiceAccount}, &corev1.ServiceAccount{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return fmt.Sprintf("the bundle's dependencies would be installed from the catalog with the ServiceAccount %s of namespace %s, which does not exist, so nothing was installed for it: "+
+		return unmetFailure([]string{fmt.Sprintf("the bundle's dependencies would be installed from the catalog with the ServiceAccount %s of namespace %s, which does not exist, so nothing was installed for it: "+
 			"create it with the rights to install the catalog's operators (as for kctrl package install --service-account-name), or set the value installDependencies: false to only wait for them",
-			catalog.DependenciesServiceAccount, ns), nil
+			catalog.DependenciesServiceAccount, ns)}), nil
 	case err != nil:
-		return "", forbidden(fmt.Errorf("get ServiceAccount %s/%s: %w", ns, catalog.DependenciesServiceAccount, err), ns)
+		return nil, forbidden(fmt.Errorf("get ServiceAccount %s/%s: %w", ns, catalog.DependenciesServiceAccount, err), ns)
 	}
-	return "", nil
+	return nil, nil
 }
 
 // requiredBy are the PackageInstalls that (transitively) required self.
@@ -216,11 +213,13 @@ func (c catalogDeps) requiredBy(ctx context.Context, ns, self string) ([]string,
 
 // install makes the PackageInstall of o, named after its package, with
 // the namespace's ServiceAccount for dependencies; one that exists already
-// is taken as it is (an earlier look made it).
-func (c catalogDeps) install(ctx context.Context, ns, self string, o catalog.Offer) (string, error) {
+// for that package is taken as it is (an earlier look made it). One of that
+// name for another package is a failure naming it: nothing is written over
+// it.
+func (c catalogDeps) install(ctx context.Context, ns, self string, o catalog.Offer) (string, *status.Failure, error) {
 	version, err := catalog.PackageVersion(o.Entry.Version)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	pi := &packagingv1alpha1.PackageInstall{
 		ObjectMeta: metav1.ObjectMeta{Name: o.Entry.Package, Namespace: ns,
@@ -231,8 +230,20 @@ func (c catalogDeps) install(ctx context.Context, ns, self string, o catalog.Off
 			PackageRef:         &packagingv1alpha1.PackageRef{RefName: o.Entry.RefName, VersionSelection: packaging.VersionSelection(version)},
 		},
 	}
-	if err := c.writer.Create(ctx, pi, client.FieldOwner(fieldowner.Name)); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", forbidden(fmt.Errorf("create PackageInstall %s/%s for dependency %s: %w", ns, pi.Name, o.Entry.Package, err), ns)
+	err = c.writer.Create(ctx, pi, client.FieldOwner(fieldowner.Name))
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		existing := &packagingv1alpha1.PackageInstall{}
+		if err := c.direct.Get(ctx, client.ObjectKey{Namespace: ns, Name: pi.Name}, existing); err != nil {
+			return "", nil, forbidden(fmt.Errorf("get PackageInstall %s/%s: %w", ns, pi.Name, err), ns)
+		}
+		if ref := existing.Spec.PackageRef; ref == nil || ref.RefName != o.Entry.RefName {
+			return "", unmetFailure([]string{fmt.Sprintf("the bundle requires package %s, which rukpak-kapp would install from the catalog as PackageInstall %s/%s, "+
+				"but a PackageInstall of that name installs something else, so nothing was installed for it: install %s yourself (kctrl package install -p %s -n %s), "+
+				"or set the value installDependencies: false to only wait for it", o.Entry.Package, ns, pi.Name, o.Entry.Package, o.Entry.RefName, ns)}), nil
+		}
+	case err != nil:
+		return "", nil, forbidden(fmt.Errorf("create PackageInstall %s/%s for dependency %s: %w", ns, pi.Name, o.Entry.Package, err), ns)
 	}
-	return pi.Name, nil
+	return pi.Name, nil, nil
 }

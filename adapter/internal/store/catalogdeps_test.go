@@ -64,6 +64,8 @@ func TestCatalogDeps_Meet(t *testing.T) {
 			unmet: needs("b"), kind: status.DependenciesInstalling, words: "waiting for PackageInstall ops/mine to install b"},
 		{name: "a cycle: what required this bundle is not waited for", objs: []client.Object{pkg("b", "1.2.0"), pi("a", "stable.a", "b"), pi("b", "stable.b", ""), account},
 			unmet: needs("b")},
+		{name: "a PackageInstall named after the package that installs another is not written over", objs: []client.Object{pkg("b", "1.2.0"), pi("a", "stable.a", ""), pi("b", "stable.other", ""), account},
+			unmet: needs("b"), kind: status.DependenciesUnmet, words: "as PackageInstall ops/b, but a PackageInstall of that name installs something else, so nothing was installed for it"},
 		{name: "what the catalog lacks is refused", objs: []client.Object{pi("a", "stable.a", ""), account},
 			unmet: needs("z"), kind: status.DependenciesUnmet, words: "cannot be met from its catalog (the Packages in namespace ops), so nothing was installed for it: olm.package z >=1.0.0: the catalog holds no package z"},
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/bundlefiles"
@@ -33,6 +34,12 @@ type Materialized struct {
 // fetched but cannot be laid out comes back with its error, Fetched and
 // Resolved set, naming the source the refused content came from.
 func Materialize(ctx context.Context, f Fetcher, bd *rukpakv1alpha2.BundleDeployment, certs convert.CertSource) (Materialized, error) {
+	// A relocated copy that is not the image the catalog pushed is the
+	// source's fault, refused before anything is pulled from it and not
+	// retried: only a new spec ends it.
+	if _, err := bundlefiles.Relocations(bd); err != nil {
+		return Materialized{}, fmt.Errorf("%w: %v", fetch.ErrInvalidContent, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
 	defer cancel()
 	files, resolved, err := f.Fetch(ctx, bd)

@@ -85,7 +85,7 @@ func (l ImagesLock) RelocatedTo(ref string) (string, error) {
 	return at.Context().Name(), nil
 }
 
-// Relocations are the operator's images in repo, a relocated copy: each
+// relocations are the operator's images in repo, a relocated copy: each
 // locked image but the bundle, as the bundle names it, to repo@digest.
 func (l ImagesLock) relocations(repo string) map[string]string {
 	out := map[string]string{}

@@ -137,8 +137,9 @@ func (e Entry) from() string {
 // bundle installed may move to asked in one edge. Staying on the same
 // bundle (a change of values) is always allowed, and so is any move under
 // the policy SelfCertified. A move along a longer path is the caller's to
-// allow (ShortestPath); the refusal's words cover both. reachable are the versions the caller found published that
-// the channel reaches from installed in one edge (for the message; nil when
+// allow (ShortestPath); the refusal's words cover both. reachable are the
+// versions the caller found published that the channel reaches from
+// installed in one edge (for the message; nil when
 // they could not be read); install names the PackageInstall ("namespace/name",
 // "" when unknown). The error is the refusal, a sentence for the
 // PackageInstall's status.

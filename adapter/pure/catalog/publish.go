@@ -469,6 +469,8 @@ func valuesSchema(installNamespace string, modes map[string]bool, plain bool) ma
 	return map[string]any{"type": "object", "additionalProperties": false, "properties": props}
 }
 
+// watchSchema describes watchNamespaces as the bundle's install modes allow
+// (modes nil: the catalog does not say, the conversion checks).
 func watchSchema(modes map[string]bool) map[string]any {
 	desc := "The namespaces the operator watches (spec.config.watchNamespaces of the BundleDeployment). Empty: all namespaces when the bundle supports that, else its own namespace; [\"\"] alone: all namespaces."
 	watch := map[string]any{"type": "array", "items": map[string]any{"type": "string"}}

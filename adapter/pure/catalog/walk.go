@@ -157,7 +157,7 @@ func PlanWalk(asked Entry, policy string, app Deployed, published func() ([]Node
 	if err != nil {
 		return nil, err
 	}
-	path := shortestPath(installed, asked, list)
+	path := ShortestPath(installed, asked, list)
 	if path == nil {
 		return nil, &NoPathError{Installed: installed, Asked: asked}
 	}
@@ -207,10 +207,6 @@ func samePath(recorded []walked, path []Node) bool {
 // given), or nil when there is none. Among paths of one length, the one
 // through higher versions wins, as OLM v0 prefers the furthest skip.
 func ShortestPath(installed, asked Entry, published []Node) []Node {
-	return shortestPath(installed, asked, published)
-}
-
-func shortestPath(installed, asked Entry, published []Node) []Node {
 	nodes := make([]Node, 0, len(published)+1)
 	for _, p := range published {
 		if p.Entry.Package == asked.Package && p.Entry.Bundle != installed.Bundle {
