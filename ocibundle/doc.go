@@ -5,5 +5,6 @@
 // push` publish, in Docker's media types as imgpkg push writes them, with
 // imgpkg's own images lock type).
 //
-// It imports nothing of the module; cmd/rukpak-kapp and release import it.
+// It imports nothing of the module; cmd/rukpak-kapp, release and
+// adapter/servers/contenturl (whose tarballs are its layers) import it.
 package ocibundle

@@ -138,19 +138,19 @@ type Pushable interface {
 }
 
 // Push writes an image or index, with its blobs, to repo:tag with the
-// credentials of the default keychain (~/.docker/config.json) and returns
-// its reference by digest.
-func Push(ctx context.Context, repo, tag string, t Pushable) (string, error) {
+// credentials keychain finds and returns its reference by digest. The
+// caller names the keychain, so a command that pulls and pushes uses one.
+func Push(ctx context.Context, keychain authn.Keychain, repo, tag string, t Pushable) (string, error) {
 	ref, err := name.NewTag(repo + ":" + tag)
 	if err != nil {
 		return "", fmt.Errorf("image name %s:%s: %w", repo, tag, err)
 	}
-	if err := remote.Push(ref, t, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+	if err := remote.Push(ref, t, remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain)); err != nil {
 		return "", fmt.Errorf("push %s: %w", ref, err)
 	}
 	d, err := t.Digest()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("the digest of what was pushed to %s: %w", ref, err)
 	}
 	return repo + "@" + d.String(), nil
 }

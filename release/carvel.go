@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/google/go-containerregistry/pkg/authn"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -77,7 +78,7 @@ func makeRelease(ctx context.Context, o *options, info buildInfo, image string) 
 	if err != nil {
 		return nil, err
 	}
-	if r.packageBundle, err = ocibundle.Push(ctx, o.registry+"/rukpak-kapp-package", info.Version, pkgBundle); err != nil {
+	if r.packageBundle, err = ocibundle.Push(ctx, authn.DefaultKeychain, o.registry+"/rukpak-kapp-package", info.Version, pkgBundle); err != nil {
 		return nil, err
 	}
 
@@ -100,7 +101,7 @@ func makeRelease(ctx context.Context, o *options, info buildInfo, image string) 
 	if err != nil {
 		return nil, err
 	}
-	if r.repoBundle, err = ocibundle.Push(ctx, o.registry+"/rukpak-kapp-repo", info.Version, repoBundle); err != nil {
+	if r.repoBundle, err = ocibundle.Push(ctx, authn.DefaultKeychain, o.registry+"/rukpak-kapp-repo", info.Version, repoBundle); err != nil {
 		return nil, err
 	}
 	if r.repository, err = toYAML(packageRepository(r.repoBundle)); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/google/go-containerregistry/pkg/authn"
 	"os"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -36,7 +37,7 @@ func buildAndPushImage(ctx context.Context, o *options, info buildInfo) (string,
 	if err != nil {
 		return "", err
 	}
-	return ocibundle.Push(ctx, o.registry+"/rukpak-kapp", info.Version, idx)
+	return ocibundle.Push(ctx, authn.DefaultKeychain, o.registry+"/rukpak-kapp", info.Version, idx)
 }
 
 // imageIndex is the multi-platform image of the given binaries. It is a

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,7 +26,7 @@ type catalogFlags struct {
 
 func (f *catalogFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.dir, "catalog", "", "a directory holding an OLM file-based catalog")
-	cmd.Flags().StringVar(&f.image, "image", "", "a catalog image (the catalog under the directory its label "+adapter.CatalogConfigsLabel+" names, as opm builds them); credentials as docker reads them (DOCKER_CONFIG or ~/.docker/config.json, credential helpers included)")
+	cmd.Flags().StringVar(&f.image, "image", "", "a catalog image (the catalog under the directory its label "+adapter.CatalogConfigsLabel+" names, as opm builds them); pulled, as every image this command reads or pushes, with your credentials as docker finds them (DOCKER_CONFIG or ~/.docker/config.json, credential helpers included)")
 	cmd.Flags().StringVar(&f.domain, "domain", catalog.DefaultDomain, "the domain that ends every refName: <channel>.<package>.<domain>")
 }
 
@@ -48,7 +47,7 @@ func (f *catalogFlags) load(ctx context.Context, namespace string, errOut io.Wri
 	case f.dir != "":
 		pub, err = adapter.PublishCatalogDir(ctx, f.dir, opts)
 	default:
-		pub, _, err = adapter.PublishCatalogImage(ctx, f.image, dockerCredentials(), opts)
+		pub, _, err = adapter.PublishCatalogImage(ctx, f.image, registryOptions(), opts)
 	}
 	if err != nil {
 		return catalog.Published{}, err
@@ -69,7 +68,7 @@ func newCatalogCommand() *cobra.Command {
 		Long: "Each channel of each OLM package becomes a PackageMetadata and a refName <channel>.<package>.<domain>; " +
 			"each bundle of the channel a Package whose App installs the bundle as a registry+v1 BundleDeployment " +
 			"through rukpak-kapp. See docs/catalogs.md.",
-		Args: usageArgs(cobra.NoArgs),
+		Args: cobra.NoArgs,
 		RunE: needsSubcommand,
 	}
 	cmd.AddCommand(newCatalogRenderCommand(), newCatalogPushCommand())
@@ -81,30 +80,34 @@ func newCatalogRenderCommand() *cobra.Command {
 	var namespace string
 	var lock bool
 	cmd := &cobra.Command{
-		Use:   "render (--catalog DIR | --image REF) [--images-lock]",
-		Short: "Print the catalog's PackageMetadatas and Packages as YAML (for kubectl apply or a PackageRepository's inline fetch), or the images lock a push writes",
-		Args:  usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			pub, err := f.load(cmd.Context(), namespace, cmd.ErrOrStderr())
+		Use:   "render (--catalog DIR | --image REF) [--images-lock] [-o yaml|json]",
+		Short: "Print the catalog's PackageMetadatas and Packages (for kubectl apply or a PackageRepository's inline fetch), or the images lock a push writes",
+		Args:  cobra.NoArgs,
+	}
+	output := objectOutputFlag(cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkObjectOutput(*output); err != nil {
+			return err
+		}
+		pub, err := f.load(cmd.Context(), namespace, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		if lock {
+			all := locks(cmd.Context(), pub, f.operatorImages, registryOptions(), cmd.ErrOrStderr())
+			data, err := lockFile(slices.Collect(maps.Values(all))...)
 			if err != nil {
 				return err
 			}
-			if lock {
-				all := locks(cmd.Context(), pub, f.operatorImages, dockerCredentials(), cmd.ErrOrStderr())
-				data, err := lockFile(slices.Collect(maps.Values(all))...)
-				if err != nil {
-					return err
-				}
-				_, err = cmd.OutOrStdout().Write(data)
+			return writeLock(cmd.OutOrStdout(), data, *output)
+		}
+		p := &objectPrinter{out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), format: *output}
+		for _, o := range published(pub) {
+			if err := p.print(o, trimPackage); err != nil {
 				return err
 			}
-			for _, o := range published(pub) {
-				if err := writePackageYAML(cmd.OutOrStdout(), o); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
+		}
+		return p.flush()
 	}
 	f.bind(cmd)
 	f.bindLock(cmd)
@@ -125,7 +128,7 @@ func newCatalogPushCommand() *cobra.Command {
 			"Every Package gets an imgpkg bundle of its own in REPO that locks its bundle image and the images its operator\n" +
 			"runs, by digest; the repository's lock lists those bundles, so `imgpkg copy -b REPO:TAG --to-repo MIRROR`\n" +
 			"carries every image, and installs from the copy run from it (docs/catalogs.md, Air-gapped).",
-		Args: usageArgs(cobra.NoArgs),
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if repo == "" {
 				return usageError{fmt.Errorf("--repository is required")}
@@ -134,7 +137,7 @@ func newCatalogPushCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			bundles, err := pushImagesBundles(cmd.Context(), repo, pub, locks(cmd.Context(), pub, f.operatorImages, dockerCredentials(), cmd.ErrOrStderr()))
+			bundles, err := pushImagesBundles(cmd.Context(), repo, pub, locks(cmd.Context(), pub, f.operatorImages, registryOptions(), cmd.ErrOrStderr()))
 			if err != nil {
 				return err
 			}
@@ -182,19 +185,12 @@ func published(pub catalog.Published) []client.Object {
 	return objs
 }
 
-// dockerCredentials are the user's registry credentials, as docker, imgpkg
-// and this CLI's pushes read them: DOCKER_CONFIG or ~/.docker/config.json,
-// with its credential helpers (none when there is no config).
-func dockerCredentials() fetch.ImageOptions {
-	return fetch.ImageOptions{Keychain: authn.DefaultKeychain}
-}
-
 // keepPrevious adds to files every package file of the previous repository
 // image that files do not hold (the catalog's own version of a file wins),
 // and says how many it kept and what the previous repository locked (the
 // images bundles of the Packages it kept, which a copy must carry).
 func keepPrevious(ctx context.Context, ref string, files map[string][]byte) (int, []ocibundle.Locked, error) {
-	img, err := fetch.FetchImage(ctx, ref, dockerCredentials(), adapter.CatalogLimits, nil)
+	img, err := fetch.FetchImage(ctx, ref, registryOptions(), adapter.CatalogLimits, nil)
 	if err != nil {
 		return 0, nil, fmt.Errorf("pull the previous repository %s: %w", ref, err)
 	}

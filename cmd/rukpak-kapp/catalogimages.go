@@ -232,7 +232,7 @@ func pushImagesBundles(ctx context.Context, repo string, pub catalog.Published, 
 	for _, ref := range slices.Sorted(maps.Keys(byRef)) {
 		b := byRef[ref]
 		g.Go(func() error {
-			if _, err := ocibundle.Push(gctx, repo, b.tag, b.img); err != nil {
+			if _, err := pushImage(gctx, repo, b.tag, b.img); err != nil {
 				return fmt.Errorf("the images bundle of Package %s: %w", b.pkg, err)
 			}
 			return nil

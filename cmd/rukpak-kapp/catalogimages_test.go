@@ -25,22 +25,7 @@ func TestCatalogRender_ImagesLock(t *testing.T) {
 		operator = "registry.invalid/demo@sha256:2222222222222222222222222222222222222222222222222222222222222222"
 		tagged   = "unreachable.invalid/operand:v1"
 	)
-	cfg := declcfg.DeclarativeConfig{
-		Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: "demo", DefaultChannel: "stable"}},
-		Channels: []declcfg.Channel{{Schema: declcfg.SchemaChannel, Package: "demo", Name: "stable", Entries: []declcfg.ChannelEntry{{Name: "demo.v1.0.0"}}}},
-		Bundles: []declcfg.Bundle{{Schema: declcfg.SchemaBundle, Package: "demo", Name: "demo.v1.0.0", Image: bundle,
-			Properties:    []property.Property{property.MustBuildPackage("demo", "1.0.0")},
-			RelatedImages: []declcfg.RelatedImage{{Image: bundle}, {Name: "manager", Image: operator}, {Name: "operand", Image: tagged}}}},
-	}
-	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, "catalog.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := declcfg.WriteYAML(cfg, f); err != nil {
-		t.Fatal(err)
-	}
-	_ = f.Close()
+	dir := catalogDir(t, demoCatalog(bundle, declcfg.RelatedImage{Image: bundle}, declcfg.RelatedImage{Name: "manager", Image: operator}, declcfg.RelatedImage{Name: "operand", Image: tagged}))
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -69,5 +54,31 @@ func TestCatalogRender_ImagesLock(t *testing.T) {
 		if len(tc.args) == 0 && !strings.Contains(errOut.String(), "not locked: "+tagged) {
 			t.Errorf("stderr does not say %s was left out: %s", tagged, errOut.String())
 		}
+	}
+}
+
+// catalogDir writes cfg as a file-based catalog and returns its directory.
+func catalogDir(t *testing.T, cfg declcfg.DeclarativeConfig) string {
+	t.Helper()
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "catalog.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := declcfg.WriteYAML(cfg, f); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// demoCatalog is a catalog of one package, demo, with one channel, stable,
+// of one bundle, demo.v1.0.0 of image bundle.
+func demoCatalog(bundle string, related ...declcfg.RelatedImage) declcfg.DeclarativeConfig {
+	return declcfg.DeclarativeConfig{
+		Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: "demo", DefaultChannel: "stable"}},
+		Channels: []declcfg.Channel{{Schema: declcfg.SchemaChannel, Package: "demo", Name: "stable", Entries: []declcfg.ChannelEntry{{Name: "demo.v1.0.0"}}}},
+		Bundles: []declcfg.Bundle{{Schema: declcfg.SchemaBundle, Package: "demo", Name: "demo.v1.0.0", Image: bundle,
+			Properties: []property.Property{property.MustBuildPackage("demo", "1.0.0")}, RelatedImages: related}},
 	}
 }

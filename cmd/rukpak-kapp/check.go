@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -44,7 +45,7 @@ func newCheckCommand() *cobra.Command {
 		Short: "Say whether the cluster has everything BundleDeployments need, and what to fix",
 		Long: "check looks at the cluster of --kubeconfig or $KUBECONFIG, writing nothing (its webhook probe is a dry run), " +
 			"and prints one line per check: ok, warn or fail, with the fix. It exits 1 when something a BundleDeployment needs is missing.",
-		Args: usageArgs(cobra.NoArgs),
+		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
 	namespace := fs.String("system-namespace", "rukpak-system", "rukpak-kapp's system namespace")
@@ -105,6 +106,16 @@ type checker struct {
 	now  time.Time
 }
 
+// checkQPS and checkBurst bound check's requests: client-go's default (5
+// a second) would make the adapter RBAC line's hundred-odd
+// SubjectAccessReviews take half a minute.
+const (
+	checkQPS   = 50
+	checkBurst = 100
+	// reviewsAtOnce is how many SubjectAccessReviews check asks at once.
+	reviewsAtOnce = 8
+)
+
 func runChecks(ctx context.Context, cfg *rest.Config, ns string) ([]checkResult, error) {
 	scheme, err := adapter.Scheme()
 	if err != nil {
@@ -115,6 +126,7 @@ func runChecks(ctx context.Context, cfg *rest.Config, ns string) ([]checkResult,
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.Timeout = checkCallTimeout
+	cfg.QPS, cfg.Burst = checkQPS, checkBurst
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, fmt.Errorf("connect to the cluster: %w", err)
@@ -126,7 +138,11 @@ func runChecks(ctx context.Context, cfg *rest.Config, ns string) ([]checkResult,
 	if _, err := d.ServerVersion(); err != nil {
 		return nil, fmt.Errorf("reach the cluster's API server: %w", err)
 	}
-	k := checker{c: c, disc: d, ns: ns, now: time.Now()}
+	return checker{c: c, disc: d, ns: ns, now: time.Now()}.run(ctx), nil
+}
+
+// run makes every check, in the order they print.
+func (k checker) run(ctx context.Context) []checkResult {
 	var out []checkResult
 	kapp, kappDep := k.kappController(ctx)
 	out = append(out, kapp, k.packagingAPI(ctx))
@@ -135,7 +151,16 @@ func runChecks(ctx context.Context, cfg *rest.Config, ns string) ([]checkResult,
 	out = append(out, deployment, k.leader(ctx, deployed))
 	out = append(out, k.webhooks(ctx)...)
 	out = append(out, k.admission(ctx), k.rbac(ctx), k.kappConfig(ctx, kappDep, adapterDep), k.rukpak(ctx), k.bundleDeployments(ctx))
-	return out, nil
+	return out
+}
+
+// readFix is the fix of a read check could not make: when it was refused,
+// the right that would let check make it.
+func readFix(err error, right string) string {
+	if apierrors.IsForbidden(err) {
+		return "run check as someone who may " + right
+	}
+	return "check the kubeconfig's rights"
 }
 
 // kappController also returns kapp-controller's Deployment, nil when none
@@ -177,7 +202,7 @@ func (k checker) packagingAPI(ctx context.Context) checkResult {
 		return warn(name, "kapp-controller's packaging API ("+packagingService+") is not installed: App mode needs none, the serve mode (--install-with=packageinstall) and catalogs do",
 			"install kapp-controller's release, which serves it")
 	case err != nil:
-		return fail(name, "the APIService "+packagingService+" could not be read: "+err.Error(), "check the kubeconfig's rights")
+		return fail(name, "the APIService "+packagingService+" could not be read: "+err.Error(), readFix(err, "get apiservices.apiregistration.k8s.io"))
 	}
 	conds, _, _ := unstructured.NestedSlice(svc.Object, "status", "conditions")
 	for _, c := range conds {
@@ -201,7 +226,7 @@ func (k checker) crds(ctx context.Context) []checkResult {
 	case apierrors.IsNotFound(err):
 		out = append(out, fail("CRDs", "the BundleDeployment CRD is not installed", applyReleaseFix))
 	case err != nil:
-		out = append(out, fail("CRDs", "the BundleDeployment CRD could not be read: "+err.Error(), "check the kubeconfig's rights"))
+		out = append(out, fail("CRDs", "the BundleDeployment CRD could not be read: "+err.Error(), readFix(err, "get customresourcedefinitions.apiextensions.k8s.io")))
 	default:
 		served := map[string]bool{}
 		storage := ""
@@ -234,7 +259,7 @@ func (k checker) adapterDeployment(ctx context.Context) (checkResult, *appsv1.De
 	case apierrors.IsNotFound(err):
 		return warn(name, "no Deployment "+k.ns+"/"+adapterName+" (the adapter may run elsewhere, as `make run` runs it: the leader lease says whether one runs)", applyReleaseFix), nil, false
 	case err != nil:
-		return fail(name, "the adapter's Deployment could not be read: "+err.Error(), "check the kubeconfig's rights"), nil, true
+		return fail(name, "the adapter's Deployment could not be read: "+err.Error(), readFix(err, "get deployments.apps in "+k.ns)), nil, true
 	}
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentAvailable {
@@ -262,7 +287,7 @@ func (k checker) leader(ctx context.Context, deployed bool) checkResult {
 		return fail("adapter leader", "no adapter replica has ever taken the leader lease "+k.ns+"/"+leaderLease, "check the adapter Deployment's pods and their logs")
 	}
 	if err != nil {
-		return fail("adapter leader", "the leader lease could not be read: "+err.Error(), "check the kubeconfig's rights")
+		return fail("adapter leader", "the leader lease could not be read: "+err.Error(), readFix(err, "get leases.coordination.k8s.io in "+k.ns))
 	}
 	holder := ""
 	if lease.Spec.HolderIdentity != nil {
@@ -286,18 +311,20 @@ func (k checker) webhooks(ctx context.Context) []checkResult {
 	switch {
 	case err == nil:
 		out = append(out, ok("webhooks reachable", "the API server called the adapter's conversion webhook (a dry-run create of a v1alpha1 BundleDeployment)"))
+	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "cannot create resource"):
+		// Someone who may only read (RBAC's refusal, which names no
+		// webhook unless the user's name does, hence first): not
+		// verified, which is no failure of the installation.
+		out = append(out, warn("webhooks reachable", "not verified: you may not create BundleDeployments, and the check is a dry-run create of one (nothing is stored)",
+			"run check as someone who may create bundledeployments.core.rukpak.io to verify the API server reaches the adapter's webhooks"))
 	case strings.Contains(err.Error(), "webhook"):
 		out = append(out, fail("webhooks reachable", "the API server cannot call the adapter's webhooks: "+err.Error(),
 			"the webhooks are served by every adapter replica through the Service "+k.ns+"/rukpak-kapp-webhook: check the pods, the Service's endpoints and network policies"))
-	case apierrors.IsForbidden(err):
-		// Someone who may only read: not verified, which is no failure of
-		// the installation.
-		out = append(out, warn("webhooks reachable", "not verified: you may not create BundleDeployments, and the check is a dry-run create of one (nothing is stored)",
-			"run check as someone who may create bundledeployments.core.rukpak.io to verify the API server reaches the adapter's webhooks"))
 	default:
 		out = append(out, fail("webhooks reachable", "a dry-run create of a v1alpha1 BundleDeployment was refused: "+err.Error(), "read the message; "+applyReleaseFix))
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
+	// A CRD that is missing or cannot be read is said by the CRDs line.
 	if err := k.c.Get(ctx, client.ObjectKey{Name: bundleDeploymentF}, crd); err == nil {
 		conv := crd.Spec.Conversion
 		if conv == nil || conv.Webhook == nil || conv.Webhook.ClientConfig == nil {
@@ -309,9 +336,14 @@ func (k checker) webhooks(ctx context.Context) []checkResult {
 	vwc := &unstructured.Unstructured{}
 	vwc.SetAPIVersion("admissionregistration.k8s.io/v1")
 	vwc.SetKind("ValidatingWebhookConfiguration")
-	if err := k.c.Get(ctx, client.ObjectKey{Name: webhookConfig}, vwc); apierrors.IsNotFound(err) {
+	err = k.c.Get(ctx, client.ObjectKey{Name: webhookConfig}, vwc)
+	switch {
+	case apierrors.IsNotFound(err):
 		out = append(out, fail("validating webhooks", "the ValidatingWebhookConfiguration "+webhookConfig+" (CRD upgrade safety, catalog upgrades) is not installed", applyReleaseFix))
-	} else if err == nil {
+	case err != nil:
+		out = append(out, warn("validating webhooks", "not verified: the ValidatingWebhookConfiguration "+webhookConfig+" could not be read: "+err.Error(),
+			readFix(err, "get validatingwebhookconfigurations.admissionregistration.k8s.io")))
+	default:
 		hooks, _, _ := unstructured.NestedSlice(vwc.Object, "webhooks")
 		for _, h := range hooks {
 			m, _ := h.(map[string]any)
@@ -334,7 +366,10 @@ func (k checker) admission(ctx context.Context) checkResult {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion("admissionregistration.k8s.io/v1")
 		u.SetKind(kind)
-		if err := k.c.Get(ctx, client.ObjectKey{Name: admissionPolicy}, u); err != nil {
+		if err := k.c.Get(ctx, client.ObjectKey{Name: admissionPolicy}, u); apierrors.IsForbidden(err) {
+			return warn(name, fmt.Sprintf("not verified: the %s %s (config/admission) could not be read (%v)", kind, admissionPolicy, err),
+				readFix(err, "get "+strings.ToLower(kind)+"s.admissionregistration.k8s.io"))
+		} else if err != nil {
 			return warn(name, fmt.Sprintf("the %s %s (config/admission) could not be read (%v): the adapter adds its finalizer itself, one write more per BundleDeployment", kind, admissionPolicy, err),
 				"apply config/admission (Kubernetes 1.36 or newer)")
 		}
@@ -342,60 +377,61 @@ func (k checker) admission(ctx context.Context) checkResult {
 	return ok(name, "the finalizer policy "+admissionPolicy+" and its binding are installed")
 }
 
-// rbac asks the API server, as the adapter's ServiceAccount, for what the
-// adapter needs (config/rbac).
+// rbac asks the API server, as the adapter's ServiceAccount, for every
+// right config/rbac gives the adapter (adapterRBAC), catalogs' included.
 func (k checker) rbac(ctx context.Context) checkResult {
 	const name = "adapter RBAC"
-	needs := []authorizationv1.ResourceAttributes{
-		{Verb: "watch", Group: "core.rukpak.io", Resource: "bundledeployments"},
-		{Verb: "patch", Group: "core.rukpak.io", Resource: "bundledeployments/status"},
-		{Verb: "update", Group: "core.rukpak.io", Resource: "bundledeployments/finalizers"},
-		{Verb: "create", Group: "kappctrl.k14s.io", Resource: "apps", Namespace: k.ns},
-		{Verb: "patch", Group: "kappctrl.k14s.io", Resource: "apps", Namespace: k.ns},
-		{Verb: "create", Resource: "secrets", Namespace: k.ns},
-		{Verb: "get", Resource: "secrets", Namespace: k.ns},
-		{Verb: "create", Group: "events.k8s.io", Resource: "events", Namespace: k.ns},
-		{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: k.ns},
-		{Verb: "watch", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"},
-		{Verb: "create", Group: "authentication.k8s.io", Resource: "tokenreviews"},
-		// Catalogs (docs/catalogs.md): OperatorCatalogs and what they
-		// publish.
-		{Verb: "watch", Group: "catalogs.rukpak-kapp.dev", Resource: "operatorcatalogs"},
-		{Verb: "patch", Group: "catalogs.rukpak-kapp.dev", Resource: "operatorcatalogs/status"},
-		{Verb: "create", Group: "data.packaging.carvel.dev", Resource: "packages", Namespace: "default"},
-		{Verb: "watch", Group: "data.packaging.carvel.dev", Resource: "packagemetadatas"},
+	rights, err := adapterRights(adapterRBAC, k.ns)
+	if err != nil {
+		return warn(name, "not verified: "+err.Error(), "use a check built from this release's source")
 	}
-	var missing []string
-	for _, a := range needs {
-		allowed, err := k.adapterMay(ctx, a)
-		if err != nil {
-			return warn(name, "the API server could not be asked what the adapter may do: "+err.Error(), "run check with rights to create SubjectAccessReviews")
-		}
-		if !allowed {
-			res := a.Resource
-			if a.Group != "" {
-				res += "." + a.Group
-			}
-			if a.Namespace != "" {
-				res += " in " + a.Namespace
-			}
-			missing = append(missing, a.Verb+" "+res)
+	allowed := make([]bool, len(rights))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(reviewsAtOnce)
+	for i, r := range rights {
+		g.Go(func() error {
+			var err error
+			allowed[i], err = k.adapterMay(gctx, r)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return notAsked(name, "what the adapter may do", err)
+	}
+	var missing []right
+	for i, r := range rights {
+		if !allowed[i] {
+			missing = append(missing, r)
 		}
 	}
 	if len(missing) > 0 {
-		return fail(name, k.adapterUser()+" may not: "+strings.Join(missing, ", "), "apply this release's config/rbac (its ClusterRole and Role rukpak-kapp)")
+		return fail(name, k.adapterUser()+" may not: "+listRights(missing), "apply this release's config/rbac (its ClusterRole and Role rukpak-kapp)")
 	}
-	return ok(name, fmt.Sprintf("%s may do the %d things checked", k.adapterUser(), len(needs)))
+	return ok(name, fmt.Sprintf("%s may do all %d things config/rbac grants it (what a namespace grants it by binding config/catalogs' ClusterRoles, for catalog pull secrets and dependencies, is not checked)",
+		k.adapterUser(), len(rights)))
+}
+
+// notAsked is the line of a check whose SubjectAccessReview could not be
+// made: nothing is known to be wrong (someone who may only read gets this),
+// and the fix names the right that would let check ask.
+func notAsked(name, what string, err error) checkResult {
+	fix := "run check again"
+	if apierrors.IsForbidden(err) {
+		fix = "run check as someone who may create subjectaccessreviews.authorization.k8s.io"
+	}
+	return warn(name, "not verified: check could not ask the API server "+what+" ("+err.Error()+")", fix)
 }
 
 func (k checker) adapterUser() string { return "system:serviceaccount:" + k.ns + ":" + adapterName }
 
 // adapterMay asks the API server whether the adapter's ServiceAccount may
-// do a (a SubjectAccessReview).
-func (k checker) adapterMay(ctx context.Context, a authorizationv1.ResourceAttributes) (bool, error) {
+// do r (a SubjectAccessReview).
+func (k checker) adapterMay(ctx context.Context, r right) (bool, error) {
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: k.adapterUser(), Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + k.ns, "system:authenticated"}, ResourceAttributes: &a}}
+		User: k.adapterUser(), Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + k.ns, "system:authenticated"},
+		ResourceAttributes: r.res, NonResourceAttributes: r.nonRes}}
 	if err := k.c.Create(ctx, sar); err != nil {
+		// Its caller says what it asked.
 		return false, err
 	}
 	return sar.Status.Allowed, nil
@@ -420,9 +456,9 @@ func (k checker) kappConfig(ctx context.Context, kappDep, adapterDep *appsv1.Dep
 	}
 	f.config = cfg
 	if cfg.Kind != "" && f.adapterNamespace != "" {
-		f.readable, err = k.adapterMay(ctx, authorizationv1.ResourceAttributes{Verb: "watch", Resource: strings.ToLower(cfg.Kind) + "s", Namespace: ns, Name: fetch.KappControllerConfigName})
+		f.readable, err = k.adapterMay(ctx, right{res: &authorizationv1.ResourceAttributes{Verb: "watch", Resource: strings.ToLower(cfg.Kind) + "s", Namespace: ns, Name: fetch.KappControllerConfigName}})
 		if err != nil {
-			return warn(kappConfigCheck, "the API server could not be asked whether the adapter may read kapp-controller-config: "+err.Error(), "run check with rights to create SubjectAccessReviews")
+			return notAsked(kappConfigCheck, "whether the adapter may read "+cfg.Source(), err)
 		}
 	}
 	return evalKappConfig(f)
@@ -433,7 +469,7 @@ func (k checker) rukpak(ctx context.Context) checkResult {
 	const name = "rukpak"
 	var deps appsv1.DeploymentList
 	if err := k.c.List(ctx, &deps, client.InNamespace(k.ns)); err != nil {
-		return warn(name, "the Deployments of "+k.ns+" could not be listed: "+err.Error(), "check the kubeconfig's rights")
+		return warn(name, "the Deployments of "+k.ns+" could not be listed: "+err.Error(), readFix(err, "list deployments.apps in "+k.ns))
 	}
 	var running []string
 	for _, d := range deps.Items {
@@ -451,7 +487,7 @@ func (k checker) rukpak(ctx context.Context) checkResult {
 func (k checker) bundleDeployments(ctx context.Context) checkResult {
 	var list rukpakv1alpha2.BundleDeploymentList
 	if err := k.c.List(ctx, &list); err != nil {
-		return warn("BundleDeployments", "they could not be listed: "+err.Error(), "check the kubeconfig's rights")
+		return warn("BundleDeployments", "they could not be listed: "+err.Error(), readFix(err, "list bundledeployments.core.rukpak.io"))
 	}
 	return evalBundleDeployments(list.Items)
 }

@@ -16,7 +16,7 @@ func newConvertCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "convert FORMAT",
 		Short: "Print the plain manifests of a bundle directory, for kapp deploy -f -",
-		Args:  usageArgs(cobra.NoArgs),
+		Args:  cobra.NoArgs,
 		RunE:  needsSubcommand,
 	}
 	cmd.AddCommand(newConvertRegistryV1Command())
@@ -25,13 +25,17 @@ func newConvertCommand() *cobra.Command {
 
 func newConvertRegistryV1Command() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "registry-v1 DIR --install-namespace NS [--watch-namespaces A,B]",
+		Use:   "registry-v1 DIR --install-namespace NS [--watch-namespaces A,B] [-o yaml|json]",
 		Short: "Print the plain manifests of a registry+v1 bundle directory",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Args:  cobra.ExactArgs(1),
 	}
 	installNS := cmd.Flags().String("install-namespace", "", "namespace the operator is installed in (required)")
 	watch := cmd.Flags().String("watch-namespaces", "", `comma-separated namespaces the operator watches; --watch-namespaces "" for all namespaces; left out, the bundle's default (all namespaces when it supports that, else its own)`)
+	output := objectOutputFlag(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := checkObjectOutput(*output); err != nil {
+			return err
+		}
 		if *installNS == "" {
 			return usageError{errors.New("convert registry-v1 needs --install-namespace")}
 		}
@@ -44,11 +48,22 @@ func newConvertRegistryV1Command() *cobra.Command {
 			// Given and empty: all namespaces, as [""] says to the converter.
 			watched = []string{""}
 		}
-		data, err := convert.YAML(files, convert.Options{InstallNamespace: *installNS, WatchNamespaces: watched})
+		r, err := convert.Convert(files, convert.Options{InstallNamespace: *installNS, WatchNamespaces: watched})
 		if err != nil {
 			return err
 		}
-		if _, err := cmd.OutOrStdout().Write(data); err != nil {
+		p := &objectPrinter{out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), format: *output}
+		for _, n := range r.Notes {
+			if err := p.note("", n); err != nil {
+				return fmt.Errorf("write manifests: %w", err)
+			}
+		}
+		for _, o := range r.Objects {
+			if err := p.print(o, nil); err != nil {
+				return fmt.Errorf("write manifests: %w", err)
+			}
+		}
+		if err := p.flush(); err != nil {
 			return fmt.Errorf("write manifests: %w", err)
 		}
 		return nil

@@ -13,6 +13,25 @@ import (
 // bundle's default (its own namespace) is taken.
 func TestConvertRegistryV1_WatchAllNamespaces(t *testing.T) {
 	t.Parallel()
+	dir := ownNamespaceBundle(t)
+	var out, errOut bytes.Buffer
+	if code := execute([]string{"convert", "registry-v1", dir, "--install-namespace", "ns"}, &out, &errOut); code != 0 {
+		t.Fatalf("the bundle's default: exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "olm.targetNamespaces: ns") {
+		t.Errorf("the default watches its own namespace:\n%s", out.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := execute([]string{"convert", "registry-v1", dir, "--install-namespace", "ns", "--watch-namespaces", ""}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "AllNamespaces") {
+		t.Errorf(`--watch-namespaces "" is all namespaces, which this bundle does not support: exit %d: %s`, code, errOut.String())
+	}
+}
+
+// ownNamespaceBundle writes a registry+v1 bundle whose operator supports
+// its own namespace only, and returns its directory.
+func ownNamespaceBundle(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	write := func(name, data string) {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
@@ -43,16 +62,5 @@ spec:
             spec:
               containers: [{name: manager, image: example.invalid/own:v1}]
 `)
-	var out, errOut bytes.Buffer
-	if code := execute([]string{"convert", "registry-v1", dir, "--install-namespace", "ns"}, &out, &errOut); code != 0 {
-		t.Fatalf("the bundle's default: exit %d: %s", code, errOut.String())
-	}
-	if !strings.Contains(out.String(), "olm.targetNamespaces: ns") {
-		t.Errorf("the default watches its own namespace:\n%s", out.String())
-	}
-	out.Reset()
-	errOut.Reset()
-	if code := execute([]string{"convert", "registry-v1", dir, "--install-namespace", "ns", "--watch-namespaces", ""}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "AllNamespaces") {
-		t.Errorf(`--watch-namespaces "" is all namespaces, which this bundle does not support: exit %d: %s`, code, errOut.String())
-	}
+	return dir
 }

@@ -52,6 +52,27 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
+// argsAreUsage makes every argument check of cmd's tree, cobra's own
+// completion commands' included, a usage error, so that no command can
+// forget to: a wrong argument count exits 2 wherever it is given. A
+// command that only groups others and has no check of its own refuses
+// arguments and asks for a command, as cobra would otherwise print its
+// help and exit 0.
+func argsAreUsage(cmd *cobra.Command) {
+	switch {
+	case cmd.Args != nil:
+		cmd.Args = usageArgs(cmd.Args)
+	case cmd.HasSubCommands():
+		cmd.Args = usageArgs(cobra.NoArgs)
+	}
+	if cmd.HasSubCommands() && !cmd.Runnable() {
+		cmd.RunE = needsSubcommand
+	}
+	for _, sub := range cmd.Commands() {
+		argsAreUsage(sub)
+	}
+}
+
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "rukpak-kapp",
@@ -60,11 +81,17 @@ func newRootCommand() *cobra.Command {
 			"BundleDeployment to Carvel's kapp-controller as an App.",
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Args:          usageArgs(cobra.NoArgs),
+		Args:          cobra.NoArgs,
 		RunE:          needsSubcommand,
 	}
+	// Children inherit the root's: every flag error is a usage error.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRunCommand(), newCheckCommand(), newRenderCommand(), newConvertCommand(), newCatalogCommand(), newMigrateCommand(), newVersionCommand())
+	// cobra adds these when it executes; added now, argsAreUsage reaches
+	// them too (adding them again is a no-op).
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	argsAreUsage(root)
 	return root
 }
 

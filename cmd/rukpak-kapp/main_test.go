@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -58,6 +60,59 @@ func TestCommandLineErrors(t *testing.T) {
 	}
 }
 
+// Every command, cobra's own included, exits 2 for a command line it does
+// not understand: an unknown flag, an argument too many, an -o it prints
+// nothing in, a flag it needs left out, a flag value it cannot take. The
+// commands are walked, so one added later is held to it too. None of these
+// runs far enough to reach a cluster or a registry.
+func TestUsageErrorsExit2(t *testing.T) {
+	var lines [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		if c.Hidden || c.Name() == "help" {
+			// help prints "Unknown help topic" and the usage, as kubectl's.
+			return
+		}
+		lines = append(lines,
+			append(slices.Clone(path), "--no-such-flag"),
+			// No command takes three arguments.
+			append(slices.Clone(path), "one", "two", "three"))
+		if c.Flags().Lookup("output") != nil {
+			lines = append(lines, append(slices.Clone(path), "-o", "xml"))
+		}
+		for _, sub := range c.Commands() {
+			walk(sub, append(slices.Clone(path), sub.Name()))
+		}
+	}
+	walk(newRootCommand(), nil)
+	lines = append(lines,
+		[]string{}, []string{"migrate"}, []string{"catalog"}, []string{"convert"}, []string{"completion"},
+		[]string{"convert", "registry-v1", "dir"},
+		[]string{"convert", "registry-v1"},
+		[]string{"render"},
+		[]string{"render", "-f", "x", "-n", "ns"},
+		[]string{"catalog", "render"},
+		[]string{"catalog", "render", "--catalog", "d", "--image", "i"},
+		[]string{"catalog", "push", "--catalog", "d"},
+		[]string{"run", "--classes", "=bad"},
+		[]string{"run", "--install-with", "helm"},
+		[]string{"run", "--content-max-bytes", "lots"},
+		[]string{"run", "--zap-log-level", "loud"},
+		[]string{"migrate", "plan", "--classes", "=bad"},
+	)
+	for _, args := range lines {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := execute(args, &out, &errOut); code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, errOut.String())
+			}
+			if !strings.Contains(errOut.String(), "--help' for usage") {
+				t.Errorf("stderr %q does not point to --help", errOut.String())
+			}
+		})
+	}
+}
+
 func TestVersionPrintsOnStdout(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := execute([]string{"version"}, &out, &errOut); code != 0 || !strings.HasPrefix(out.String(), version) {
@@ -88,6 +143,11 @@ func TestFlagsInUse(t *testing.T) {
 		{"catalog", "push", "--catalog", "d", "--repository", "r", "--operator-images=false"},
 		{"check", "--system-namespace", "s", "-o", "yaml"},
 		{"check", "--namespace", "s"},
+		{"render", "-f", "a.yaml", "-o", "json"},
+		{"render", "-f", "a.yaml", "--as-package", "-o", "yaml"},
+		{"convert", "registry-v1", "dir", "--install-namespace", "ns", "-o", "json"},
+		{"catalog", "render", "--catalog", "d", "-o", "json"},
+		{"catalog", "render", "--catalog", "d", "--images-lock", "-o", "json"},
 	}
 	for _, args := range lines {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

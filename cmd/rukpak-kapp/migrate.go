@@ -32,7 +32,7 @@ func newMigrateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Plan taking over what rukpak v0.24.0 or v0.16.0 installed",
-		Args:  usageArgs(cobra.NoArgs),
+		Args:  cobra.NoArgs,
 		RunE:  needsSubcommand,
 	}
 	cmd.AddCommand(newMigratePlanCommand())
@@ -48,7 +48,7 @@ func newMigratePlanCommand() *cobra.Command {
 		Short: "Show what taking over each BundleDeployment rukpak installed will change and what blocks it, writing nothing",
 		Long: "plan shows, against the cluster of --kubeconfig or $KUBECONFIG and writing nothing, what taking over each " +
 			"BundleDeployment rukpak v0.24.0 (v1alpha2) or rukpak v0.16.0 (v1alpha1, with or without rukpak-kapp's CRDs applied) installed will change and what blocks it. It exits 1 when something blocks.",
-		Args: usageArgs(cobra.NoArgs),
+		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
 	systemNamespace := fs.String("system-namespace", "rukpak-system", "rukpak's and rukpak-kapp's system namespace (rukpak's release Secrets are there)")

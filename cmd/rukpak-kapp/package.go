@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -41,8 +40,8 @@ func (p packageOpts) set(fs *pflag.FlagSet) bool {
 }
 
 // renderPackages prints, for every BundleDeployment of files, the objects
-// that install it through a PackageInstall, its notes first as comments.
-func renderPackages(files []string, cfg translate.Config, p packageOpts, out io.Writer) error {
+// that install it through a PackageInstall, its notes first.
+func renderPackages(files []string, cfg translate.Config, p packageOpts, printer *objectPrinter) error {
 	ctx := context.Background()
 	opts := adapter.PackageOptions{Config: cfg, Namespace: *p.namespace, InstallerRBAC: *p.installerRBAC, Now: time.Now()}
 	if repo := *p.push; repo != "" {
@@ -61,12 +60,12 @@ func renderPackages(files []string, cfg translate.Config, p packageOpts, out io.
 				return fmt.Errorf("render %s as a package: %w", bds[i].Name, err)
 			}
 			for _, n := range x.Notes {
-				if _, err := fmt.Fprintf(out, "# note: %s: %s\n", bds[i].Name, strings.ReplaceAll(n, "\n", " ")); err != nil {
+				if err := printer.note(bds[i].Name+": ", n); err != nil {
 					return err
 				}
 			}
 			for _, o := range x.Objects {
-				if err := writePackageYAML(out, o); err != nil {
+				if err := printer.print(o, trimPackage); err != nil {
 					return err
 				}
 			}
@@ -86,22 +85,25 @@ func pushBundle(ctx context.Context, repo, tag string, files map[string][]byte, 
 	if err != nil {
 		return "", err
 	}
-	return ocibundle.Push(ctx, repo, tag, img)
+	return pushImage(ctx, repo, tag, img)
 }
 
-// writePackageYAML is writeYAML without the empty fields a Package always
-// carries (releasedAt, valuesSchema), which say nothing.
+// writePackageYAML prints obj as YAML, trimmed as trimPackage trims it.
 func writePackageYAML(out io.Writer, obj client.Object) error {
-	return writeYAMLWith(out, obj, func(raw map[string]any) {
-		spec, _ := raw["spec"].(map[string]any)
-		if spec == nil {
-			return
-		}
-		if spec["releasedAt"] == nil {
-			delete(spec, "releasedAt")
-		}
-		if schema, ok := spec["valuesSchema"].(map[string]any); ok && schema["openAPIv3"] == nil {
-			delete(spec, "valuesSchema")
-		}
-	})
+	return (&objectPrinter{out: out, format: "yaml"}).print(obj, trimPackage)
+}
+
+// trimPackage leaves out the empty fields a Package always carries
+// (releasedAt, valuesSchema), which say nothing.
+func trimPackage(raw map[string]any) {
+	spec, _ := raw["spec"].(map[string]any)
+	if spec == nil {
+		return
+	}
+	if spec["releasedAt"] == nil {
+		delete(spec, "releasedAt")
+	}
+	if schema, ok := spec["valuesSchema"].(map[string]any); ok && schema["openAPIv3"] == nil {
+		delete(spec, "valuesSchema")
+	}
 }

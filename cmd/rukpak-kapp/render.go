@@ -12,9 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
@@ -28,13 +26,13 @@ import (
 // registry).
 func newRenderCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "render -f FILE [-f FILE...]",
+		Use:   "render -f FILE [-f FILE...] [-o yaml|json]",
 		Short: "Print the App (and content Secrets) the controller would apply, or with --as-package a Carvel Package",
 		Long: "render prints the App, and for sources the adapter fetches itself the content Secrets, that the controller " +
 			"would apply for each BundleDeployment of the files, without a cluster. With --as-package [--push REPO] " +
 			"[--namespace NS] [--installer-rbac] it prints a Carvel Package, PackageMetadata, values Secret and " +
-			"PackageInstall that install the bundle.",
-		Args: usageArgs(cobra.NoArgs),
+			"PackageInstall that install the bundle. -o json prints one List of all the objects (and notes on stderr).",
+		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
 	files := fs.StringArrayP("filename", "f", nil, "file with BundleDeployments (YAML or JSON, several documents allowed; - for stdin); repeatable")
@@ -44,24 +42,34 @@ func newRenderCommand() *cobra.Command {
 	appNamespaces := fs.String("app-namespaces", "", "comma-separated namespaces the Apps are spread over (as `run --app-namespaces`)")
 	asPackage := fs.Bool("as-package", false, "print a Carvel Package, PackageMetadata, values Secret and PackageInstall instead of the App")
 	pkg := packageFlags(fs)
+	output := objectOutputFlag(fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		err := checkObjectOutput(*output)
+		if err != nil {
+			return err
+		}
 		if len(*files) == 0 {
 			return usageError{errors.New("render needs at least one -f")}
 		}
-		cfg := translate.Config{SystemNamespace: *systemNamespace, ServiceAccountName: *installer, SyncPeriod: *syncPeriod, AppNamespaces: splitList(*appNamespaces)}
-		out := cmd.OutOrStdout()
-		if *asPackage {
-			return renderPackages(*files, cfg, pkg, out)
-		}
-		if pkg.set(fs) {
+		if !*asPackage && pkg.set(fs) {
 			return usageError{errors.New("--push, --namespace and --installer-rbac go with --as-package")}
 		}
-		return renderApps(*files, cfg, out)
+		cfg := translate.Config{SystemNamespace: *systemNamespace, ServiceAccountName: *installer, SyncPeriod: *syncPeriod, AppNamespaces: splitList(*appNamespaces)}
+		p := &objectPrinter{out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), format: *output}
+		if *asPackage {
+			err = renderPackages(*files, cfg, pkg, p)
+		} else {
+			err = renderApps(*files, cfg, p)
+		}
+		if err != nil {
+			return err
+		}
+		return p.flush()
 	}
 	return cmd
 }
 
-func renderApps(files []string, cfg translate.Config, out io.Writer) error {
+func renderApps(files []string, cfg translate.Config, p *objectPrinter) error {
 	for _, name := range files {
 		bds, err := readBundleDeployments(name)
 		if err != nil {
@@ -73,7 +81,7 @@ func renderApps(files []string, cfg translate.Config, out io.Writer) error {
 				return fmt.Errorf("render %s: %w", bds[i].Name, err)
 			}
 			for _, o := range objs {
-				if err := writeYAML(out, o); err != nil {
+				if err := p.print(o, nil); err != nil {
 					return err
 				}
 			}
@@ -131,28 +139,4 @@ func bundleDeploymentOf(doc json.RawMessage) (*rukpakv1alpha2.BundleDeployment, 
 	}
 	bd := &rukpakv1alpha2.BundleDeployment{}
 	return bd, json.Unmarshal(doc, bd)
-}
-
-func writeYAML(out io.Writer, obj runtime.Object) error {
-	return writeYAMLWith(out, obj, func(map[string]any) {})
-}
-
-// writeYAMLWith writes obj without its status and creation time, after
-// trim has had its say.
-func writeYAMLWith(out io.Writer, obj runtime.Object, trim func(map[string]any)) error {
-	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return err
-	}
-	trim(raw)
-	delete(raw, "status")
-	if md, ok := raw["metadata"].(map[string]any); ok {
-		delete(md, "creationTimestamp")
-	}
-	data, err := yaml.Marshal(raw)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(out, "---\n%s", data)
-	return err
 }

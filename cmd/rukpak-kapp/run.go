@@ -23,7 +23,7 @@ func newRunCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the controller against the cluster of --kubeconfig, $KUBECONFIG or the in-cluster config",
-		Args:  usageArgs(cobra.NoArgs),
+		Args:  cobra.NoArgs,
 	}
 	fs := cmd.Flags()
 	systemNamespace := fs.String("system-namespace", "rukpak-system", "namespace of the Apps and of every Secret or ConfigMap a BundleDeployment may reference")
@@ -52,20 +52,22 @@ func newRunCommand() *cobra.Command {
 	zapOpts.BindFlags(zapFlags)
 	fs.AddGoFlagSet(zapFlags)
 	cmd.RunE = func(*cobra.Command, []string) error {
-		ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-		ctrl.Log.WithName("setup").Info("starting rukpak-kapp", "version", versionString())
+		// A flag value that is not understood is a usage error, said
+		// before the controller logs that it starts.
 		claimed, err := adapter.ParseClasses(splitList(*classes))
 		if err != nil {
-			return fmt.Errorf("--classes: %w", err)
+			return usageError{fmt.Errorf("--classes: %w", err)}
 		}
 		mode, err := adapter.ParseInstallWith(*installWith)
 		if err != nil {
-			return fmt.Errorf("--install-with: %w", err)
+			return usageError{fmt.Errorf("--install-with: %w", err)}
 		}
 		maxContent, err := resource.ParseQuantity(*contentMax)
 		if err != nil || maxContent.Value() <= 0 {
-			return fmt.Errorf("--content-max-bytes %q: give a positive quantity such as 512Mi", *contentMax)
+			return usageError{fmt.Errorf("--content-max-bytes %q: give a positive quantity such as 512Mi", *contentMax)}
 		}
+		ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+		ctrl.Log.WithName("setup").Info("starting rukpak-kapp", "version", versionString())
 		cfg, err := kube.ToRESTConfig()
 		if err != nil {
 			return fmt.Errorf("load kubeconfig: %w", err)

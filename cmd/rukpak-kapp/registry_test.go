@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/ocibundle"
+)
+
+// askedKeychain is a keychain that remembers which repositories it was
+// asked for, and gives no credentials.
+type askedKeychain struct {
+	mu    sync.Mutex
+	asked []string
+}
+
+func (k *askedKeychain) Resolve(target authn.Resource) (authn.Authenticator, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.asked = append(k.asked, target.String())
+	return authn.Anonymous, nil
+}
+
+// times says how often the keychain was asked for repo.
+func (k *askedKeychain) times(repo string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := 0
+	for _, a := range k.asked {
+		if a == repo {
+			n++
+		}
+	}
+	return n
+}
+
+// A push, a pull and a digest lookup of the CLI all take their credentials
+// from registryKeychain. Not parallel: it stands in for registryKeychain,
+// which the parallel tests read once it is done.
+func TestRegistryRequestsTakeTheCLIKeychain(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	repo := strings.TrimPrefix(srv.URL, "http://") + "/operators"
+	keychain := &askedKeychain{}
+	saved := registryKeychain
+	registryKeychain = keychain
+	t.Cleanup(func() { registryKeychain = saved })
+	ctx := context.Background()
+
+	img, err := ocibundle.Bundle(map[string][]byte{"packages/a.yml": []byte("a: 1\n"), ocibundle.ImagesLockPath: ocibundle.ImagesLock()}, ocibundle.BundleOptions{Created: pushedAt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"push", func() error { _, err := pushImage(ctx, repo, "v1", img); return err }},
+		{"pull", func() error {
+			_, err := fetch.FetchImage(ctx, repo+":v1", registryOptions(), fetch.DefaultLimits, nil)
+			return err
+		}},
+		{"digest lookup", func() error { _, err := digestOf(ctx, repo+":v1", registryOptions()); return err }},
+	}
+	for _, step := range steps {
+		before := keychain.times(repo)
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if keychain.times(repo) == before {
+			t.Errorf("the %s did not ask registryKeychain for %s (asked: %v)", step.name, repo, keychain.asked)
+		}
+	}
+}
+
+// No file of the CLI but registry.go picks credentials or reaches a
+// registry on its own: the keychain is chosen in one place, and no
+// docker config is read by hand.
+func TestOneKeychain(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		if file == "registry.go" || strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, own := range []string{"go-containerregistry/pkg/authn", "go-containerregistry/pkg/v1/remote", "ocibundle.Push(", "fetch.ImageOptions{", `"DOCKER_CONFIG"`, "DockerConfigJSON"} {
+			if strings.Contains(string(data), own) {
+				t.Errorf("%s uses %s: take registryOptions or pushImage (registry.go) instead", file, own)
+			}
+		}
+	}
+}
