@@ -12,7 +12,7 @@
 //
 //	internal/controller  the dispatcher: load, route, run, report
 //	internal/appmode     an App; take-over of rukpak; hand-back; removal
-//	internal/servemode   a Package and PackageInstall; leaving the mode; export
+//	internal/servemode   a Package and PackageInstall; leaving the mode
 //	internal/offline     render, render --as-package, the take-over's input
 //	internal/store       what the adapter fetches itself: Materialize, content Secrets, deps
 //	internal/kube        the App, finalizers, the status writers, mirrors, workloads
@@ -39,6 +39,7 @@
 //	beside/chartcrds    a chart's crds/ as Helm keeps them
 //	beside/catalogs     OperatorCatalogs: a catalog image followed and published as Packages
 //	beside/kappconfig   kapp-controller-config's CAs and proxies, for the adapter's own fetches
+//	beside/packagingapi the one writer of Packages and PackageMetadata (serve mode, catalogs)
 //
 // Below everything, pure but for fetch's downloads (adapter/pure,
 // adapter/fetch):

@@ -1,59 +1,197 @@
 package adapter_test
 
 import (
+	"errors"
 	"fmt"
 	"go/build"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/rukpak-kapp/rukpak-kapp/"
 
-// tiers are the module's folders from the bottom up (test/tools/* are
-// modules of their own and are not walked). "dir/..." holds a folder and
-// everything below it, a plain path only that package; a package belongs
-// to the longest entry that holds it, and one that none holds fails the
-// test, so a new package is placed on purpose. A package may import any
-// package of a lower tier; within its own tier only what its doc.go
-// declares (every package under adapter/ declares all it imports of the
-// module) or, where it declares nothing, the packages below its own folder.
-// So adapter/'s folders are its layering: pure packages and downloads;
-// servers and the parts beside the dispatcher; the dispatcher with what it
-// drives and rukpak's first API; the facade.
-var tiers = [][]string{
-	{"api/v1alpha2", "api/catalogs/v1alpha1"},
-	{"api/v1alpha1"},
-	{"convert/...", "ocibundle/..."},
-	{"adapter/pure/...", "adapter/fetch/..."},
-	{"adapter/servers/...", "adapter/beside/..."},
-	{"adapter/internal/...", "adapter/v1alpha1/..."},
-	{"adapter"},
-	{"cmd/...", "release/..."},
-	{"test/fakekube/...", "test/tarball/...", "test/catalogtest/..."},
-	{"test/harness/..."},
-	{"test/bdtest/...", "test/bench/...", "test/harness/cmd/..."},
-	// The suites (test-only packages): the top, nothing imports them.
-	{"test/...", "docs"},
+// architecture is the page whose tiers table ranks the module's packages.
+// The ranks are kept there and only there: the test reads them from the
+// table a reader sees, so the picture and the check can never disagree.
+const architecture = "../docs/architecture.md"
+
+// tiers are the folders of the tiers table of docs/architecture.md, each
+// with its rank. "dir/..." holds a folder and everything below it, a plain
+// path only that package; a package belongs to the longest entry that holds
+// it, and one that none holds fails the test, so a new package is placed
+// (and drawn) on purpose. A package may import any package of a lower tier;
+// within its own tier only what its doc.go declares (every package under
+// adapter/ declares all it imports of the module) or, where it declares
+// nothing, the packages below its own folder. So adapter/'s folders are its
+// layering: pure packages and downloads; servers and the parts beside the
+// dispatcher; the dispatcher with what it drives and rukpak's first API;
+// the facade. test/tools/* and test/bench/convert are modules of their own
+// and are not walked.
+type tiers []placement
+
+// placement is one folder entry of the table: the path, whether it holds
+// the subtree below it, and the rank of its row.
+type placement struct {
+	path    string
+	subtree bool
+	tier    int
 }
 
-// tierOf is the tier of the package dir and the entry that places it; ok is
+func (p placement) String() string {
+	if p.subtree {
+		return p.path + "/..."
+	}
+	return p.path
+}
+
+// of is the tier of the package dir and the entry that places it; ok is
 // false when no entry holds it.
-func tierOf(dir string) (tier int, entry string, ok bool) {
+func (ts tiers) of(dir string) (tier int, entry string, ok bool) {
 	best := -1
-	for t, entries := range tiers {
-		for _, e := range entries {
-			prefix, subtree := strings.CutSuffix(e, "/...")
-			held := dir == prefix || (subtree && strings.HasPrefix(dir, prefix+"/"))
-			if held && len(prefix) > best {
-				best, tier, entry, ok = len(prefix), t, e, true
-			}
+	for _, p := range ts {
+		held := dir == p.path || (p.subtree && strings.HasPrefix(dir, p.path+"/"))
+		if held && len(p.path) > best {
+			best, tier, entry, ok = len(p.path), p.tier, p.String(), true
 		}
 	}
 	return tier, entry, ok
+}
+
+// parseTiers reads the tiers table of a Markdown page: the fenced block
+// whose first line starts "tier  folder / package". Its columns are found
+// by that header: a row that starts a tier has the tier's number in the
+// tier column, and the numbers count down by one to 0 at the bottom (the
+// table is drawn from the top, as the imports point down); a row with an
+// empty tier column belongs to the tier above it. The folder cell begins
+// at the folder column and ends at the first two spaces (a long brace list
+// may run into the owns column, as long as two spaces follow it); it holds
+// comma-separated entries, each a path, a "path/..." subtree or a brace
+// list ("adapter/pure/{status,translate}"). A line blank in the folder
+// column carries on the owns or memory text of the row above.
+func parseTiers(markdown string) (tiers, error) {
+	var table []string
+	lines := strings.Split(markdown, "\n")
+	for i := 0; i < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], "```") {
+			continue
+		}
+		end := i + 1
+		for end < len(lines) && !strings.HasPrefix(lines[end], "```") {
+			end++
+		}
+		if end > i+1 && strings.HasPrefix(lines[i+1], "tier") && strings.Contains(lines[i+1], "folder / package") {
+			if table != nil {
+				return nil, errors.New("two tiers tables")
+			}
+			table = lines[i+1 : end]
+		}
+		i = end
+	}
+	if table == nil {
+		return nil, errors.New(`no tiers table (a fenced block starting "tier  folder / package")`)
+	}
+	column := strings.Index(table[0], "folder")
+	var out tiers
+	tier, seen := -1, map[string]bool{}
+	for _, line := range table[1:] {
+		label := strings.TrimSpace(line[:min(column, len(line))])
+		cell := ""
+		if len(line) > column && line[column] != ' ' {
+			if line[column-1] != ' ' {
+				return nil, fmt.Errorf("%q: the tier runs into the folder column", line)
+			}
+			cell, _, _ = strings.Cut(line[column:], "  ")
+		}
+		if label != "" {
+			n, err := strconv.Atoi(label)
+			switch {
+			case err != nil:
+				return nil, fmt.Errorf("%q: the tier %q is not a number", line, label)
+			case tier >= 0 && n != tier-1:
+				return nil, fmt.Errorf("%q: tier %d below tier %d: the tiers count down by one", line, n, tier)
+			case cell == "":
+				return nil, fmt.Errorf("%q: a tier with no folder", line)
+			}
+			tier = n
+		}
+		if cell == "" {
+			continue
+		}
+		if tier < 0 {
+			return nil, fmt.Errorf("%q: a folder before the first tier", line)
+		}
+		for _, item := range strings.Split(cell, ", ") {
+			paths, err := expandBraces(item)
+			if err != nil {
+				return nil, fmt.Errorf("%q: %v", line, err)
+			}
+			for _, p := range paths {
+				path, subtree := strings.CutSuffix(p, "/...")
+				if path == "" || strings.ContainsAny(path, " ,{}") || strings.HasPrefix(path, "/") || strings.HasSuffix(path, "/") {
+					return nil, fmt.Errorf("%q: %q is not a folder", line, p)
+				}
+				if seen[path] {
+					// A folder in two rows would have two ranks.
+					return nil, fmt.Errorf("%q: %s is placed twice", line, path)
+				}
+				seen[path] = true
+				out = append(out, placement{path: path, subtree: subtree, tier: tier})
+			}
+		}
+	}
+	if tier != 0 {
+		return nil, fmt.Errorf("the bottom tier is %d, not 0", tier)
+	}
+	return out, nil
+}
+
+// expandBraces makes "a/{b,c}/d" a/b/d and a/c/d, each brace list in turn.
+func expandBraces(item string) ([]string, error) {
+	open := strings.Index(item, "{")
+	if open < 0 {
+		if strings.Contains(item, "}") {
+			return nil, fmt.Errorf("%q: a } with no {", item)
+		}
+		return []string{item}, nil
+	}
+	shut := strings.Index(item[open:], "}")
+	if shut < 0 {
+		return nil, fmt.Errorf("%q: a { with no }", item)
+	}
+	shut += open
+	var out []string
+	for _, alt := range strings.Split(item[open+1:shut], ",") {
+		if alt == "" || strings.Contains(alt, "{") {
+			return nil, fmt.Errorf("%q: an empty or nested brace entry", item)
+		}
+		rest, err := expandBraces(item[shut+1:])
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rest {
+			out = append(out, item[:open]+alt+r)
+		}
+	}
+	return out, nil
+}
+
+// readTiers is the tiers table of docs/architecture.md.
+func readTiers(t *testing.T) tiers {
+	t.Helper()
+	data, err := os.ReadFile(architecture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := parseTiers(string(data))
+	if err != nil {
+		t.Fatalf("docs/architecture.md: %v", err)
+	}
+	return ts
 }
 
 // testSupport are the test side's packages that a product package's tests
@@ -67,6 +205,7 @@ var testSupport = map[string]bool{
 }
 
 func TestLayering(t *testing.T) {
+	ts := readTiers(t)
 	dirs := packagesUnder(t, ".")
 	// Every doc.go's declarations, for tests that import a package of
 	// their own tier: allowed where that package does not reach theirs.
@@ -86,21 +225,28 @@ func TestLayering(t *testing.T) {
 		}
 		graph[dir] = declared
 	}
+	placing := map[string]bool{}
 	for _, dir := range dirs {
 		pkg, err := build.ImportDir(filepath.Join("..", dir), 0)
 		if err != nil {
 			t.Fatalf("read %s: %v", dir, err)
 		}
-		if _, _, ok := tierOf(dir); !ok {
-			t.Errorf("package %s is in no folder of tiers: place it in the folder of its tier (or add the folder to tiers)", dir)
-			continue
+		if _, entry, ok := ts.of(dir); ok {
+			placing[entry] = true
 		}
 		tests := append(append([]string(nil), pkg.TestImports...), pkg.XTestImports...)
 		// nil where no doc.go declares (outside adapter/, or unreadable:
 		// said above).
 		declared := graph[dir]
-		for _, problem := range importProblems(dir, pkg.Imports, tests, declared, graph) {
+		for _, problem := range importProblems(ts, dir, pkg.Imports, tests, declared, graph) {
 			t.Error(problem)
+		}
+	}
+	// A folder of the table that places no package is a package gone or
+	// misspelt: the picture would show what is not there.
+	for _, p := range ts {
+		if !placing[p.String()] {
+			t.Errorf("docs/architecture.md's tiers table names %s, which places no package of the module", p)
 		}
 	}
 }
@@ -137,17 +283,22 @@ func mayImport(path string) ([]string, error) {
 
 // importProblems are the rules broken by the package dir, which imports
 // imports and whose tests import tests, where declared is the list of its
-// doc.go (nil: it has none): a declared package that is not in a tier or
-// sits in a higher one; an import of no tier, of a higher one, or of its
-// own tier that it neither declares nor holds below its folder; and, when
-// it declares, any import of the module it does not declare. A test may
-// also import its own package, the test support packages, and a package of
-// its own tier that does not reach dir through the declarations in graph.
-func importProblems(dir string, imports, tests, declared []string, graph map[string][]string) []string {
+// doc.go (nil: it has none) and ts the tiers: a package in no folder of ts;
+// a declared package that is not in a tier, sits in a higher one or is not
+// imported; an import of no tier, of a higher one, or of its own tier that
+// it neither declares nor holds below its folder; and, when it declares,
+// any import of the module it does not declare. A test may also import its
+// own package, the test support packages, and a package of its own tier
+// that does not reach dir through the declarations in graph.
+func importProblems(ts tiers, dir string, imports, tests, declared []string, graph map[string][]string) []string {
+	tier, entry, ok := ts.of(dir)
+	if !ok {
+		// Its imports cannot be judged without its rank.
+		return []string{fmt.Sprintf("package %s is in no folder of the tiers table of docs/architecture.md: add it to the row of its tier (or its folder to the table)", dir)}
+	}
 	var out []string
-	tier, entry, _ := tierOf(dir)
 	for _, d := range declared {
-		switch to, _, ok := tierOf(d); {
+		switch to, _, ok := ts.of(d); {
 		case !ok:
 			out = append(out, fmt.Sprintf("%s/doc.go may import %s, which is in no tier", dir, d))
 		case to > tier:
@@ -163,7 +314,7 @@ func importProblems(dir string, imports, tests, declared []string, graph map[str
 		if test {
 			what = "has a test that imports"
 		}
-		to, toEntry, known := tierOf(rel)
+		to, toEntry, known := ts.of(rel)
 		below := strings.HasPrefix(rel, dir+"/")
 		switch {
 		case !test && declared != nil && !slices.Contains(declared, rel):
@@ -210,34 +361,116 @@ func reaches(graph map[string][]string, from, to string) bool {
 	return walk(from)
 }
 
-// TestImportProblems shows the check fails where it must: a climb, an
-// import of a package in no tier, a peer, an import its doc.go does not
-// declare, a declaration it does not use, a declared climb and a climb made
-// by a test only; and passes a suite's imports of the test side and the
-// product, and a
-// test's import of its own package, of a fake and of what its package does
-// not declare, and a package's import of one below its folder.
+// synthetic is a tiers table for the tests below, in the shape of
+// docs/architecture.md's: plain paths, subtrees, a brace list that runs
+// into the owns column, rows that carry on a tier, a line that carries on
+// a row's text. Its ranks are its own, so the cases do not move when the
+// real table does.
+const synthetic = "Some prose.\n\n```\n" + `tier  folder / package            owns                       memory
+5     test/...                    the suites
+      docs                        the docs' tests
+4     test/bdtest                 the suites' helpers
+      test/bench/...              benchmarks
+      test/fakekube               a fake
+3     adapter                     the facade
+2     adapter/internal/{controller,appmode,servemode,kube,scope}  the glue   some
+                                  and more of its text
+      adapter/v1alpha1/deployments/...   rukpak's first API
+1     adapter/pure/...            pure packages              none
+0     convert/..., ocibundle      the bottom
+` + "```\n\nMore prose, and another block:\n\n```\ntier list\n```\n"
+
+// TestParseTiers reads the synthetic table, and refuses tables that do not
+// rank: every refusal fails TestLayering before any import is judged.
+func TestParseTiers(t *testing.T) {
+	ts, err := parseTiers(synthetic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{
+		"test/e2e":                               "5 test/...",
+		"docs":                                   "5 docs",
+		"test/bench/scale":                       "4 test/bench/...",
+		"adapter":                                "3 adapter",
+		"adapter/internal/servemode":             "2 adapter/internal/servemode",
+		"adapter/v1alpha1/deployments":           "2 adapter/v1alpha1/deployments/...",
+		"adapter/v1alpha1/deployments/templates": "2 adapter/v1alpha1/deployments/...",
+		"adapter/pure/status":                    "1 adapter/pure/...",
+		"convert/certs":                          "0 convert/...",
+		"ocibundle":                              "0 ocibundle",
+		// Named by no entry: a plain path holds nothing below it, and
+		// adapter/internal is only its packages.
+		"ocibundle/sub":          "none",
+		"adapter/internal/other": "none",
+		"cmd/rukpak-kapp":        "none",
+	} {
+		got := "none"
+		if tier, entry, ok := ts.of(dir); ok {
+			got = fmt.Sprintf("%d %s", tier, entry)
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", dir, got, want)
+		}
+	}
+	table := func(rows ...string) string {
+		return "```\ntier  folder / package   owns\n" + strings.Join(rows, "\n") + "\n```\n"
+	}
+	for _, tc := range []struct{ name, markdown, want string }{
+		{"no table", "```\ntier list\n```\n", "no tiers table"},
+		{"two tables", table("0     a") + table("0     b"), "two tiers tables"},
+		{"a gap", table("2     a", "0     b"), "tier 0 below tier 2"},
+		{"upside down", table("0     a", "1     b"), "tier 1 below tier 0"},
+		{"not down to 0", table("2     a", "1     b"), "the bottom tier is 1"},
+		{"a word for a tier", table("top   a", "0     b"), `the tier "top" is not a number`},
+		{"a tier with no folder", table("1", "0     b"), "a tier with no folder"},
+		{"a folder before a tier", table("      a", "0     b"), "a folder before the first tier"},
+		{"text in the folder column", table("1     a         its text", "      wrapped text", "0     b"), `"wrapped text" is not a folder`},
+		{"placed twice", table("1     a/{b,c}", "0     a/b"), "a/b is placed twice"},
+		{"an open brace", table("0     a/{b,c"), "a { with no }"},
+		{"an empty brace entry", table("0     a/{b,}"), "an empty or nested brace entry"},
+	} {
+		if _, err := parseTiers(tc.markdown); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestImportProblems shows the check fails where it must: a package in no
+// tier, a climb, an import of a package in no tier, a peer, an import its
+// doc.go does not declare, a declaration it does not use, a declared climb
+// and a climb made by a test only; and passes a suite's imports of the
+// test side and the product, a test's import of its own package, of a
+// fake and of what its package does not declare, and a package's import
+// of one below its folder.
 func TestImportProblems(t *testing.T) {
+	ts, err := parseTiers(synthetic)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name                     string
 		dir                      string
 		imports, tests, declared []string
 		want                     string
 	}{
-		{"a climb", "adapter/pure/status", []string{module + "adapter/internal/kube"}, nil, nil, "a lower package must not import a higher one"},
+		{"a package in no tier", "adapter/nowhere", []string{module + "adapter/pure/status"}, nil, nil,
+			"package adapter/nowhere is in no folder of the tiers table"},
+		{"a climb", "adapter/pure/status", []string{module + "adapter/internal/kube"}, nil, nil,
+			"adapter/pure/status (tier 1, adapter/pure/...) imports adapter/internal/kube (tier 2, adapter/internal/kube): a lower package must not import a higher one"},
 		{"no tier", "adapter/pure/status", []string{module + "adapter/nowhere"}, nil, nil, "which is in no tier"},
 		{"peers", "adapter/internal/appmode", []string{module + "adapter/internal/servemode"}, nil, []string{}, "which its doc.go does not declare"},
 		{"peers without doc.go", "test/bdtest", []string{module + "test/bench/scale"}, nil, nil, "peers never import each other"},
 		{"undeclared", "adapter/internal/kube", []string{module + "adapter/pure/status", module + "adapter/pure/translate"}, nil,
-			[]string{"adapter/pure/status"}, "imports adapter/pure/translate, which its doc.go does not declare"},
+			[]string{"adapter/pure/status"}, "adapter/internal/kube imports adapter/pure/translate, which its doc.go does not declare"},
 		{"a declared climb", "adapter/pure/status", []string{module + "adapter/internal/kube"}, nil, []string{"adapter/internal/kube"}, "doc.go may import adapter/internal/kube, of a higher tier"},
-		{"a test's climb", "adapter/pure/translate", nil, []string{module + "adapter/internal/controller"}, nil, "has a test that imports adapter/internal/controller (tier 5"},
+		{"a test's climb", "adapter/pure/translate", nil, []string{module + "adapter/internal/controller"}, nil,
+			"adapter/pure/translate (tier 1, adapter/pure/...) has a test that imports adapter/internal/controller (tier 2, adapter/internal/controller)"},
 		{"a test's own package and a fake", "adapter/internal/kube", []string{"fmt", module + "adapter/pure/status"},
 			[]string{module + "adapter/internal/kube", module + "test/fakekube", module + "adapter/pure/translate"}, []string{"adapter/pure/status"}, ""},
 		{"a package below its folder", "convert", []string{module + "convert/certs"}, nil, nil, ""},
 		{"an unused declaration", "adapter/internal/kube", []string{module + "adapter/pure/status"}, nil, []string{"adapter/pure/status", "adapter/pure/translate"},
-			"doc.go may import adapter/pure/translate, which it does not import"},
-		{"a suite's climb is the top's", "test/packaging", nil, []string{module + "test/bdtest", module + "adapter/pure/catalog"}, nil, ""},
+			"adapter/internal/kube/doc.go may import adapter/pure/translate, which it does not import"},
+		{"a suite's climb is the top's", "test/packaging", nil, []string{module + "test/bdtest", module + "adapter/pure/status"}, nil, ""},
 		{"a test's peer that does not reach its package", "adapter/internal/controller", nil, []string{module + "adapter/v1alpha1/deployments"}, []string{}, ""},
 		{"a test's peer that reaches its package", "adapter/internal/kube", nil, []string{module + "adapter/v1alpha1/deployments"}, []string{}, "peers never import each other"},
 	} {
@@ -245,7 +478,7 @@ func TestImportProblems(t *testing.T) {
 			"adapter/v1alpha1/deployments": {"adapter/internal/scope"},
 			"adapter/internal/scope":       {"adapter/internal/kube"},
 		}
-		got := importProblems(tc.dir, tc.imports, tc.tests, tc.declared, graph)
+		got := importProblems(ts, tc.dir, tc.imports, tc.tests, tc.declared, graph)
 		if tc.name == "a declared climb" {
 			// The climb is said twice: declared, and imported.
 			if len(got) != 2 || !strings.Contains(got[0], tc.want) {

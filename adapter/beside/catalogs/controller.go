@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
@@ -52,8 +53,10 @@ type Reconciler struct {
 	client client.Client
 	cached client.Reader
 	direct client.Reader
-	images Images
-	status StatusWriter
+	// packages writes what a catalog publishes.
+	packages packagingapi.Writer
+	images   Images
+	status   StatusWriter
 	// retries holds back the registry requests of a catalog that failed
 	// until their backoff has passed.
 	retries fetch.Backoff
@@ -72,7 +75,7 @@ type Reconciler struct {
 // published object before writing it again; images reaches the catalog
 // images; status writes the catalog's status.
 func New(c client.Client, cached, direct client.Reader, images Images, status StatusWriter) *Reconciler {
-	return &Reconciler{client: c, cached: cached, direct: direct, images: images, status: status, kept: map[types.NamespacedName]*publication{}}
+	return &Reconciler{client: c, cached: cached, direct: direct, packages: packagingapi.NewWriter(c, direct), images: images, status: status, kept: map[types.NamespacedName]*publication{}}
 }
 
 // Poll is how often cat's image is looked up.
@@ -206,9 +209,11 @@ func (r *Reconciler) read(ctx context.Context, cat *catalogsv1alpha1.OperatorCat
 	return p, reconcile.Result{}, nil
 }
 
-// writeFailed says the packaging API refused a write, and backs off.
+// writeFailed says the packaging API refused a write, and backs off. err
+// names the object and says when the API is not available
+// (packagingapi.Error).
 func (r *Reconciler) writeFailed(cat *catalogsv1alpha1.OperatorCatalog, pinned string, err error) (reconcile.Result, error) {
-	setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonWriteFailed, fmt.Sprintf("The packages of %s could not be written through kapp-controller's packaging API (the APIService v1alpha1.data.packaging.carvel.dev): %v. Written again with backoff.", pinned, err))
+	setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonWriteFailed, fmt.Sprintf("The packages of %s could not be written: %v. Written again with backoff.", pinned, err))
 	return reconcile.Result{}, err
 }
 

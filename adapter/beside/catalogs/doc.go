@@ -22,6 +22,6 @@
 // registry that failed and the digest that held no readable catalog
 // (fetch.Backoff).
 //
-// May import (this module): adapter/fetch, adapter/pure/catalog,
-// adapter/pure/fieldowner, api/catalogs/v1alpha1.
+// May import (this module): adapter/beside/packagingapi, adapter/fetch,
+// adapter/pure/catalog, adapter/pure/fieldowner, api/catalogs/v1alpha1.
 package catalogs

@@ -11,12 +11,10 @@ import (
 	"strings"
 
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 )
 
@@ -161,40 +159,27 @@ func (r *Reconciler) put(ctx context.Context, live client.Reader, cat string, wa
 	if err != nil {
 		return err
 	}
-	k := keyOf(want)
-	m := metadataOf(k.kind)
-	err = live.Get(ctx, client.ObjectKeyFromObject(want), m)
-	if apierrors.IsNotFound(err) {
-		err = r.client.Create(ctx, want, client.FieldOwner(fieldowner.Name))
-		if err == nil {
-			r.record(e, want.GetResourceVersion(), "")
+	written, err := r.packages.Put(ctx, live, want, metadataOf(keyOf(want).kind), func(m client.Object) client.Object {
+		if owner := m.GetLabels()[LabelCatalog]; owner != "" && owner != cat {
+			r.record(e, "", owner)
 			return nil
 		}
-		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create %s: %w", k, err)
+		r.mu.Lock()
+		last := e.rv
+		r.mu.Unlock()
+		if m.GetLabels()[LabelCatalog] == cat && m.GetAnnotations()[AnnotationHash] == hash && (last == "" || last == m.GetResourceVersion()) {
+			r.record(e, m.GetResourceVersion(), "")
+			return nil
 		}
-		// Made since the cache last saw: read it as it is.
-		err = r.direct.Get(ctx, client.ObjectKeyFromObject(want), m)
-	}
+		want.SetResourceVersion(m.GetResourceVersion())
+		return want
+	})
 	if err != nil {
-		return fmt.Errorf("read %s: %w", k, err)
+		return err
 	}
-	if owner := m.Labels[LabelCatalog]; owner != "" && owner != cat {
-		r.record(e, "", owner)
-		return nil
+	if written != nil {
+		r.record(e, written.GetResourceVersion(), "")
 	}
-	r.mu.Lock()
-	written := e.rv
-	r.mu.Unlock()
-	if m.Labels[LabelCatalog] == cat && m.Annotations[AnnotationHash] == hash && (written == "" || written == m.ResourceVersion) {
-		r.record(e, m.ResourceVersion, "")
-		return nil
-	}
-	want.SetResourceVersion(m.ResourceVersion)
-	if err := r.client.Update(ctx, want, client.FieldOwner(fieldowner.Name)); err != nil {
-		return fmt.Errorf("update %s: %w", k, err)
-	}
-	r.record(e, want.GetResourceVersion(), "")
 	return nil
 }
 

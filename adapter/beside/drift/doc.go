@@ -4,9 +4,12 @@
 // the owner labels kapp puts on every one), and when one is deleted or
 // changed by a writer other than kapp it has kapp-controller re-apply the
 // App at once, coalescing bursts and backing off from a writer that keeps
-// changing the object back.
+// changing the object back. Its stall repair (StallRepair) has
+// kapp-controller run again an App whose run it lost (killed in the middle
+// of it, or its write of the run's progress failed), with the same kick.
 //
-// It owns the watches and queues of the repair, and the memory of what it watches per App.
+// It owns the watches and queues of both repairs, and their memory per App
+// (dropped when the App is deleted).
 //
 // May import (this module): adapter/pure/status, api/v1alpha2.
 package drift

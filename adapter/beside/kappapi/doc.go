@@ -3,7 +3,8 @@
 // it once it is: the adapter starts without kapp-controller, says so on
 // every claimed BundleDeployment (Missing) and in its readiness, and starts
 // working when the API appears, without a restart. It is a Runnable of its
-// own, wired in the facade's manager; the dispatcher only asks Ready. The
+// own, wired in the facade's manager; the dispatcher only asks Ready (and
+// words the wait with Missing). The
 // facade runs a second one (NewFor) for the OperatorCatalog API, which
 // starts the catalog controller whenever config/catalogs is installed.
 //

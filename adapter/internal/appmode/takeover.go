@@ -96,7 +96,12 @@ func (m *Mode) clearRukpak(ctx context.Context, s *scope.Scope) error {
 	if err := m.deleteReleaseSecrets(ctx, takeover.ReleaseSecrets(bd, secrets.Items)); err != nil {
 		return err
 	}
-	err := kube.PatchFinalizers(ctx, m.client, bd, func(o client.Object, _ string) bool { return takeover.StripRukpakFinalizers(o) })
+	// The BundleDeployment as stored, not the view: for an alias class or
+	// rukpak's first API the view is a copy, which the patch's response
+	// would overwrite with the stored class and namespace, and the status
+	// write after the step is locked by the resourceVersion the patch
+	// leaves on Scope.BD (as the prepare step's finalizer patch leaves it).
+	err := kube.PatchFinalizers(ctx, m.client, s.BD, func(o client.Object, _ string) bool { return takeover.StripRukpakFinalizers(o) })
 	if err != nil {
 		return scope.InStep(scope.StepStore, "remove rukpak's finalizers: %w", err)
 	}

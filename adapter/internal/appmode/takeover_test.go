@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/takeover"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/fakekube"
 )
 
@@ -126,5 +128,54 @@ func TestTakeOverProceeds(t *testing.T) {
 	}
 	if got := k.Wrote(); len(got) != 0 {
 		t.Errorf("after the clean-up: wrote %v", got)
+	}
+}
+
+// Once the taken-over App deployed, rukpak's finalizers come off the
+// BundleDeployment as stored, not the view: for an alias class the view
+// is a copy with the built-in class, which a patch's response would
+// overwrite with the alias, and the status write after the step, locked by
+// the BundleDeployment's resourceVersion, would then be refused once.
+func TestClearRukpakPatchesTheBundleDeploymentNotTheView(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const alias = "kapp-plain"
+	bd := webBD()
+	bd.Spec.ProvisionerClassName = alias
+	k := fakekube.New(kinds(), bd)
+	view := webBD()
+	installed(t, k, view)
+	app := read(t, k, appOf(bd.Name))
+	app.Annotations[takeover.AnnotationTakenOver] = "1"
+	if err := k.Raw.Update(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	app = read(t, k, appOf(bd.Name))
+
+	stored := read(t, k, webBD())
+	// As the dispatcher's load makes it: the alias replaced on a copy.
+	view = stored.DeepCopy()
+	view.Spec.ProvisionerClassName = rukpakv1alpha2.ClassPlain
+	s := scopeOf(stored, app)
+	s.View = view
+	k.Reset()
+	if o := mode(t, k).Install(ctx, s); o.Err != nil || o.Failure != nil {
+		t.Fatalf("Install: %+v", o)
+	}
+	if got, want := k.Wrote(), []string{"patch BundleDeployment /web"}; !slices.Equal(got, want) {
+		t.Fatalf("wrote %v, want %v", got, want)
+	}
+	if got := read(t, k, webBD()).Finalizers; !slices.Equal(got, []string{kube.Finalizer}) {
+		t.Errorf("finalizers %v, want only the adapter's", got)
+	}
+	if view.Spec.ProvisionerClassName != rukpakv1alpha2.ClassPlain {
+		t.Errorf("the view was overwritten: class %q, want the built-in one", view.Spec.ProvisionerClassName)
+	}
+	// The status write that follows the step in the same reconcile goes
+	// through at once.
+	st := rukpakv1alpha2.BundleDeploymentStatus{Conditions: []metav1.Condition{{Type: rukpakv1alpha2.TypeInstalled, Status: metav1.ConditionTrue,
+		Reason: rukpakv1alpha2.ReasonInstallationSucceeded, Message: "Installed.", LastTransitionTime: metav1.Now()}}}
+	if err := kube.WriteStatus(ctx, k.Client, nil, s.BD, st); err != nil {
+		t.Fatalf("the status write after the step: %v", err)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -117,34 +116,16 @@ func (r *Reconciler) WatchKapp(mgr ctrl.Manager) error {
 // WakeAll has every BundleDeployment reconciled again: what waited for
 // kapp-controller's API goes on.
 func (r *Reconciler) WakeAll(ctx context.Context, c client.Reader) error {
-	return r.wake(ctx, c, func(*rukpakv1alpha2.BundleDeployment) bool { return true })
+	return kube.Wake(ctx, c, &rukpakv1alpha2.BundleDeploymentList{}, func(*rukpakv1alpha2.BundleDeployment) bool { return true }, r.wakeAll)
 }
 
 // WakeUnpackFailed has every BundleDeployment whose source could not be
 // fetched reconciled again now, not at the end of its backoff: what it
 // failed on (kapp-controller-config's CAs or proxies) changed.
 func (r *Reconciler) WakeUnpackFailed(ctx context.Context, c client.Reader) error {
-	return r.wake(ctx, c, func(bd *rukpakv1alpha2.BundleDeployment) bool { return status.UnpackFailed(bd.Status.Conditions) })
-}
-
-func (r *Reconciler) wake(ctx context.Context, c client.Reader, which func(*rukpakv1alpha2.BundleDeployment) bool) error {
-	list := &rukpakv1alpha2.BundleDeploymentList{}
-	if err := c.List(ctx, list); err != nil {
-		return fmt.Errorf("list bundle deployments: %w", err)
-	}
-	go func() {
-		for i := range list.Items {
-			if !which(&list.Items[i]) {
-				continue
-			}
-			select {
-			case r.wakeAll <- event.GenericEvent{Object: &list.Items[i]}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return nil
+	return kube.Wake(ctx, c, &rukpakv1alpha2.BundleDeploymentList{}, func(bd *rukpakv1alpha2.BundleDeployment) bool {
+		return status.UnpackFailed(bd.Status.Conditions)
+	}, r.wakeAll)
 }
 
 // configMapIndex indexes BundleDeployments by the ConfigMaps their

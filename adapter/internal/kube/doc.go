@@ -1,10 +1,17 @@
 // Package kube holds the adapter's own reads and writes that both install
 // modes use: the App (read, applied with server-side apply, judged
-// deployed), the BundleDeployment's finalizers and status, the copies of
-// what an App references in its namespace, and the installed workloads.
+// deployed, deleted leaving what it installed: DeleteLeaving), the
+// BundleDeployment's finalizers, the copies of what an App references in
+// its namespace, and the installed workloads. It is also every status
+// write of the adapter (PatchStatus, the one patch of a status
+// subresource: WriteStatus, WriteV1alpha1Status, WriteBundleStatus and the
+// OperatorCatalog's ConditionsWriter), the release of rukpak's finalizer
+// from a Bundle (ReleaseBundleFromRukpak) and the wake that has a
+// controller reconcile again the objects a change concerns (Wake).
 //
 // It decides nothing about a BundleDeployment's route or content. The store,
-// the modes and the dispatcher import it, never the other way round.
+// the modes, the dispatcher, rukpak's first API (v1alpha1/deployments,
+// v1alpha1/bundles) and the facade import it, never the other way round.
 //
 // May import (this module): adapter/pure/bundlefiles, adapter/pure/fieldowner,
 // adapter/internal/scope, adapter/pure/status, adapter/pure/takeover, api/v1alpha1,

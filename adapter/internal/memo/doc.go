@@ -5,8 +5,8 @@
 // one); and OwnWrites, the version each controller's last status write
 // replaced, kept that way.
 //
-// It owns no memory itself, only the type; every internal package may
-// import it.
+// It owns no memory itself, only the type; every package of its tier may
+// import it (the dispatcher, the serve mode and the Bundle controller do).
 //
 // May import (this module): nothing.
 package memo

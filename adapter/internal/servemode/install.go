@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
@@ -90,7 +91,7 @@ func (m *Mode) livePackageInstall(ctx context.Context, ns, name string) (*packag
 // applyPackageInstall writes the PackageInstall only when it differs from
 // the live one, so an unchanged BundleDeployment costs no API writes.
 func (m *Mode) applyPackageInstall(ctx context.Context, desired, live *packagingv1alpha1.PackageInstall) (*packagingv1alpha1.PackageInstall, error) {
-	if live != nil && live.DeletionTimestamp.IsZero() && labelsHold(live, desired) &&
+	if live != nil && live.DeletionTimestamp.IsZero() && packagingapi.LabelsHold(live, desired) &&
 		apiequality.Semantic.DeepEqual(desired.Spec, live.Spec) && apiequality.Semantic.DeepEqual(desired.OwnerReferences, live.OwnerReferences) {
 		if _, ok := live.Annotations[packagingDowngradable]; ok {
 			return live, nil
@@ -162,13 +163,4 @@ func (m *Mode) removePackaging(ctx context.Context, ns, bdName, version, keepVal
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func labelsHold(live, desired client.Object) bool {
-	for k, v := range desired.GetLabels() {
-		if live.GetLabels()[k] != v {
-			return false
-		}
-	}
-	return true
 }

@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/memo"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 )
@@ -13,7 +14,9 @@ type Mode struct {
 	client client.Client
 	// direct reads the packaging API, which the informer cache does not hold.
 	direct client.Reader
-	store  *store.Store
+	// packages writes Packages and PackageMetadata.
+	packages packagingapi.Writer
+	store    *store.Store
 	// pruned remembers, per BundleDeployment, the packageSet (its key)
 	// beside which everything superseded was last removed, so an idle
 	// install lists no Packages (an aggregated API call) on every
@@ -30,7 +33,7 @@ type Mode struct {
 // New is the serve mode writing through c, reading the packaging API
 // through direct and fetching content through s.
 func New(c client.Client, direct client.Reader, s *store.Store) *Mode {
-	return &Mode{client: c, direct: direct, store: s}
+	return &Mode{client: c, direct: direct, packages: packagingapi.NewWriter(c, direct), store: s}
 }
 
 // Forget drops what is remembered of name's packaging.

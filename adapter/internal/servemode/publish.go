@@ -11,9 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/bundlefiles"
@@ -167,36 +167,28 @@ func (m *Mode) publish(ctx context.Context, bdName string, set *packageSet) erro
 }
 
 // publishPackage writes the PackageMetadata and the Package through
-// kapp-controller's packaging API.
+// kapp-controller's packaging API: the PackageMetadata is updated when its
+// spec or labels changed, the Package never is.
 func (m *Mode) publishPackage(ctx context.Context, set *packageSet) error {
-	meta := &datav1alpha1.PackageMetadata{}
-	err := m.direct.Get(ctx, client.ObjectKeyFromObject(set.metadata), meta)
-	switch {
-	case apierrors.IsNotFound(err):
-		err = m.client.Create(ctx, set.metadata, client.FieldOwner(fieldowner.Name))
-	case err == nil && !(apiequality.Semantic.DeepEqual(meta.Spec, set.metadata.Spec) && labelsHold(meta, set.metadata)):
+	_, err := m.packages.Put(ctx, m.direct, set.metadata, &datav1alpha1.PackageMetadata{}, func(live client.Object) client.Object {
+		meta := live.(*datav1alpha1.PackageMetadata)
+		if apiequality.Semantic.DeepEqual(meta.Spec, set.metadata.Spec) && packagingapi.LabelsHold(meta, set.metadata) {
+			return nil
+		}
 		meta.Spec, meta.Labels = set.metadata.Spec, set.metadata.Labels
-		err = m.client.Update(ctx, meta, client.FieldOwner(fieldowner.Name))
+		return meta
+	})
+	if err == nil {
+		_, err = m.packages.Put(ctx, m.direct, set.pkg, &datav1alpha1.Package{}, packagingapi.Never)
 	}
 	if err != nil {
-		return packagingAPIError("publish PackageMetadata "+set.metadata.Name, err)
-	}
-	err = m.direct.Get(ctx, client.ObjectKeyFromObject(set.pkg), &datav1alpha1.Package{})
-	if apierrors.IsNotFound(err) {
-		err = client.IgnoreAlreadyExists(m.client.Create(ctx, set.pkg, client.FieldOwner(fieldowner.Name)))
-	}
-	if err != nil {
-		return packagingAPIError("publish Package "+set.pkg.Name, err)
+		return scope.InStep(scope.StepStore, "%w", err)
 	}
 	return nil
 }
 
-// packagingAPIError says which of kapp-controller's APIs failed: Packages
-// and PackageMetadata are served by its own aggregated API server, which
-// may be down while the cluster is not.
+// packagingAPIError is a failed request to the packaging API, in the
+// store's step.
 func packagingAPIError(what string, err error) error {
-	if apierrors.IsServiceUnavailable(err) || apimeta.IsNoMatchError(err) {
-		return scope.InStep(scope.StepStore, "%s: kapp-controller's packaging API (APIService v1alpha1.data.packaging.carvel.dev) is not available; check that kapp-controller runs: %w", what, err)
-	}
-	return scope.InStep(scope.StepStore, "%s: %w", what, err)
+	return scope.InStep(scope.StepStore, "%w", packagingapi.Error(what, err))
 }

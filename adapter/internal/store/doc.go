@@ -10,10 +10,12 @@
 // generation is keyed by the catalog step it installs too, since a walk
 // along a channel installs several bundles with one generation.
 //
-// It owns the content cache and the waiting set; the image digests are the
-// fetcher's (fetch.DigestCache, handed to SourceFetcher). Forget drops what
-// it remembers of one BundleDeployment. Offline, the modes and the
-// dispatcher import it.
+// It owns the content cache, the waiting set and the backoff of the
+// fetches that failed (fetch.Backoff); the image digests are the fetcher's
+// (fetch.DigestCache, handed to SourceFetcher). Forget drops what it
+// remembers of one BundleDeployment. Offline, the modes, the Bundle
+// controller (v1alpha1/bundles) and the facade import it; the dispatcher
+// knows it only through its DependencyWaits seam.
 //
 // May import (this module): adapter/pure/bundlefiles, adapter/pure/catalog, adapter/pure/content,
 // adapter/fetch, adapter/pure/fieldowner, adapter/pure/packaging, adapter/internal/kube,

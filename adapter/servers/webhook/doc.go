@@ -1,5 +1,6 @@
-// Package webhook serves the adapter's admission (and, later, conversion)
-// webhooks from every replica, leader or not, with a CA and serving
+// Package webhook serves the adapter's admission webhooks, the
+// BundleDeployment CRD's conversion webhook and the contentURLs from every
+// replica, leader or not, with a CA and serving
 // certificate the adapter makes itself: no cert-manager. The certificates
 // live in one Secret in the system namespace, shared by the replicas and
 // rotated before they end with an overlap (see PlanCertificates); the CA

@@ -12,13 +12,21 @@
 // source when the replica does not hold it. Forgetter drops what is stored
 // for an object when it is deleted, on every replica.
 //
+// A reconcile follows the dispatcher's phases: a read that writes nothing
+// (load: the Bundle and the plan's step), the steps in order (rukpak's
+// finalizer released, then the plan's: rest, report, fetch), and one
+// locked status write with its Event (report), skipped when it changes
+// nothing.
+//
 // A fetch runs in a goroutine of its own (fetches.go) and writes nothing:
 // a reconcile waits for it at most UnpackingAfter, says Unpacking on a
 // first unpack when it is not done, and returns; the fetch's end queues the
 // Bundle again, and that reconcile writes the outcome.
 //
 // It remembers, per Bundle, the source a failed fetch again was pinned to
-// (so the retry never fetches a tag that moved) and the fetch under way.
+// (so the retry never fetches a tag that moved), the fetch under way, the
+// version its last status write replaced (memo.OwnWrites) and the backoff
+// of a fetch that failed (fetch.Backoff).
 // The facade wires it.
 //
 // May import (this module): adapter/fetch, adapter/pure/bundlefiles, adapter/servers/contenturl,

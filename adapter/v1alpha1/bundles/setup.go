@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/bundles/plan"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
@@ -87,24 +88,12 @@ func (u *Unpacker) queue(ctx context.Context, name string) {
 // now, not at the end of its backoff: what it failed on
 // (kapp-controller-config's CAs or proxies) changed.
 func (u *Unpacker) WakeUnpackFailed(ctx context.Context, c client.Reader) error {
-	list := &rukpakv1alpha1.BundleList{}
-	if err := c.List(ctx, list); err != nil {
-		return fmt.Errorf("list bundles: %w", err)
-	}
-	// Every fetch that failed may pass now: none waits out its backoff.
+	// Every fetch that failed may pass now: none waits out its backoff
+	// (forgotten before any is queued, so none is looked at with it).
 	u.retries.ForgetAll()
-	var failed []string
-	for _, b := range list.Items {
-		if status.UnpackFailed(b.Status.Conditions) {
-			failed = append(failed, b.Name)
-		}
-	}
-	go func() {
-		for _, name := range failed {
-			u.queue(ctx, name)
-		}
-	}()
-	return nil
+	return kube.Wake(ctx, c, &rukpakv1alpha1.BundleList{}, func(b *rukpakv1alpha1.Bundle) bool {
+		return status.UnpackFailed(b.Status.Conditions)
+	}, u.queued)
 }
 
 // references is what a Bundle's source reads from the system namespace.

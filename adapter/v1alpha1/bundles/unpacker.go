@@ -61,74 +61,142 @@ func New(c client.Client, recorder events.EventRecorder, source *URLSource, addr
 }
 
 // Reconcile brings one Bundle's status and stored content in line with its
-// spec. Failures are reported on the Bundle at once; the ones a retry can
-// end come back as errors (the queue backs off, up to five minutes), the
-// others as terminal errors, which only a change of what the Bundle reads
-// (a ConfigMap, a Secret, kapp-controller-config) or a restart looks at
-// again: its spec never changes.
+// spec, in the dispatcher's three phases: load reads (and writes nothing),
+// run takes the steps in order (rukpak's finalizer released, then the
+// plan's step), and report writes the status once, from what they found.
+// Failures are reported on the Bundle at once; the ones a retry can end
+// are looked at again at their next attempt (fetch.Backoff), the others
+// come back as terminal errors, which only a change of what the
+// Bundle reads (a ConfigMap, a Secret, kapp-controller-config) or a restart
+// looks at again: its spec never changes.
 func (u *Unpacker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	res, err := u.unpack(ctx, req)
-	if apierrors.IsConflict(err) {
-		// As the dispatcher does: a status read stale is not written over;
-		// another look with backoff writes it afresh (a fetch's result is
-		// kept for it), and nothing is logged as an error.
-		return ctrl.Result{Requeue: true}, nil
-	}
-	return res, err
-}
-
-// unpack reads the Bundle, releases rukpak's finalizer, and takes the
-// step its plan says: report, unpack or fetch again, then one status write.
-func (u *Unpacker) unpack(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	b := &rukpakv1alpha1.Bundle{}
-	if err := u.client.Get(ctx, req.NamespacedName, b); err != nil {
-		if apierrors.IsNotFound(err) {
-			u.pinned.Delete(req.Name)
-			u.written.Delete(req.Name)
-			u.retries.Forget(req.Name)
-			u.fetches.drop(req.Name)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("read the Bundle: %w", err)
-	}
-	if u.written.Behind(b.Name, b.ResourceVersion) {
+	l, err := u.load(ctx, req)
+	switch {
+	case err != nil || l == nil:
+		return ctrl.Result{}, err
+	case l.gone:
+		u.forget(req.Name)
+		return ctrl.Result{}, nil
+	case l.behind:
 		// The cache has not seen the last status write: acting on the
 		// status before it would write over it. Another look with backoff
 		// (that write's update event usually comes first).
 		return ctrl.Result{Requeue: true}, nil
 	}
+	e := u.run(ctx, l)
+	if e.err != nil {
+		if apierrors.IsConflict(e.err) {
+			// Another writer was first; look again with backoff.
+			return ctrl.Result{Requeue: true}, nil
+		}
+		return ctrl.Result{}, e.err
+	}
+	return u.report(ctx, l, e)
+}
+
+// loaded is what load read: the Bundle and the step the plan chose for
+// it, never assigned again.
+type loaded struct {
+	// gone says the Bundle is deleted: what is remembered of it goes.
+	gone bool
+	// behind says the cache has not seen the last status write of the
+	// Bundle yet: nothing runs.
+	behind bool
+	// b is the Bundle as read; the finalizer step leaves its new
+	// resourceVersion on it.
+	b *rukpakv1alpha1.Bundle
+	// class is the built-in class the Bundle is unpacked as.
+	class string
+	// url is the contentURL the Bundle reports once unpacked.
+	url string
+	// kept names the content the status reports unpacked (Rest, Report).
+	kept contenturl.Key
+	step plan.Step
+}
+
+// load reads what one reconcile of the Bundle needs, and writes nothing:
+// the Bundle, whether this replica holds the content its status reports,
+// and the plan's step. nil: the Bundle is not the Bundle controller's
+// (another class's, or a BundleDeployment's).
+func (u *Unpacker) load(ctx context.Context, req ctrl.Request) (*loaded, error) {
+	b := &rukpakv1alpha1.Bundle{}
+	if err := u.client.Get(ctx, req.NamespacedName, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			return &loaded{gone: true}, nil
+		}
+		return nil, fmt.Errorf("read the Bundle: %w", err)
+	}
+	if u.written.Behind(b.Name, b.ResourceVersion) {
+		return &loaded{behind: true}, nil
+	}
 	class, claimed := u.source.classes[b.Spec.ProvisionerClassName]
 	if !claimed || plan.Generated(b) {
-		return ctrl.Result{}, nil
+		return nil, nil
 	}
-	if err := kube.ReleaseBundleFromRukpak(ctx, u.client, b); err != nil {
-		return ctrl.Result{}, err
-	}
-	if !b.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	url := contenturl.For(u.address, contenturl.KindBundle, b.Name)
+	l := &loaded{b: b, class: class, url: contenturl.For(u.address, contenturl.KindBundle, b.Name)}
 	stored := false
 	if plan.ReportsUnpacked(b) {
-		stored = u.source.store.Pin(bundleKey(b.UID, class, *b.Status.ResolvedSource))
+		l.kept = bundleKey(b.UID, class, *b.Status.ResolvedSource)
+		stored, _ = u.source.store.Has(l.kept)
 	}
-	step := plan.Plan(b, stored, url)
-	if step == plan.Rest {
-		return ctrl.Result{}, nil
+	l.step = plan.Plan(b, stored, l.url)
+	return l, nil
+}
+
+// ending is how a run ends: err (a step that failed before anything was
+// learned: nothing is reported), or what to report.
+type ending struct {
+	// out is the status to write; nil: nothing to write.
+	out *plan.Outcome
+	// failure is the failed fetch out reports: it says when to look again.
+	failure error
+	// taken is the fetch whose result out reports: forgotten once the
+	// status is written, so that a write refused is tried again with it.
+	taken *fetchJob
+	err   error
+}
+
+// run takes the steps in order: rukpak's finalizer released, then the
+// plan's.
+func (u *Unpacker) run(ctx context.Context, l *loaded) ending {
+	b := l.b
+	// rukpak v0.16's finalizer comes off every Bundle of a claimed class,
+	// deleted or not: with rukpak gone it would hold the deletion forever.
+	// The patch leaves the Bundle's new resourceVersion on b, which the
+	// status write then carries.
+	if err := kube.ReleaseBundleFromRukpak(ctx, u.client, b); err != nil {
+		return ending{err: err}
+	}
+	step := l.step
+	if step == plan.Rest || step == plan.Report {
+		// The content is this replica's unpack's from now on: a request's
+		// does not make it go. Dropped since load looked: fetched again.
+		if !u.source.store.Pin(l.kept) {
+			step = plan.Plan(b, false, l.url)
+		}
+	}
+	switch step {
+	case plan.Rest, plan.Deleting:
+		return ending{}
 	}
 	log.FromContext(ctx).V(1).Info("unpacking", "step", step.String())
 	if step == plan.Report {
-		return ctrl.Result{}, u.write(ctx, b, plan.Outcome{Phase: plan.Unpacked, Resolved: b.Status.ResolvedSource, ContentURL: url})
+		return ending{out: &plan.Outcome{Phase: plan.Unpacked, Resolved: b.Status.ResolvedSource, ContentURL: l.url}}
 	}
+	return u.unpack(ctx, l, step)
+}
 
-	src := b.Spec.Source
-	switch p, ok := u.pinned.Load(b.Name); {
-	case step == plan.Refetch:
-		src = *b.Status.ResolvedSource
-	case ok && p.uid == b.UID:
-		src = p.src
+// unpack is the fetch step (Unpack or Refetch): it takes the result of the
+// fetch under way, or starts one unless a failure is waiting out its
+// backoff, and says what to report.
+func (u *Unpacker) unpack(ctx context.Context, l *loaded, step plan.Step) ending {
+	b := l.b
+	var pinned *rukpakv1alpha1.BundleSource
+	if p, ok := u.pinned.Load(b.Name); ok && p.uid == b.UID {
+		pinned = &p.src
 	}
-	described := status.DescribeSource(plan.View(b, class, src, ""))
+	src := plan.Source(b, step, pinned)
+	described := status.DescribeSource(plan.View(b, l.class, src, ""))
 	input := inputOf(b, src)
 	job := u.fetches.under(b, src)
 	if job == nil {
@@ -136,37 +204,26 @@ func (u *Unpacker) unpack(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 		// passed, whatever queued the Bundle (the end of that fetch, a
 		// status write): the failure it left is reported.
 		if err := u.retries.Pending(b.Name, input, u.now()); err != nil {
-			return u.failed(ctx, b, err, described)
+			return fetchFailed(err, described)
 		}
 		read := b.DeepCopy()
 		job = u.fetches.start(ctx, b, src, func(ctx context.Context) (map[string][]byte, *rukpakv1alpha1.BundleSource, error) {
-			return u.source.bundleFiles(ctx, read, class, src)
+			return u.source.bundleFiles(ctx, read, l.class, src)
 		})
 	}
 	if !job.wait(ctx, UnpackingAfter) {
-		// The fetch goes on; its end queues the Bundle again. A first
-		// unpack says it runs (a retry after a failure keeps saying the
-		// failure until it ends).
-		if step == plan.Unpack && b.Status.Phase != rukpakv1alpha1.PhaseFailing && b.Status.Phase != rukpakv1alpha1.PhaseUnpacking {
-			return ctrl.Result{}, u.write(ctx, b, plan.Outcome{Phase: plan.Unpacking, Source: described})
-		}
-		return ctrl.Result{}, nil
+		// The fetch goes on; its end queues the Bundle again.
+		return ending{out: plan.Waiting(b, step, described)}
 	}
 	// The fetch's result is kept until its status is written: a write
 	// refused (a conflict with a status the cache had not shown yet) is
 	// tried again with it, not with a new fetch.
 	files, resolved, err := job.files, job.resolved, job.err
 	if err == nil {
-		_, err = u.source.store.Put(bundleKey(b.UID, class, *resolved), files, true)
+		_, err = u.source.store.Put(bundleKey(b.UID, l.class, *resolved), files, true)
 	}
 	if err == nil {
-		if err := u.write(ctx, b, plan.Outcome{Phase: plan.Unpacked, Resolved: resolved, ContentURL: url}); err != nil {
-			return ctrl.Result{}, err
-		}
-		u.fetches.finish(b.Name, job)
-		u.pinned.Delete(b.Name)
-		u.retries.Forget(b.Name)
-		return ctrl.Result{}, nil
+		return ending{out: &plan.Outcome{Phase: plan.Unpacked, Resolved: resolved, ContentURL: l.url}, taken: job}
 	}
 	if step == plan.Refetch {
 		u.pinned.Store(b.Name, pinnedSource{uid: b.UID, src: src})
@@ -175,27 +232,67 @@ func (u *Unpacker) unpack(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 	// the next look, which fetches nothing before its backoff has passed.
 	err = u.retries.Failed(b.Name, input, err, !scope.Permanent(err), u.now())
 	u.fetches.finish(b.Name, job)
-	return u.failed(ctx, b, err, described)
+	return fetchFailed(err, described)
 }
 
-// failed reports a failed fetch (one just made, or one remembered whose
-// backoff has not passed) and says when to look again: at its next
-// attempt, or, for a failure no retry can end, never (a terminal error:
-// only a change of what the Bundle reads forgets it).
-func (u *Unpacker) failed(ctx context.Context, b *rukpakv1alpha1.Bundle, err error, described string) (ctrl.Result, error) {
-	out, retry := outcomeOf(err, described)
-	out.NextAttempt = fetch.NextAttempt(err)
-	if werr := u.write(ctx, b, out); werr != nil {
-		return ctrl.Result{}, errors.Join(scope.Redacted(err), werr)
+// fetchFailed reports a failed fetch (one just made, or one remembered
+// whose backoff has not passed) of the source described.
+func fetchFailed(err error, described string) ending {
+	out := plan.FetchFailed(*scope.FailureOf(err), described)
+	return ending{out: &out, failure: err}
+}
+
+// report writes the status e says, if it changes anything: the one place
+// the Bundle controller writes a status, locked by the resourceVersion
+// read (or left by the finalizer step), with its Event. Then it says when
+// to look again: at a failure's next attempt, or, for a failure no retry
+// can end, never (a terminal error: only a change of what the Bundle reads
+// forgets it).
+func (u *Unpacker) report(ctx context.Context, l *loaded, e ending) (ctrl.Result, error) {
+	b := l.b
+	if e.out != nil {
+		st := plan.Status(b, *e.out, u.now())
+		replaced := b.ResourceVersion
+		err := kube.WriteBundleStatus(ctx, u.client, u.recorder, b, st)
+		switch {
+		case apierrors.IsConflict(err):
+			// As the dispatcher does: a status read stale is not written
+			// over; another look with backoff writes it afresh (a fetch's
+			// result, or its failure, is kept for it), and nothing is
+			// logged as an error.
+			return ctrl.Result{Requeue: true}, nil
+		case err != nil && e.failure != nil:
+			return ctrl.Result{}, errors.Join(scope.Redacted(e.failure), err)
+		case err != nil:
+			return ctrl.Result{}, err
+		}
+		u.written.Wrote(b.Name, replaced, b.ResourceVersion)
 	}
-	if !retry {
-		return ctrl.Result{}, reconcile.TerminalError(scope.Redacted(err))
+	if e.taken != nil {
+		// Its outcome is said: the next unpack fetches afresh.
+		u.fetches.finish(b.Name, e.taken)
+		u.pinned.Delete(b.Name)
+		u.retries.Forget(b.Name)
+	}
+	if e.failure == nil {
+		return ctrl.Result{}, nil
+	}
+	if !e.out.Retrying {
+		return ctrl.Result{}, reconcile.TerminalError(scope.Redacted(e.failure))
 	}
 	var later *fetch.RetryLater
-	if errors.As(err, &later) && !later.Remembered {
-		log.FromContext(ctx).Error(scope.Redacted(err), "unpack failed; retrying with backoff", "nextAttempt", out.NextAttempt.UTC().Format(time.RFC3339))
+	if errors.As(e.failure, &later) && !later.Remembered {
+		log.FromContext(ctx).Error(scope.Redacted(e.failure), "unpack failed; retrying with backoff", "nextAttempt", e.out.NextAttempt.UTC().Format(time.RFC3339))
 	}
-	return ctrl.Result{RequeueAfter: max(out.NextAttempt.Sub(u.now()), time.Millisecond)}, nil
+	return ctrl.Result{RequeueAfter: max(e.out.NextAttempt.Sub(u.now()), time.Millisecond)}, nil
+}
+
+// forget drops what is remembered of a Bundle that is gone.
+func (u *Unpacker) forget(name string) {
+	u.pinned.Delete(name)
+	u.written.Delete(name)
+	u.retries.Forget(name)
+	u.fetches.drop(name)
 }
 
 // inputOf is what a Bundle's fetch reads: a failure is remembered for it
@@ -215,33 +312,3 @@ func inputOf(b *rukpakv1alpha1.Bundle, src rukpakv1alpha1.BundleSource) string {
 // and go from no status to their outcome in one write; a slow one shows
 // within seconds that it was picked up, and holds no worker.
 const UnpackingAfter = time.Second
-
-// outcomeOf classifies a failed unpack: which phase reports it, and
-// whether trying again can help.
-// The classes are the dispatcher's (scope.FailureOf): an upload source is
-// a spec the adapter cannot serve; a full content store, a failure of its
-// own, retried.
-func outcomeOf(err error, source string) (plan.Outcome, bool) {
-	f := scope.FailureOf(err)
-	o := plan.Outcome{Source: source, Cause: f.Message, Retrying: f.Retrying}
-	switch f.Kind {
-	case status.SourceFailed, status.SpecUnsupported:
-		o.Phase = plan.SourceFailed
-	case status.BundleInvalid:
-		o.Phase = plan.Invalid
-	default:
-		o.Phase = plan.Failed
-	}
-	return o, f.Retrying
-}
-
-func (u *Unpacker) write(ctx context.Context, b *rukpakv1alpha1.Bundle, o plan.Outcome) error {
-	st := plan.Status(b, o, u.now())
-	replaced := b.ResourceVersion
-	if err := kube.WriteBundleStatus(ctx, u.client, u.recorder, b, st); err != nil {
-		return err
-	}
-	u.written.Wrote(b.Name, replaced, b.ResourceVersion)
-	b.Status = st
-	return nil
-}

@@ -318,13 +318,18 @@ func TestTakesRukpaksFinalizerOff(t *testing.T) {
 	now := metav1.Now()
 	gone.DeletionTimestamp = &now
 	w := newWorld(t, b, gone)
-	for _, name := range []string{"combo", "gone"} {
-		if err := w.reconcile(t, name); err != nil {
-			t.Fatal(err)
-		}
+	if err := w.reconcile(t, "combo"); err != nil {
+		t.Fatal(err)
 	}
-	if got := w.bundle(t, "combo").Finalizers; len(got) != 1 || got[0] != "example.com/keep" {
-		t.Fatalf("finalizers %v", got)
+	// The finalizer's step, then the one status write, locked by the
+	// resourceVersion the step left: one reconcile, no conflict.
+	w.k.ExpectWrites(t, "the finalizer released and the Bundle unpacked", "patch Bundle /combo", "status-patch Bundle /combo")
+	if err := w.reconcile(t, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	w.k.ExpectWrites(t, "a deleted Bundle: its finalizer released, no status written", "patch Bundle /gone")
+	if got := w.bundle(t, "combo"); len(got.Finalizers) != 1 || got.Finalizers[0] != "example.com/keep" || got.Status.Phase != rukpakv1alpha1.PhaseUnpacked {
+		t.Fatalf("finalizers %v, status %+v", got.Finalizers, got.Status)
 	}
 	// A Bundle rukpak unpacked, deleted after rukpak stopped, goes.
 	if err := w.k.Raw.Get(context.Background(), client.ObjectKey{Name: "gone"}, &rukpakv1alpha1.Bundle{}); err == nil {
@@ -539,4 +544,67 @@ func TestUnpack_ACacheBehindItsOwnStatusWriteWaits(t *testing.T) {
 		}
 	}
 	w.k.ExpectWrites(t, "at rest")
+}
+
+// The read only reads: whatever the Bundle needs (rukpak's finalizer off,
+// its content pinned, a fetch), load writes nothing to the cluster and
+// marks nothing in the content store; the steps do.
+func TestLoad_OnlyReads(t *testing.T) {
+	b := standaloneBundle("combo", rukpakv1alpha1.ClassPlain, "registry.example/combo:v1")
+	b.Finalizers = []string{"core.rukpak.io/delete-cached-bundle"}
+	pinned := rukpakv1alpha1.BundleSource{Type: rukpakv1alpha1.SourceTypeImage, Image: &rukpakv1alpha1.ImageSource{Ref: "registry.example/combo@sha256:aaa"}}
+	b.Status = rukpakv1alpha1.BundleStatus{Phase: rukpakv1alpha1.PhaseUnpacked, ResolvedSource: &pinned, ObservedGeneration: 1,
+		ContentURL: address + "/bundles/combo.tgz",
+		Conditions: []metav1.Condition{{Type: "Unpacked", Status: "True", Reason: "UnpackSuccessful", Message: "Successfully unpacked the image Bundle", ObservedGeneration: 1}}}
+	w := newWorld(t, b, standaloneBundle("fresh", rukpakv1alpha1.ClassPlain, "registry.example/fresh:v1"))
+	// A request fetched the content first: kept, not pinned.
+	key := bundleKey(b.UID, rukpakv1alpha2.ClassPlain, pinned)
+	if _, err := w.store.Put(key, valid, false); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"combo": "Rest", "fresh": "Unpack"} {
+		l, err := w.u.load(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: name}})
+		if err != nil || l == nil || l.step.String() != want {
+			t.Fatalf("load %s: %+v, %v; want the step %s", name, l, err, want)
+		}
+	}
+	w.k.ExpectWrites(t, "load")
+	if _, kept := w.store.Has(key); kept {
+		t.Fatal("load pinned the content")
+	}
+	w.f.expectFetched(t, "load")
+
+	if err := w.reconcile(t, "combo"); err != nil {
+		t.Fatal(err)
+	}
+	w.k.ExpectWrites(t, "at rest, but for rukpak's finalizer", "patch Bundle /combo")
+	if _, kept := w.store.Has(key); !kept {
+		t.Fatal("the content the status reports is not pinned as this replica's unpack's")
+	}
+	w.f.expectFetched(t, "at rest")
+}
+
+// A finalizer step refused (another writer first) ends the run: nothing
+// is fetched or reported, and another look follows without an error.
+func TestReleaseConflict_LooksAgainWithoutAReport(t *testing.T) {
+	b := standaloneBundle("combo", rukpakv1alpha1.ClassPlain, "registry.example/combo:v1")
+	b.Finalizers = []string{"core.rukpak.io/delete-cached-bundle"}
+	w := newWorld(t, b)
+	w.k.Fail = func(c fakekube.Call) error {
+		if c.Verb == fakekube.Patch {
+			return apierrors.NewConflict(schema.GroupResource{Group: "core.rukpak.io", Resource: "bundles"}, c.Name, errors.New("the object has been modified"))
+		}
+		return nil
+	}
+	res, err := w.reconcileFor(t, "combo")
+	if err != nil || !res.Requeue {
+		t.Fatalf("a refused finalizer patch: %+v, %v; want another look without an error", res, err)
+	}
+	w.k.ExpectWrites(t, "a refused finalizer patch", "patch Bundle /combo")
+	w.f.expectFetched(t, "a refused finalizer patch")
+	w.k.Fail = nil
+	if err := w.reconcile(t, "combo"); err != nil {
+		t.Fatal(err)
+	}
+	w.k.ExpectWrites(t, "the next look", "patch Bundle /combo", "status-patch Bundle /combo")
 }

@@ -6,6 +6,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -55,10 +56,14 @@ const (
 	Refetch
 	// Unpack: not unpacked for its generation: fetch the spec's source.
 	Unpack
+	// Deleting: the Bundle is being deleted: once rukpak's finalizer is
+	// off (the step every reconcile takes first), nothing is fetched or
+	// written.
+	Deleting
 )
 
 func (s Step) String() string {
-	return [...]string{"Rest", "Report", "Refetch", "Unpack"}[s]
+	return [...]string{"Rest", "Report", "Refetch", "Unpack", "Deleting"}[s]
 }
 
 // Plan decides the step for b. stored says the content of b's pinned
@@ -66,6 +71,8 @@ func (s Step) String() string {
 // should report.
 func Plan(b *rukpakv1alpha1.Bundle, stored bool, url string) Step {
 	switch {
+	case !b.DeletionTimestamp.IsZero():
+		return Deleting
 	case !ReportsUnpacked(b):
 		return Unpack
 	case !stored:
@@ -83,4 +90,47 @@ func ReportsUnpacked(b *rukpakv1alpha1.Bundle) bool {
 	c := apimeta.FindStatusCondition(st.Conditions, rukpakv1alpha1.TypeUnpacked)
 	return st.Phase == rukpakv1alpha1.PhaseUnpacked && st.ObservedGeneration == b.Generation && st.ResolvedSource != nil &&
 		c != nil && c.Status == metav1.ConditionTrue
+}
+
+// Source is what the fetch of step (Unpack or Refetch) reads: the source
+// the status pinned for a Refetch; for an Unpack, the source a failed
+// refetch was pinned to (pinned, nil when none was, or for another Bundle
+// of the name: its retry never fetches a tag that moved), else the spec's.
+func Source(b *rukpakv1alpha1.Bundle, step Step, pinned *rukpakv1alpha1.BundleSource) rukpakv1alpha1.BundleSource {
+	switch {
+	case step == Refetch && b.Status.ResolvedSource != nil:
+		return *b.Status.ResolvedSource
+	case pinned != nil:
+		return *pinned
+	}
+	return b.Spec.Source
+}
+
+// Waiting is what a reconcile reports while the fetch of step goes on
+// past its wait: Unpacking for a first unpack; nil (nothing to write) for
+// a refetch, whose status already says unpacked, and while the status
+// says a failure (the retry keeps saying it until it ends) or already
+// says Unpacking.
+func Waiting(b *rukpakv1alpha1.Bundle, step Step, source string) *Outcome {
+	if step != Unpack || b.Status.Phase == rukpakv1alpha1.PhaseFailing || b.Status.Phase == rukpakv1alpha1.PhaseUnpacking {
+		return nil
+	}
+	return &Outcome{Phase: Unpacking, Source: source}
+}
+
+// FetchFailed is the outcome of a fetch that failed with f (classified as the
+// dispatcher classifies a failure: an upload source is a spec the adapter
+// cannot serve; a full content store, a failure of its own, retried), of
+// the source source names.
+func FetchFailed(f status.Failure, source string) Outcome {
+	o := Outcome{Source: source, Cause: f.Message, Retrying: f.Retrying, NextAttempt: f.NextAttempt}
+	switch f.Kind {
+	case status.SourceFailed, status.SpecUnsupported:
+		o.Phase = SourceFailed
+	case status.BundleInvalid:
+		o.Phase = Invalid
+	default:
+		o.Phase = Failed
+	}
+	return o
 }

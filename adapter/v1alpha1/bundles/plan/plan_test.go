@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -61,9 +62,15 @@ func TestPlan(t *testing.T) {
 		{"unpacked, not kept here (a restart, a take-over)", unpackedStatus(url), false, Refetch},
 		{"unpacked for an older generation", older, true, Unpack},
 		{"a phase without its condition", noCondition, true, Unpack},
+		{"deleted, unpacked", unpackedStatus(url), true, Deleting},
+		{"deleted, never looked at", rukpakv1alpha1.BundleStatus{}, false, Deleting},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Plan(bundle(tagged, tc.status), tc.stored, url); got != tc.want {
+			b := bundle(tagged, tc.status)
+			if strings.HasPrefix(tc.name, "deleted") {
+				b.DeletionTimestamp = &metav1.Time{Time: t0}
+			}
+			if got := Plan(b, tc.stored, url); got != tc.want {
 				t.Fatalf("Plan = %s, want %s", got, tc.want)
 			}
 		})
@@ -171,5 +178,74 @@ func TestView(t *testing.T) {
 	// rukpak v0.16 chose a registry+v1 bundle's namespace from its CSV.
 	if reg := View(b, rukpakv1alpha2.ClassRegistry, tagged, "rukpak-system"); reg.Spec.InstallNamespace != "" || reg.Spec.ProvisionerClassName != rukpakv1alpha2.ClassRegistry {
 		t.Fatalf("registry view %+v", reg.Spec)
+	}
+}
+
+func TestSource(t *testing.T) {
+	moved := imageSource("registry.example/combo@sha256:old")
+	for _, tc := range []struct {
+		name   string
+		status rukpakv1alpha1.BundleStatus
+		step   Step
+		pinned *rukpakv1alpha1.BundleSource
+		want   rukpakv1alpha1.BundleSource
+	}{
+		{"a first unpack: the spec's", rukpakv1alpha1.BundleStatus{}, Unpack, nil, tagged},
+		{"a refetch: the source the status pinned, never the tag", unpackedStatus(url), Refetch, nil, pinned},
+		{"a retry of a failed refetch: the source it was pinned to", rukpakv1alpha1.BundleStatus{Phase: rukpakv1alpha1.PhaseFailing}, Unpack, &moved, moved},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Source(bundle(tagged, tc.status), tc.step, tc.pinned); !cmp.Equal(got, tc.want) {
+				t.Fatalf("Source = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestWaiting(t *testing.T) {
+	unpacking := rukpakv1alpha1.BundleStatus{Phase: rukpakv1alpha1.PhaseUnpacking}
+	failing := rukpakv1alpha1.BundleStatus{Phase: rukpakv1alpha1.PhaseFailing}
+	for _, tc := range []struct {
+		name   string
+		status rukpakv1alpha1.BundleStatus
+		step   Step
+		says   bool
+	}{
+		{"a first unpack says it runs", rukpakv1alpha1.BundleStatus{}, Unpack, true},
+		{"already said", unpacking, Unpack, false},
+		{"a retry keeps saying the failure", failing, Unpack, false},
+		{"a refetch keeps saying unpacked", unpackedStatus(url), Refetch, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Waiting(bundle(tagged, tc.status), tc.step, "image registry.example/combo:v1")
+			if (got != nil) != tc.says {
+				t.Fatalf("Waiting = %+v, want an outcome: %v", got, tc.says)
+			}
+			if got != nil && (got.Phase != Unpacking || got.Source != "image registry.example/combo:v1") {
+				t.Fatalf("Waiting = %+v", got)
+			}
+		})
+	}
+}
+
+func TestFetchFailed(t *testing.T) {
+	next := t0.Add(time.Second)
+	for _, tc := range []struct {
+		name string
+		in   status.Failure
+		want Outcome
+	}{
+		{"the source", status.Failure{Kind: status.SourceFailed, Message: "MANIFEST_UNKNOWN", Retrying: true, NextAttempt: next},
+			Outcome{Phase: SourceFailed, Source: "src", Cause: "MANIFEST_UNKNOWN", Retrying: true, NextAttempt: next}},
+		{"an upload source", status.Failure{Kind: status.SpecUnsupported, Message: "upload"}, Outcome{Phase: SourceFailed, Source: "src", Cause: "upload"}},
+		{"the content", status.Failure{Kind: status.BundleInvalid, Message: "no objects"}, Outcome{Phase: Invalid, Source: "src", Cause: "no objects"}},
+		{"the adapter's own", status.Failure{Kind: status.ControllerFailed, Message: "full", Retrying: true, NextAttempt: next},
+			Outcome{Phase: Failed, Source: "src", Cause: "full", Retrying: true, NextAttempt: next}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, FetchFailed(tc.in, "src")); d != "" {
+				t.Fatalf("FetchFailed (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -1,0 +1,23 @@
+package packagingapi
+
+import (
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+)
+
+// apiService is the APIService of kapp-controller's packaging API.
+const apiService = "v1alpha1.data.packaging.carvel.dev"
+
+// Error is err of what (a request to the packaging API), saying so when
+// the API is not available: Packages and PackageMetadata are served by
+// kapp-controller's own aggregated API server, which may be down (or not
+// registered) while the cluster is not, and the API server's own error
+// does not say whose server that is.
+func Error(what string, err error) error {
+	if apierrors.IsServiceUnavailable(err) || apimeta.IsNoMatchError(err) {
+		return fmt.Errorf("%s: kapp-controller's packaging API (APIService %s) is not available; check that kapp-controller runs: %w", what, apiService, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
