@@ -1,7 +1,12 @@
 // Package harness starts the local control plane that tests and `make run`
-// use: etcd, kube-apiserver, kapp-controller (two processes), OCI registries
-// and the adapter, all on loopback, from binaries built by test/tools.
+// use: etcd, kube-apiserver, kapp-controller (two processes), OCI registries,
+// git and file servers and the adapter, all on loopback, from binaries built
+// by test/tools.
 //
-// It owns the processes it starts (and stops them in Env.Stop) and may import api/ and
-// test/harness/podspec; it runs the adapter as a binary, never imports it.
+// It owns the processes it starts (and stops them in Env.Stop) and may import api/,
+// test/harness/podspec, test/catalogtest and, to read or make what the
+// adapter does (whether a BundleDeployment is reconciled, an example
+// catalog), the pure packages of adapter/pure (never adapter/fetch, whose
+// tests import the harness); it runs the adapter as a binary and never
+// imports the facade.
 package harness

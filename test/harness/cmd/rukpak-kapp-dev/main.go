@@ -11,14 +11,20 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 func main() {
+	// The clients here log nothing worth reading (the processes' own logs
+	// are in the harness's directory); without a logger controller-runtime
+	// prints a warning with a stack trace instead.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
@@ -65,7 +71,16 @@ func runAgainstCluster(ctx context.Context) error {
 func runLocal(ctx context.Context) error {
 	start := time.Now()
 	fmt.Println("starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (one fake node), kapp-controller, registries and rukpak-kapp on loopback...")
-	env, err := harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Servers: true})
+	// kapp-controller serves the packaging API from its own API server, as
+	// in a cluster, when it can: that needs root (harness/packagingapi.go).
+	// Without root the Packages are stand-in CRDs, which kctrl reads too,
+	// except `kctrl package available list -p`, whose field selector only
+	// kapp-controller's API server understands.
+	packagingAPI := os.Geteuid() == 0
+	if !packagingAPI {
+		fmt.Println("not root: the packaging API is served as CRDs, not by kapp-controller's API server (`kctrl package available list -p` needs the latter; run make run as root for it)")
+	}
+	env, err := harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, PackagingAPI: packagingAPI, Adapter: true, Servers: true})
 	if err != nil {
 		return err
 	}
@@ -83,6 +98,11 @@ func runLocal(ctx context.Context) error {
 	if err := applyHelmExample(ctx, env); err != nil {
 		return err
 	}
+	fmt.Println("publishing an OLM catalog of three operators (test/testdata/registry-v1-corpus) as Carvel packages...")
+	steps, err := env.ExampleCatalog(ctx)
+	if err != nil {
+		return err
+	}
 	fmt.Printf(`
 The BundleDeployments are installed. Try:
   export KUBECONFIG=%s
@@ -91,8 +111,15 @@ The BundleDeployments are installed. Try:
   kubectl get configmap hello-settings -n default -o yaml
   kubectl get deployment helm-hello-hello-world -n default
 
+The OperatorCatalog %s/examples is published as Carvel packages. With kctrl:
+`, env.ControlPlane.Kubeconfig, harness.SystemNamespace, harness.ExampleCatalogNamespace)
+	for _, step := range steps {
+		fmt.Println("  " + step.Command)
+	}
+	fmt.Printf(`  kubectl get bundledeployments   # the install is a BundleDeployment too
+
 Press Ctrl-C to stop everything.
-`, env.ControlPlane.Kubeconfig, harness.SystemNamespace)
+`)
 	<-ctx.Done()
 	fmt.Println("\nstopping...")
 	return nil
