@@ -15,7 +15,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 # before the lanes start (PREBUILT=1 in the lanes).
 SUITES := $(BIN)/suites
 
-.PHONY: prebuilt cross-compile lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
+.PHONY: generated vet niced-checks prebuilt cross-compile lane-e2e-a lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
 
 ## run: the product on an embedded local control plane, whatever KUBECONFIG
 ## says; `make run CLUSTER=kubeconfig` runs the adapter against the cluster
@@ -27,28 +27,37 @@ run: run-tools build
 
 ## test: everything. The suites that run a local control plane mostly wait on
 ## timers (sync periods, backoff windows) and keep under half of two cores
-## busy, so they run in lanes side by side (docs/benchmarks.md): each half
-## of the end-to-end suite (its own local control plane), the second with
-## the smoke benchmarks; the suites that run rukpak (its own end-to-end
-## suite as the conformance suite, which mostly waits out its one-minute
-## timeouts; the take-over; the packaging suite) with the
-## no-kapp-controller suite; the other suites one after the other, the
-## release suite last; and, short, the OLM v1 lane (operator-controller's
-## suite against rukpak-kapp).
+## busy, so they run in four lanes side by side (docs/benchmarks.md), of
+## about equal length: each half of the end-to-end suite (its own local
+## control plane), the first then the OLM v1 suite (operator-controller's
+## own suite against rukpak-kapp), the second then the smoke benchmarks;
+## rukpak's end-to-end suite as the conformance suite (which mostly waits
+## out its one-minute timeouts), the take-over and the packaging suite;
+## the API, reconciler and no-kapp-controller suites, the release suite
+## last.
 ##
-## Before the lanes, every binary they run is built once (prebuilt), so four
-## lanes on two cores never compile or link the same package side by side,
-## and the release suite's second platform is compiled (cross-compile, at the
-## lowest priority) while the lanes wait.
-test: tools verify unit fuzz prebuilt
-	$(MAKE) --no-print-directory -j5 --output-sync=target PREBUILT=1 e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile
+## Before the lanes, the generated files are checked and every binary the
+## lanes run is built once (prebuilt), so four lanes on two cores never
+## compile or link the same package side by side. What needs no cluster
+## (gofmt and vet, the unit tests, the fuzz targets) and the release suite's
+## second platform (cross-compile) run beside the lanes at a low priority
+## (nice 10 and 19), in the CPU time the lanes leave while they wait: the
+## lanes take the cores whenever they want them.
+test: tools generated prebuilt
+	$(MAKE) --no-print-directory -j6 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile niced-checks
 
 # The suites' test binaries, the adapter and the harness's helpers, each
 # compiled once in one go command per kind.
 SUITE_PKGS := api reconciler e2e conformance takeover nokapp packaging release olm
 prebuilt:
-	go build -o $(BIN)/ ./cmd/rukpak-kapp ./test/harness/cmd/...
+	go build -o $(BIN)/ ./cmd/rukpak-kapp ./test/harness/cmd/... ./test/bench/scale
 	go test -c -o $(SUITES)/ $(addprefix ./test/,$(SUITE_PKGS))
+
+# verify's code checks, the unit tests and the fuzz targets, one after the
+# other, at a low priority (not the lowest: a unit test's own deadlines get
+# a tenth of a contended core, where nice 19 would leave them a seventieth).
+niced-checks:
+	nice -n 10 $(MAKE) --no-print-directory vet unit fuzz
 
 # The image's arm64 binary, built as the release suite builds it and thrown
 # away: the suite's build then finds every package compiled.
@@ -72,26 +81,28 @@ lane-e2e-b:
 # theirs (a minute for an install that includes kapp waiting for the
 # operator's Deployment): it goes last in a lane, past the start, when
 # every lane boots its control plane at once on the two cores.
+lane-e2e-a:
+	$(MAKE) --no-print-directory e2e-a
+	$(MAKE) --no-print-directory conformance-olm-test
 lane-rukpak:
 	$(MAKE) --no-print-directory conformance-test
 	$(MAKE) --no-print-directory takeover-test
 	$(MAKE) --no-print-directory packaging-test
-	$(MAKE) --no-print-directory nokapp-test
-	$(MAKE) --no-print-directory conformance-olm-test
 lane-suites:
 	$(MAKE) --no-print-directory api-test
 	$(MAKE) --no-print-directory reconciler-test
+	$(MAKE) --no-print-directory nokapp-test
 	$(MAKE) --no-print-directory release-test
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
 ## (make run needs RUN_TOOLS only; rukpak v0.24.0's binaries and its e2e suite, rukpak v0.16.0's
 ## binaries (the take-over suite), and operator-controller v0.9.0 with its e2e suite and catalogd
 ## v0.10.0 (the OLM v1 lane) are for the tests)
-## (kbld only templates Carvel Packages: the packaging and release suites use it, make run does not;
-## imgpkg, built with kbld from one module, copies package repositories in the packaging suite)
-RUN_TOOLS := kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt helm kapp
+## (kbld and imgpkg, one module: kapp-controller runs kbld for Carvel Packages and package
+## repositories, make run's catalog among them; imgpkg copies package repositories in the packaging suite)
+RUN_TOOLS := kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt helm kapp kbld imgpkg
 OLM_TOOLS := operator-controller operator-controller-e2e.test catalogd
-TOOLS := controller-gen $(RUN_TOOLS) kbld imgpkg rukpak-core rukpak-helm rukpak-e2e.test rukpak-v0.16-core rukpak-v0.16-helm $(OLM_TOOLS)
+TOOLS := controller-gen $(RUN_TOOLS) rukpak-core rukpak-helm rukpak-e2e.test rukpak-v0.16-core rukpak-v0.16-helm $(OLM_TOOLS)
 tools:
 	bash test/tools/build.sh $(TOOLS)
 run-tools:
@@ -183,8 +194,11 @@ manifests: generate
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/catalogs/... output:crd:artifacts:config=config/catalogs
 
 ## verify: generated files match the API types, code is formatted and vetted
-verify: manifests
+verify: generated vet
+# generated: the generated files made again; under CI they must be what is committed
+generated: manifests
 	@if [ -n "$$CI" ]; then git diff --exit-code -- api config || { echo "generated files are stale: run make manifests and commit"; exit 1; }; fi
+vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet ./...
 
@@ -224,6 +238,8 @@ bench-bundles:
 	go run ./test/bench/scale -standalone -n $(N) -idle $(IDLE)
 
 ## bench-smoke: the scale benchmark at N=5 with a short idle window, and the Bundles one, so they cannot rot
+# Under make test the benchmark and the adapter it starts are prebuilt.
+SCALE := $(if $(PREBUILT),RUKPAK_KAPP_PREBUILT=$(BIN) $(BIN)/scale,go run ./test/bench/scale)
 bench-smoke:
-	go run ./test/bench/scale -n 5 -idle 20s -drift 3 -check
-	go run ./test/bench/scale -standalone -n 5 -idle 5s -check
+	$(SCALE) -n 5 -idle 20s -drift 3 -check
+	$(SCALE) -standalone -n 5 -idle 5s -check

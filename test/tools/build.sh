@@ -65,10 +65,15 @@ jobs_table=(
   "ytt - ytt=carvel.dev/ytt/cmd/ytt"
   "controller-gen - controller-gen=sigs.k8s.io/controller-tools/cmd/controller-gen"
 )
-# rukpak-e2e shares every dependency version with rukpak: built in the same
-# worker, right after it, it compiles only its own test package; so does
-# operator-controller-e2e with operator-controller.
-declare -A after=([rukpak-e2e]=rukpak [operator-controller-e2e]=operator-controller)
+# A job that shares its dependencies' versions with another runs in the
+# same worker, right after it, and compiles only what is its own: rukpak's
+# e2e suite after rukpak, operator-controller's after operator-controller;
+# kwok after the Kubernetes components (its go.mod pins every module the
+# two share at the kubernetes module's version); helm and kapp after
+# rukpak (the three pin one version of each module they share: rukpak
+# imports helm, and all three client-go 0.30). Built side by side, two
+# go commands would compile the same packages twice.
+declare -A after=([rukpak-e2e]=rukpak [operator-controller-e2e]=operator-controller [kwok]=kubernetes [helm]=rukpak [kapp]=rukpak)
 
 only=" ${*:-} "
 wanted() { [[ "$only" == "  " || "$only" == *" $1 "* ]]; }
