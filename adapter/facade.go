@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"github.com/google/go-containerregistry/pkg/authn"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -104,16 +105,17 @@ func assemble(c client.Client, direct client.Reader, cfg translate.Config, class
 // Render returns the objects the controller would apply for bd, offline.
 // For a BundleDeployment of rukpak's first API (its v1alpha2 form, without
 // an install namespace) that is its template's Bundle too, and its App as
-// rukpak v0.16 installed it.
-func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config) ([]runtime.Object, error) {
+// rukpak v0.16 installed it. An image source that names no pull secret is
+// pulled with keychain's credentials (nil: anonymously).
+func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config, keychain authn.Keychain) ([]runtime.Object, error) {
 	if !rukpakv1alpha1.IsV1alpha1(bd) {
-		return offline.Render(ctx, bd, cfg)
+		return offline.Render(ctx, bd, cfg, keychain)
 	}
 	first := rukpakv1alpha1.FromV1alpha2(bd)
 	if first.Spec.Template.Spec.Source.Type == rukpakv1alpha1.SourceTypeUpload {
 		return nil, deployments.ErrUpload
 	}
-	objs, err := offline.Render(ctx, templates.View(bd, cfg.SystemNamespace), cfg)
+	objs, err := offline.Render(ctx, templates.View(bd, cfg.SystemNamespace), cfg, keychain)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func (p packageOpts) set(fs *pflag.FlagSet) bool {
 // that install it through a PackageInstall, its notes first.
 func renderPackages(files []string, cfg translate.Config, p packageOpts, printer *objectPrinter) error {
 	ctx := context.Background()
-	opts := adapter.PackageOptions{Config: cfg, Namespace: *p.namespace, InstallerRBAC: *p.installerRBAC, Now: time.Now()}
+	opts := adapter.PackageOptions{Config: cfg, Namespace: *p.namespace, InstallerRBAC: *p.installerRBAC, Now: time.Now(), Keychain: registryKeychain}
 	if repo := *p.push; repo != "" {
 		opts.Push = func(ctx context.Context, files map[string][]byte, tag string) (string, error) {
 			return pushBundle(ctx, repo, tag, files, "rukpak-kapp render --as-package")

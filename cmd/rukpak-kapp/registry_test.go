@@ -14,7 +14,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/ocibundle"
 )
 
@@ -45,8 +50,8 @@ func (k *askedKeychain) times(repo string) int {
 	return n
 }
 
-// A push, a pull and a digest lookup of the CLI all take their credentials
-// from registryKeychain. Not parallel: it stands in for registryKeychain,
+// A push, a pull, a digest lookup and render's fetch of the CLI all take
+// their credentials from registryKeychain. Not parallel: it stands in for registryKeychain,
 // which the parallel tests read once it is done.
 func TestRegistryRequestsTakeTheCLIKeychain(t *testing.T) {
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
@@ -72,6 +77,16 @@ func TestRegistryRequestsTakeTheCLIKeychain(t *testing.T) {
 			return err
 		}},
 		{"digest lookup", func() error { _, err := digestOf(ctx, repo+":v1", registryOptions()); return err }},
+		// render fetches a registry+v1 bundle as the adapter would (kapp-
+		// controller fetches a plain one); the image is no registry+v1
+		// bundle, so only the pull is what this step looks at.
+		{"render's fetch", func() error {
+			bd := &rukpakv1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: rukpakv1alpha2.BundleDeploymentSpec{
+				ProvisionerClassName: rukpakv1alpha2.ClassRegistry, InstallNamespace: "default",
+				Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: repo + ":v1"}}}}
+			_, _ = adapter.Render(ctx, bd, translate.Config{SystemNamespace: "rukpak-system"}, registryKeychain)
+			return nil
+		}},
 	}
 	for _, step := range steps {
 		before := keychain.times(repo)

@@ -76,7 +76,7 @@ func renderApps(files []string, cfg translate.Config, p *objectPrinter) error {
 			return err
 		}
 		for i := range bds {
-			objs, err := adapter.Render(context.Background(), &bds[i], cfg)
+			objs, err := adapter.Render(context.Background(), &bds[i], cfg, registryKeychain)
 			if err != nil {
 				return fmt.Errorf("render %s: %w", bds[i].Name, err)
 			}

@@ -3,6 +3,7 @@ package offline
 import (
 	"context"
 	"fmt"
+	"github.com/google/go-containerregistry/pkg/authn"
 	"sort"
 	"strings"
 	"time"
@@ -40,6 +41,9 @@ type PackageOptions struct {
 	Push func(ctx context.Context, files map[string][]byte, tag string) (string, error)
 	// Now is when webhook certificates of registry+v1 bundles start.
 	Now time.Time
+	// Keychain gives the credentials of an image source that names no pull
+	// secret (the CLI's: the user's own); nil: anonymously.
+	Keychain authn.Keychain
 }
 
 // PackageExport is what `render --as-package` prints for one
@@ -56,7 +60,7 @@ type PackageExport struct {
 // the source pinned to what was fetched; registry+v1 bundles are converted
 // here, since kapp-controller cannot convert them.
 func RenderPackage(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, opts PackageOptions) (*PackageExport, error) {
-	m, err := store.Materialize(ctx, store.SourceFetcher{Reader: NoCluster{}, Namespace: opts.Namespace}, bd, convert.FreshCertificates(opts.Now))
+	m, err := store.Materialize(ctx, store.SourceFetcher{Reader: NoCluster{}, Namespace: opts.Namespace, Keychain: opts.Keychain}, bd, convert.FreshCertificates(opts.Now))
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package offline
 import (
 	"context"
 	"fmt"
+	"github.com/google/go-containerregistry/pkg/authn"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,14 +18,15 @@ import (
 
 // Render returns the objects the controller would apply for bd, built by
 // the same functions the controller uses. Content the adapter fetches itself
-// is fetched here too; a pull secret cannot be read without a cluster.
-func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config) ([]runtime.Object, error) {
+// is fetched here too, an image with keychain's credentials (nil:
+// anonymously); a pull secret cannot be read without a cluster.
+func Render(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, cfg translate.Config, keychain authn.Keychain) ([]runtime.Object, error) {
 	var objs []runtime.Object
 	var c *translate.Packed
 	// Without a cluster, an App goes where a new one would.
 	cfg.AppNamespace = translate.Placement(cfg, bd.Name)
 	if bundlefiles.AdapterFetches(bd) {
-		m, err := store.Materialize(ctx, store.SourceFetcher{Reader: NoCluster{}, Namespace: cfg.SystemNamespace}, bd, convert.FreshCertificates(time.Now()))
+		m, err := store.Materialize(ctx, store.SourceFetcher{Reader: NoCluster{}, Namespace: cfg.SystemNamespace, Keychain: keychain}, bd, convert.FreshCertificates(time.Now()))
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/google/go-containerregistry/pkg/authn"
 	"path"
 	"time"
 
@@ -37,6 +38,10 @@ type SourceFetcher struct {
 	// Network is kapp-controller-config's say on CAs and proxies, read at
 	// each fetch; nil: the environment's.
 	Network *fetch.NetworkHolder
+	// Keychain gives an image's credentials where the source names no pull
+	// secret: the CLI's offline render sets the user's own. The adapter
+	// leaves it nil: it reads only the pull Secret a user named.
+	Keychain authn.Keychain
 }
 
 // Fetch downloads bd's source as the adapter does it for itself. Its errors
@@ -65,6 +70,9 @@ func (r SourceFetcher) download(ctx context.Context, bd *rukpakv1alpha2.BundleDe
 	switch {
 	case src.Type == rukpakv1alpha2.SourceTypeImage && src.Image != nil:
 		opts := fetch.ImageOptions{CAData: src.Image.CertificateData, InsecureSkipTLSVerify: src.Image.InsecureSkipTLSVerify, Network: r.Network.Load()}
+		if src.Image.ImagePullSecretName == "" {
+			opts.Keychain = r.Keychain
+		}
 		if name := src.Image.ImagePullSecretName; name != "" {
 			secret, err := r.systemSecret(ctx, "pull", name)
 			if err != nil {
