@@ -15,7 +15,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 # before the lanes start (PREBUILT=1 in the lanes).
 SUITES := $(BIN)/suites
 
-.PHONY: generated vet niced-checks prebuilt cross-compile lane-e2e-a lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
+.PHONY: generated vet prebuilt cross-compile lane-e2e-a lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
 
 ## run: the product on an embedded local control plane, whatever KUBECONFIG
 ## says; `make run CLUSTER=kubeconfig` runs the adapter against the cluster
@@ -36,15 +36,16 @@ run: run-tools build
 ## the API, reconciler and no-kapp-controller suites, the release suite
 ## last.
 ##
-## Before the lanes, the generated files are checked and every binary the
-## lanes run is built once (prebuilt), so four lanes on two cores never
-## compile or link the same package side by side. What needs no cluster
-## (gofmt and vet, the unit tests, the fuzz targets) and the release suite's
-## second platform (cross-compile) run beside the lanes at a low priority
-## (nice 10 and 19), in the CPU time the lanes leave while they wait: the
-## lanes take the cores whenever they want them.
-test: tools generated prebuilt
-	$(MAKE) --no-print-directory -j6 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile niced-checks
+## Before the lanes, every binary they run is built once (prebuilt), so four
+## lanes on two cores never compile or link the same package side by side,
+## and the release suite's second platform is compiled (cross-compile, at the
+## lowest priority) while the lanes wait. gofmt and vet, the unit tests and
+## the fuzz targets run before the lanes, not beside them: measured on a
+## fresh machine, the cold lanes left them too little of the two cores
+## (vet alone took 23 minutes at nice 10) and the run took longer
+## (docs/benchmarks.md).
+test: tools verify unit fuzz prebuilt
+	$(MAKE) --no-print-directory -j5 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile
 
 # The suites' test binaries, the adapter and the harness's helpers, each
 # compiled once in one go command per kind.
@@ -52,12 +53,6 @@ SUITE_PKGS := api reconciler e2e conformance takeover nokapp packaging release o
 prebuilt:
 	go build -o $(BIN)/ ./cmd/rukpak-kapp ./test/harness/cmd/... ./test/bench/scale
 	go test -c -o $(SUITES)/ $(addprefix ./test/,$(SUITE_PKGS))
-
-# verify's code checks, the unit tests and the fuzz targets, one after the
-# other, at a low priority (not the lowest: a unit test's own deadlines get
-# a tenth of a contended core, where nice 19 would leave them a seventieth).
-niced-checks:
-	nice -n 10 $(MAKE) --no-print-directory vet unit fuzz
 
 # The image's arm64 binary, built as the release suite builds it and thrown
 # away: the suite's build then finds every package compiled.

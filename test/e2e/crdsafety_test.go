@@ -236,13 +236,22 @@ var _ = Describe("CRD upgrade safety", func() {
 		// kapp takes long over a registry+v1 bundle's many kinds, longer the
 		// busier the machine (kapp-controller's time, not the adapter's):
 		// its refused run for generation 2 is awaited, then the adapter has
-		// seconds to say so.
+		// seconds to say so. A run kapp-controller's sidecar lost (its
+		// "waitid: no child processes" race, which it retries after a
+		// backoff) is no verdict on the bundle: harness.Reconciled waits on.
 		Eventually(func() string {
 			app, _ := getApp(ctx, reg)
-			if app == nil || len(app.Status.Conditions) == 0 || app.Status.ObservedGeneration != app.Generation {
+			if app == nil || app.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] != "2" {
 				return ""
 			}
-			return app.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] + "/" + string(app.Status.Conditions[0].Type)
+			done, err := harness.Reconciled(app.Generation, app.Status.GenericStatus)
+			switch {
+			case !done:
+				return ""
+			case err == nil:
+				return "2/ReconcileSucceeded"
+			}
+			return "2/ReconcileFailed"
 		}).WithTimeout(3 * time.Minute).Should(Equal("2/ReconcileFailed"))
 		Eventually(getBD(ctx, reg)).WithTimeout(10 * time.Second).Should(And(
 			haveCondition("Installed", "False", "UpgradeFailed", `field "^.spec.jobLabel": field removed (NoExistingFieldRemoved)`),
