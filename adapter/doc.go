@@ -62,7 +62,7 @@
 // adapter/servers/contenturl, adapter/servers/crdsafety, adapter/beside/drift, adapter/fetch, adapter/pure/catalog, adapter/pure/fieldowner,
 // adapter/internal/appmode, adapter/internal/controller,
 // adapter/internal/kube, adapter/internal/offline, adapter/internal/scope,
-// adapter/internal/servemode, adapter/internal/store, adapter/beside/kappapi, adapter/beside/kappconfig,
+// adapter/internal/servemode, adapter/internal/store, adapter/beside/kappapi, adapter/beside/kappconfig, adapter/beside/packagingapi,
 // adapter/pure/takeover, adapter/pure/translate, adapter/v1alpha1/bundles,
 // adapter/v1alpha1/deployments, adapter/v1alpha1/deployments/templates,
 // adapter/servers/versions, adapter/servers/webhook, api/catalogs/v1alpha1, api/v1alpha1, api/v1alpha2.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/appmode"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/controller"
@@ -58,6 +59,9 @@ const (
 	LabelMirror = kube.LabelMirror
 	// LabelPackageValues marks the values Secrets of served Packages.
 	LabelPackageValues = servemode.LabelPackageValues
+	// PackagingAPIService is the APIService of kapp-controller's packaging
+	// API, which the serve mode and the catalogs write through.
+	PackagingAPIService = packagingapi.APIService
 )
 
 // InstalledSelector selects what kapp installed for any BundleDeployment.

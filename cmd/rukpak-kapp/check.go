@@ -32,7 +32,7 @@ const (
 	leaderLease       = "rukpak-kapp.core.rukpak.io"
 	webhookConfig     = "rukpak-kapp"
 	admissionPolicy   = "rukpak-kapp-uninstall-finalizer"
-	packagingService  = "v1alpha1.data.packaging.carvel.dev"
+	packagingService  = adapter.PackagingAPIService
 	kappInstallCmd    = "install kapp-controller v0.53.1 or newer (kubectl apply -f https://github.com/carvel-dev/kapp-controller/releases/download/v0.53.1/release.yml)"
 	applyReleaseFix   = "apply this release's manifest (kubectl apply --server-side -f rukpak-kapp.yaml)"
 	checkCallTimeout  = 10 * time.Second

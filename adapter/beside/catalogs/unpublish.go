@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 )
@@ -29,7 +30,7 @@ func (r *Reconciler) unpublish(ctx context.Context, cat *catalogsv1alpha1.Operat
 	var failed []string
 	for _, o := range published {
 		if err := client.IgnoreNotFound(r.client.Delete(ctx, o)); err != nil {
-			failed = append(failed, err.Error())
+			failed = append(failed, packagingapi.Error("delete "+o.GetObjectKind().GroupVersionKind().Kind+" "+o.GetName(), err).Error())
 		}
 	}
 	if len(failed) > 0 {
@@ -56,7 +57,7 @@ func (r *Reconciler) published(ctx context.Context, cat *catalogsv1alpha1.Operat
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(metadataOf(kind).GroupVersionKind().GroupVersion().WithKind(kind + "List"))
 		if err := r.direct.List(ctx, list, client.InNamespace(cat.Namespace), client.MatchingLabels{LabelCatalog: cat.Name}); err != nil {
-			return nil, fmt.Errorf("list the %ss OperatorCatalog %s/%s published: %w", kind, cat.Namespace, cat.Name, err)
+			return nil, packagingapi.Error(fmt.Sprintf("list the %ss OperatorCatalog %s/%s published", kind, cat.Namespace, cat.Name), err)
 		}
 		for i := range list.Items {
 			if list.Items[i].Namespace == cat.Namespace {

@@ -7,8 +7,8 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 )
 
-// apiService is the APIService of kapp-controller's packaging API.
-const apiService = "v1alpha1.data.packaging.carvel.dev"
+// APIService is the APIService of kapp-controller's packaging API.
+const APIService = "v1alpha1.data.packaging.carvel.dev"
 
 // Error is err of what (a request to the packaging API), saying so when
 // the API is not available: Packages and PackageMetadata are served by
@@ -17,7 +17,7 @@ const apiService = "v1alpha1.data.packaging.carvel.dev"
 // does not say whose server that is.
 func Error(what string, err error) error {
 	if apierrors.IsServiceUnavailable(err) || apimeta.IsNoMatchError(err) {
-		return fmt.Errorf("%s: kapp-controller's packaging API (APIService %s) is not available; check that kapp-controller runs: %w", what, apiService, err)
+		return fmt.Errorf("%s: kapp-controller's packaging API (APIService %s) is not available; check that kapp-controller runs: %w", what, APIService, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
