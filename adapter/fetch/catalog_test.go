@@ -192,3 +192,11 @@ func TestMetaBound(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// The harness pushes catalog images with the label the fetch reads; it
+// keeps its own copy of the name (it cannot import this package).
+func TestHarnessCatalogLabel(t *testing.T) {
+	if harness.CatalogConfigsLabel != CatalogConfigsLabel {
+		t.Errorf("harness.CatalogConfigsLabel = %q, want %q", harness.CatalogConfigsLabel, CatalogConfigsLabel)
+	}
+}

@@ -124,10 +124,11 @@ func (e *Env) ExampleCatalog(ctx context.Context) ([]KctrlStep, error) {
 	}, nil
 }
 
-// catalogConfigsLabel is the label opm gives a catalog image, naming the
-// folder of its files (adapter/fetch.CatalogConfigsLabel, which the harness
-// cannot import: that package's tests import the harness).
-const catalogConfigsLabel = "operators.operatorframework.io.index.configs.v1"
+// CatalogConfigsLabel is the label opm gives a catalog image, naming the
+// folder of its files: adapter/fetch.CatalogConfigsLabel, which the harness
+// cannot import (that package's tests import the harness); a test there
+// holds the two equal.
+const CatalogConfigsLabel = "operators.operatorframework.io.index.configs.v1"
 
 // pushCatalogImage pushes cfg as opm lays out a catalog image: its files
 // under /configs, named by the configs label.
@@ -140,7 +141,7 @@ func (e *Env) pushCatalogImage(cfg *declcfg.DeclarativeConfig, repoTag string) (
 	if err := declcfg.WriteFS(*cfg, filepath.Join(top, "configs"), declcfg.WriteYAML, ".yaml"); err != nil {
 		return "", fmt.Errorf("write catalog: %w", err)
 	}
-	ref, _, err := e.Registry.PushLayers(repoTag, map[string]string{catalogConfigsLabel: "/configs"}, top)
+	ref, _, err := e.Registry.PushLayers(repoTag, map[string]string{CatalogConfigsLabel: "/configs"}, top)
 	if err != nil {
 		return "", fmt.Errorf("push catalog image: %w", err)
 	}
