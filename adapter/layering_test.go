@@ -35,11 +35,14 @@ const architecture = "../docs/architecture.md"
 type tiers []placement
 
 // placement is one folder entry of the table: the path, whether it holds
-// the subtree below it, and the rank of its row.
+// the subtree below it, the rank of its row, and whether the row is test
+// support (its owns text begins "test support:"): packages a product
+// package's tests may import although they rank above it.
 type placement struct {
 	path    string
 	subtree bool
 	tier    int
+	support bool
 }
 
 func (p placement) String() string {
@@ -52,14 +55,27 @@ func (p placement) String() string {
 // of is the tier of the package dir and the entry that places it; ok is
 // false when no entry holds it.
 func (ts tiers) of(dir string) (tier int, entry string, ok bool) {
-	best := -1
+	p, ok := ts.placing(dir)
+	return p.tier, p.String(), ok
+}
+
+// supports says whether the entry that places dir is test support.
+func (ts tiers) supports(dir string) bool {
+	p, ok := ts.placing(dir)
+	return ok && p.support
+}
+
+// placing is the longest entry that holds dir.
+func (ts tiers) placing(dir string) (placement, bool) {
+	var best placement
+	ok := false
 	for _, p := range ts {
 		held := dir == p.path || (p.subtree && strings.HasPrefix(dir, p.path+"/"))
-		if held && len(p.path) > best {
-			best, tier, entry, ok = len(p.path), p.tier, p.String(), true
+		if held && (!ok || len(p.path) > len(best.path)) {
+			best, ok = p, true
 		}
 	}
-	return tier, entry, ok
+	return best, ok
 }
 
 // parseTiers reads the tiers table of a Markdown page: the fenced block
@@ -72,7 +88,8 @@ func (ts tiers) of(dir string) (tier int, entry string, ok bool) {
 // may run into the owns column, as long as two spaces follow it); it holds
 // comma-separated entries, each a path, a "path/..." subtree or a brace
 // list ("adapter/pure/{status,translate}"). A line blank in the folder
-// column carries on the owns or memory text of the row above.
+// column carries on the owns or memory text of the row above. A row whose
+// owns text begins "test support:" places test support.
 func parseTiers(markdown string) (tiers, error) {
 	var table []string
 	lines := strings.Split(markdown, "\n")
@@ -107,6 +124,7 @@ func parseTiers(markdown string) (tiers, error) {
 			}
 			cell, _, _ = strings.Cut(line[column:], "  ")
 		}
+		support := strings.HasPrefix(strings.TrimSpace(line[min(column+len(cell), len(line)):]), "test support:")
 		if label != "" {
 			n, err := strconv.Atoi(label)
 			switch {
@@ -140,7 +158,7 @@ func parseTiers(markdown string) (tiers, error) {
 					return nil, fmt.Errorf("%q: %s is placed twice", line, path)
 				}
 				seen[path] = true
-				out = append(out, placement{path: path, subtree: subtree, tier: tier})
+				out = append(out, placement{path: path, subtree: subtree, tier: tier, support: support})
 			}
 		}
 	}
@@ -192,16 +210,6 @@ func readTiers(t *testing.T) tiers {
 		t.Fatalf("docs/architecture.md: %v", err)
 	}
 	return ts
-}
-
-// testSupport are the test side's packages that a product package's tests
-// may import although they rank above it: fakes and makers of test data,
-// and the harness's servers (registries, git) for the fetchers' tests.
-var testSupport = map[string]bool{
-	"test/fakekube":    true,
-	"test/tarball":     true,
-	"test/catalogtest": true,
-	"test/harness":     true,
 }
 
 func TestLayering(t *testing.T) {
@@ -307,7 +315,7 @@ func importProblems(ts tiers, dir string, imports, tests, declared []string, gra
 	}
 	check := func(imp string, test bool) {
 		rel, ok := strings.CutPrefix(imp, module)
-		if !ok || (test && (rel == dir || testSupport[rel])) {
+		if !ok || (test && (rel == dir || ts.supports(rel))) {
 			return
 		}
 		what := "imports"
@@ -371,7 +379,8 @@ const synthetic = "Some prose.\n\n```\n" + `tier  folder / package            ow
       docs                        the docs' tests
 4     test/bdtest                 the suites' helpers
       test/bench/...              benchmarks
-      test/fakekube               a fake
+      test/fakekube               test support: a fake
+      test/harness/...            the harness
 3     adapter                     the facade
 2     adapter/internal/{controller,appmode,servemode,kube,scope}  the glue   some
                                   and more of its text
@@ -410,6 +419,11 @@ func TestParseTiers(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%s: %s, want %s", dir, got, want)
+		}
+	}
+	for dir, want := range map[string]bool{"test/fakekube": true, "test/bdtest": false, "test/harness": false, "adapter": false} {
+		if got := ts.supports(dir); got != want {
+			t.Errorf("%s: test support %t, want %t", dir, got, want)
 		}
 	}
 	table := func(rows ...string) string {
@@ -465,6 +479,10 @@ func TestImportProblems(t *testing.T) {
 		{"a declared climb", "adapter/pure/status", []string{module + "adapter/internal/kube"}, nil, []string{"adapter/internal/kube"}, "doc.go may import adapter/internal/kube, of a higher tier"},
 		{"a test's climb", "adapter/pure/translate", nil, []string{module + "adapter/internal/controller"}, nil,
 			"adapter/pure/translate (tier 1, adapter/pure/...) has a test that imports adapter/internal/controller (tier 2, adapter/internal/controller)"},
+		{"a test's climb to what is not test support", "adapter/pure/translate", nil, []string{module + "test/harness"}, nil,
+			"adapter/pure/translate (tier 1, adapter/pure/...) has a test that imports test/harness (tier 4, test/harness/...)"},
+		{"test support is for tests", "convert/x", []string{module + "test/fakekube"}, nil, nil,
+			"convert/x (tier 0, convert/...) imports test/fakekube (tier 4, test/fakekube)"},
 		{"a test's own package and a fake", "adapter/internal/kube", []string{"fmt", module + "adapter/pure/status"},
 			[]string{module + "adapter/internal/kube", module + "test/fakekube", module + "adapter/pure/translate"}, []string{"adapter/pure/status"}, ""},
 		{"a package below its folder", "convert", []string{module + "convert/certs"}, nil, nil, ""},
