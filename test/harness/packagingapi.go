@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
 // PackagingGlobalNamespace holds Packages that every namespace sees, as in
@@ -136,8 +137,10 @@ func (p *packagingAPI) start(kc *KappController, args []string) (*process, error
 // RouteToHost routes the Service ns/name's port portName to ip:port
 // through an EndpointSlice, what kube-apiserver 1.37 resolves Services
 // with for aggregated APIs and webhooks (kube-aggregator's
-// NewEndpointServiceResolver reads EndpointSlices only). Unless the
-// Service exists it is made selector-less, with portName as port 443.
+// NewEndpointServiceResolver reads EndpointSlices only), and its
+// Endpoints to match (endpointsToHost). Unless the Service exists it is
+// made selector-less, with portName as port 443; a caller that routes a
+// Service with a selector removes the selector first.
 func (e *Env) RouteToHost(ctx context.Context, ns, name, portName, ip string, port int32) error {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -147,6 +150,9 @@ func (e *Env) RouteToHost(ctx context.Context, ns, name, portName, ip string, po
 	}
 	if err := e.Client.Create(ctx, svc); client.IgnoreAlreadyExists(err) != nil {
 		return fmt.Errorf("create service %s/%s: %w", ns, name, err)
+	}
+	if err := e.endpointsToHost(ctx, ns, name, portName, ip, port); err != nil {
+		return err
 	}
 	ready := true
 	slice := &discoveryv1.EndpointSlice{
@@ -159,6 +165,36 @@ func (e *Env) RouteToHost(ctx context.Context, ns, name, portName, ip string, po
 	}
 	if err := e.Client.Create(ctx, slice); err != nil {
 		return fmt.Errorf("create endpoint slice %s/%s: %w", ns, slice.Name, err)
+	}
+	return nil
+}
+
+// endpointsToHost writes the Service's Endpoints as the host, marked not
+// to be mirrored. A Service that had a selector (one a manifest applied,
+// whose selector the caller removed) keeps the Endpoints
+// kube-controller-manager wrote for its pods, at addresses of the fake
+// nodes that nothing here reaches; once the Service is selector-less, the
+// EndpointSlice mirroring controller copies them into a slice beside the
+// host's, and the API server picks one of the two at random (found when a
+// webhook call reached a fake pod's address). Marked skip-mirror, the
+// mirror is deleted, and the host's slice is the one route.
+func (e *Env) endpointsToHost(ctx context.Context, ns, name, portName, ip string, port int32) error {
+	//nolint:staticcheck // Endpoints are what the mirroring controller reads.
+	ep := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	_, err := controllerutil.CreateOrUpdate(ctx, e.Client, ep, func() error {
+		if ep.Labels == nil {
+			ep.Labels = map[string]string{}
+		}
+		ep.Labels[discoveryv1.LabelSkipMirror] = "true"
+		//nolint:staticcheck // as above
+		ep.Subsets = []corev1.EndpointSubset{{
+			Addresses: []corev1.EndpointAddress{{IP: ip}},
+			Ports:     []corev1.EndpointPort{{Name: portName, Port: port, Protocol: corev1.ProtocolTCP}},
+		}}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("write endpoints %s/%s: %w", ns, name, err)
 	}
 	return nil
 }
