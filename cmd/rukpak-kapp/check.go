@@ -150,7 +150,7 @@ func (k checker) run(ctx context.Context) []checkResult {
 	deployment, adapterDep, deployed := k.adapterDeployment(ctx)
 	out = append(out, deployment, k.leader(ctx, deployed))
 	out = append(out, k.webhooks(ctx)...)
-	out = append(out, k.admission(ctx), k.rbac(ctx), k.kappConfig(ctx, kappDep, adapterDep), k.rukpak(ctx), k.bundleDeployments(ctx))
+	out = append(out, k.admission(ctx), k.rbac(ctx), k.namespaceRBAC(ctx, adapterDep), k.kappConfig(ctx, kappDep, adapterDep), k.rukpak(ctx), k.bundleDeployments(ctx))
 	return out
 }
 
@@ -385,17 +385,8 @@ func (k checker) rbac(ctx context.Context) checkResult {
 	if err != nil {
 		return warn(name, "not verified: "+err.Error(), "use a check built from this release's source")
 	}
-	allowed := make([]bool, len(rights))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(reviewsAtOnce)
-	for i, r := range rights {
-		g.Go(func() error {
-			var err error
-			allowed[i], err = k.adapterMay(gctx, r)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	allowed, err := k.adapterMayAll(ctx, rights)
+	if err != nil {
 		return notAsked(name, "what the adapter may do", err)
 	}
 	var missing []right
@@ -407,7 +398,7 @@ func (k checker) rbac(ctx context.Context) checkResult {
 	if len(missing) > 0 {
 		return fail(name, k.adapterUser()+" may not: "+listRights(missing), "apply this release's config/rbac (its ClusterRole and Role rukpak-kapp)")
 	}
-	return ok(name, fmt.Sprintf("%s may do all %d things config/rbac grants it (what a namespace grants it by binding config/catalogs' ClusterRoles, for catalog pull secrets and dependencies, is not checked)",
+	return ok(name, fmt.Sprintf("%s may do all %d things config/rbac grants it (what other namespaces grant it: \"namespace RBAC\")",
 		k.adapterUser(), len(rights)))
 }
 
@@ -423,6 +414,22 @@ func notAsked(name, what string, err error) checkResult {
 }
 
 func (k checker) adapterUser() string { return "system:serviceaccount:" + k.ns + ":" + adapterName }
+
+// adapterMayAll asks for every right at once, a few reviews at a time;
+// allowed[i] answers rights[i].
+func (k checker) adapterMayAll(ctx context.Context, rights []right) ([]bool, error) {
+	allowed := make([]bool, len(rights))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(reviewsAtOnce)
+	for i, r := range rights {
+		g.Go(func() error {
+			var err error
+			allowed[i], err = k.adapterMay(gctx, r)
+			return err
+		})
+	}
+	return allowed, g.Wait()
+}
 
 // adapterMay asks the API server whether the adapter's ServiceAccount may
 // do r (a SubjectAccessReview).

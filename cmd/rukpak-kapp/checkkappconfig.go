@@ -123,21 +123,29 @@ func proxyDiff(adapterEnv, kappEnv map[string]string) string {
 // kappControllerNamespaceOf is the adapter Deployment's
 // --kapp-controller-namespace, its default when not given.
 func kappControllerNamespaceOf(d *appsv1.Deployment) string {
-	const flag = "--kapp-controller-namespace"
-	ns := "kapp-controller"
-	if d == nil {
+	if ns, set := flagOf(d, "--kapp-controller-namespace"); set {
 		return ns
+	}
+	return "kapp-controller"
+}
+
+// flagOf is the value the containers of d give flag ("--flag=value" or
+// "--flag value", the last one said); set is false when none does or d is
+// nil.
+func flagOf(d *appsv1.Deployment, flag string) (value string, set bool) {
+	if d == nil {
+		return "", false
 	}
 	for _, c := range d.Spec.Template.Spec.Containers {
 		args := append(slices.Clone(c.Command), c.Args...)
 		for i, a := range args {
 			switch {
 			case strings.HasPrefix(a, flag+"="):
-				ns = strings.TrimPrefix(a, flag+"=")
+				value, set = strings.TrimPrefix(a, flag+"="), true
 			case a == flag && i+1 < len(args):
-				ns = args[i+1]
+				value, set = args[i+1], true
 			}
 		}
 	}
-	return ns
+	return value, set
 }

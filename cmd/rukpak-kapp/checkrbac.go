@@ -66,28 +66,46 @@ var verbOrder = []string{"create", "patch", "update", "delete", "deletecollectio
 // ClusterRole's cluster-wide, the Role's in ns, the system namespace it is
 // installed in (the package renames it).
 func adapterRights(manifest []byte, ns string) ([]right, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
+	roles, err := rolesOf(manifest)
+	if err != nil {
+		return nil, fmt.Errorf("read the adapter's RBAC manifest: %w", err)
+	}
 	var out []right
-	for {
-		var role struct {
-			Kind  string              `json:"kind"`
-			Rules []rbacv1.PolicyRule `json:"rules"`
+	for _, r := range roles {
+		namespace := ""
+		if r.Kind == "Role" {
+			namespace = ns
 		}
-		if err := dec.Decode(&role); errors.Is(err, io.EOF) {
+		for _, rule := range r.Rules {
+			out = append(out, rightsOf(rule, namespace)...)
+		}
+	}
+	return out, nil
+}
+
+// role is a Role or ClusterRole of a manifest.
+type role struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Rules []rbacv1.PolicyRule `json:"rules"`
+}
+
+// rolesOf are the Roles and ClusterRoles of a manifest, in its order (it
+// may hold other objects: namespaces, accounts, bindings).
+func rolesOf(manifest []byte) ([]role, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
+	var out []role
+	for {
+		var r role
+		if err := dec.Decode(&r); errors.Is(err, io.EOF) {
 			return out, nil
 		} else if err != nil {
-			return nil, fmt.Errorf("read the adapter's RBAC manifest: %w", err)
+			return nil, err
 		}
-		namespace := ""
-		switch role.Kind {
-		case "ClusterRole":
-		case "Role":
-			namespace = ns
-		default:
-			continue
-		}
-		for _, rule := range role.Rules {
-			out = append(out, rightsOf(rule, namespace)...)
+		if r.Kind == "Role" || r.Kind == "ClusterRole" {
+			out = append(out, r)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -114,6 +115,13 @@ func TestAdapterRights(t *testing.T) {
 // check makes (the webhook probe, each SubjectAccessReview).
 func fakeCluster(t *testing.T, creates func(obj client.Object) error) checker {
 	t.Helper()
+	return fakeClusterWith(t, creates, nil)
+}
+
+// fakeClusterWith is fakeCluster whose adapter Deployment is given the
+// container args (when not nil), with more objects in it.
+func fakeClusterWith(t *testing.T, creates func(obj client.Object) error, args []string, more ...client.Object) checker {
+	t.Helper()
 	scheme, err := adapter.Scheme()
 	if err != nil {
 		t.Fatal(err)
@@ -152,10 +160,12 @@ func fakeCluster(t *testing.T, creates func(obj client.Object) error) checker {
 			Conversion: &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter, Webhook: &apiextensionsv1.WebhookConversion{ClientConfig: &apiextensionsv1.WebhookClientConfig{CABundle: ca.CertPEM}}}}},
 		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "operatorcatalogs.catalogs.rukpak-kapp.dev"}},
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: adapterName},
+			Spec:   appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "manager", Args: args}}}}},
 			Status: appsv1.DeploymentStatus{Replicas: 1, ReadyReplicas: 1, Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: "True"}}}},
 		&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: leaderLease},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: new("rukpak-kapp-0"), RenewTime: &metav1.MicroTime{Time: now}}},
 	}
+	objs = append(objs, more...)
 	for _, kind := range []string{"MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"} {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion("admissionregistration.k8s.io/v1")

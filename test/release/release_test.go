@@ -277,6 +277,29 @@ var _ = Describe("the release", Ordered, func() {
 		role.Rules = kept.Rules
 		Expect(env.Client.Update(ctx, role)).To(Succeed())
 
+		By("a catalog's pull secret the adapter may not read, then the binding docs/catalogs.md names")
+		Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "check-catalogs"}})).To(Succeed())
+		catalog := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "catalogs.rukpak-kapp.dev/v1alpha1", "kind": "OperatorCatalog",
+			"metadata": map[string]any{"namespace": "check-catalogs", "name": "private"},
+			"spec":     map[string]any{"image": "registry.invalid/catalog:1", "pullSecret": "creds"},
+		}}
+		Expect(env.Client.Create(ctx, catalog)).To(Succeed())
+		out, code = check(ctx, bin)
+		Expect(code).To(Equal(1), out)
+		Expect(out).To(MatchRegexp(`fail +namespace RBAC +the adapter may not do what it needs in catalog check-catalogs/private's pull secret creds: get secrets named creds in check-catalogs`))
+		Expect(out).To(ContainSubstring("fix: kubectl create rolebinding rukpak-kapp-catalog-pull-secrets -n check-catalogs --clusterrole rukpak-kapp-catalog-pull-secrets --serviceaccount rukpak-system:rukpak-kapp"))
+		// What that command makes.
+		binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "check-catalogs", Name: "rukpak-kapp-catalog-pull-secrets"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "rukpak-kapp-catalog-pull-secrets"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: systemNamespace, Name: "rukpak-kapp"}}}
+		Expect(env.Client.Create(ctx, binding)).To(Succeed())
+		out, code = check(ctx, bin)
+		Expect(code).To(Equal(0), out)
+		Expect(out).To(MatchRegexp(`ok +namespace RBAC +the adapter may do what it needs in 0 app namespace\(s\) and may read 1 catalog pull secret\(s\); catalogs in check-catalogs install no dependencies`))
+		Expect(env.Client.Delete(ctx, catalog)).To(Succeed())
+		Expect(env.Client.Delete(ctx, binding)).To(Succeed())
+
 		By("a kapp-controller-config the adapter cannot follow")
 		config := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: harness.KappControllerNamespace, Name: "kapp-controller-config"},
 			StringData: map[string]string{"caCerts": "not a certificate"}}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
+)
+
+// The rights the adapter needs outside its own namespace come from the
+// namespaces' own bindings, so check carries the manifests that grant them,
+// as it carries config/rbac: the Role config/sharding gives it in each app
+// namespace, and config/catalogs' ClusterRoles a catalog's namespace binds
+// for a pull secret and for dependencies. TestNamespaceRBACIsTheRelease
+// keeps the copies equal to the files.
+//
+//go:generate cp ../../config/sharding/app-namespaces/rukpak-apps-0.yaml shard_rbac.yaml
+//go:generate cp ../../config/catalogs/pull_secret_role.yaml catalog_pull_secret_rbac.yaml
+//go:generate cp ../../config/catalogs/dependencies_role.yaml catalog_dependencies_rbac.yaml
+var (
+	//go:embed shard_rbac.yaml
+	shardRBAC []byte
+	//go:embed catalog_pull_secret_rbac.yaml
+	pullSecretRBAC []byte
+	//go:embed catalog_dependencies_rbac.yaml
+	dependenciesRBAC []byte
+)
+
+// roleOf is the one Role or ClusterRole of manifest (the sharding manifest
+// also holds a namespace, an account and bindings).
+func roleOf(manifest []byte) (role, error) {
+	roles, err := rolesOf(manifest)
+	switch {
+	case err != nil:
+		return role{}, fmt.Errorf("read an RBAC manifest: %w", err)
+	case len(roles) != 1:
+		return role{}, fmt.Errorf("an RBAC manifest holds %d Roles and ClusterRoles, not one", len(roles))
+	}
+	return roles[0], nil
+}
+
+// rightsIn are every verb of every rule of r, in namespace ns; a rule on
+// Secrets is narrowed to the one Secret named secret when it is not empty
+// (the pull secret role grants get on any, the adapter reads one).
+func rightsIn(r role, ns, secret string) []right {
+	var out []right
+	for _, rule := range r.Rules {
+		if secret != "" && slices.Contains(rule.Resources, "secrets") {
+			rule.ResourceNames = []string{secret}
+		}
+		out = append(out, rightsOf(rule, ns)...)
+	}
+	return out
+}
+
+// namespaceNeed is what the adapter must be allowed in one namespace for
+// one reason, and how the namespace's owner grants it.
+type namespaceNeed struct {
+	kind   needKind
+	why    string
+	rights []right
+	fix    string
+}
+
+// needKind is why a namespace's binding is asked for.
+type needKind int
+
+const (
+	appNamespace needKind = iota
+	pullSecret
+	// dependencies is optional: only a bundle that requires another needs
+	// it, and its status says so.
+	dependencies
+)
+
+// namespaceNeeds lists what check asks for outside the system namespace:
+// config/sharding's Role in each app namespace, the pull secret each
+// catalog names, and (optional: only a bundle that requires another needs
+// it) the dependencies role in each catalog's namespace.
+func namespaceNeeds(systemNS string, appNamespaces []string, catalogs []catalogsv1alpha1.OperatorCatalog) ([]namespaceNeed, error) {
+	shard, err := roleOf(shardRBAC)
+	if err != nil {
+		return nil, err
+	}
+	pull, err := roleOf(pullSecretRBAC)
+	if err != nil {
+		return nil, err
+	}
+	deps, err := roleOf(dependenciesRBAC)
+	if err != nil {
+		return nil, err
+	}
+	account := systemNS + ":" + adapterName
+	var out []namespaceNeed
+	for _, ns := range appNamespaces {
+		out = append(out, namespaceNeed{
+			kind:   appNamespace,
+			why:    "app namespace " + ns,
+			rights: rightsIn(shard, ns, ""),
+			fix:    fmt.Sprintf("apply config/sharding/app-namespaces' Role %s and its RoleBinding to %s in %s", shard.Metadata.Name, account, ns),
+		})
+	}
+	seen := map[string]bool{}
+	for _, c := range catalogs {
+		if c.Spec.PullSecret != "" {
+			out = append(out, namespaceNeed{
+				kind:   pullSecret,
+				why:    fmt.Sprintf("catalog %s/%s's pull secret %s", c.Namespace, c.Name, c.Spec.PullSecret),
+				rights: rightsIn(pull, c.Namespace, c.Spec.PullSecret),
+				fix:    fmt.Sprintf("kubectl create rolebinding %s -n %s --clusterrole %s --serviceaccount %s", pull.Metadata.Name, c.Namespace, pull.Metadata.Name, account),
+			})
+		}
+		if !seen[c.Namespace] {
+			seen[c.Namespace] = true
+			out = append(out, namespaceNeed{
+				kind:   dependencies,
+				why:    c.Namespace,
+				rights: rightsIn(deps, c.Namespace, ""),
+				fix:    fmt.Sprintf("kubectl create rolebinding %s -n %s --clusterrole %s --serviceaccount %s", deps.Metadata.Name, c.Namespace, deps.Metadata.Name, account),
+			})
+		}
+	}
+	return out, nil
+}
+
+// evalNamespaceNeeds makes the line from what each need's reviews
+// answered (allowed[i][j]: need i's right j): an app namespace or a pull
+// secret not wholly granted fails with its fix; a dependencies binding
+// missing is said on the ok line, as catalogs there install no
+// dependencies.
+func evalNamespaceNeeds(needs []namespaceNeed, allowed [][]bool, appNamespacesKnown bool) checkResult {
+	const name = "namespace RBAC"
+	var missing, fixes, without []string
+	counts := map[needKind]int{}
+	for i, n := range needs {
+		counts[n.kind]++
+		var lacks []right
+		for j, r := range n.rights {
+			if !allowed[i][j] {
+				lacks = append(lacks, r)
+			}
+		}
+		switch {
+		case len(lacks) == 0:
+		case n.kind == dependencies:
+			without = append(without, n.why)
+		default:
+			missing = append(missing, n.why+": "+listRights(lacks))
+			fixes = append(fixes, n.fix)
+		}
+	}
+	if len(missing) > 0 {
+		return fail(name, "the adapter may not do what it needs in "+strings.Join(missing, "; "), strings.Join(fixes, "; "))
+	}
+	var msg string
+	if counts[appNamespace]+counts[pullSecret] == 0 {
+		msg = "no app namespace and no catalog pull secret: the adapter needs nothing outside the system namespace"
+	} else {
+		msg = fmt.Sprintf("the adapter may do what it needs in %d app namespace(s) and may read %d catalog pull secret(s)", counts[appNamespace], counts[pullSecret])
+	}
+	if !appNamespacesKnown {
+		msg += " (no adapter Deployment: its --app-namespaces are not known)"
+	}
+	if len(without) > 0 {
+		msg += fmt.Sprintf("; catalogs in %s install no dependencies (their namespace binds no ClusterRole %s to the adapter; docs/catalogs.md, \"Dependencies\")",
+			strings.Join(without, ", "), "rukpak-kapp-catalog-dependencies")
+	}
+	return ok(name, msg)
+}
+
+// namespaceRBAC asks for the rights the adapter needs outside the system
+// namespace, which only a namespace's own binding grants.
+func (k checker) namespaceRBAC(ctx context.Context, adapterDep *appsv1.Deployment) checkResult {
+	const name = "namespace RBAC"
+	var list catalogsv1alpha1.OperatorCatalogList
+	err := k.c.List(ctx, &list)
+	switch {
+	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+		// No catalog API: no catalog needs anything (the CRDs line warns).
+	case err != nil:
+		return warn(name, "not verified: the OperatorCatalogs could not be listed: "+err.Error(), readFix(err, "list operatorcatalogs.catalogs.rukpak-kapp.dev"))
+	}
+	appNamespaces, _ := flagOf(adapterDep, "--app-namespaces")
+	needs, err := namespaceNeeds(k.ns, splitList(appNamespaces), list.Items)
+	if err != nil {
+		return warn(name, "not verified: "+err.Error(), "use a check built from this release's source")
+	}
+	allowed := make([][]bool, len(needs))
+	var all []right
+	for i, n := range needs {
+		allowed[i] = make([]bool, len(n.rights))
+		all = append(all, n.rights...)
+	}
+	granted, err := k.adapterMayAll(ctx, all)
+	if err != nil {
+		return notAsked(name, "what the adapter may do outside "+k.ns, err)
+	}
+	at := 0
+	for i := range needs {
+		at += copy(allowed[i], granted[at:])
+	}
+	return evalNamespaceNeeds(needs, allowed, adapterDep != nil)
+}
