@@ -239,7 +239,7 @@ var _ = Describe("the release", Ordered, func() {
 		Eventually(func() []string { return writes.list() }).Should(HaveLen(1))
 	})
 
-	It("passes rukpak-kapp check, and names a removed RBAC rule and an unreachable webhook with their fixes", func(ctx context.Context) {
+	It("passes rukpak-kapp check, and names a removed RBAC rule, a missing namespace binding and an unreachable webhook with their fixes", func(ctx context.Context) {
 		bin, err := harness.GoBinary(ctx, env.Root, "./cmd/rukpak-kapp", filepath.Join(env.Dir, "rukpak-kapp-cli"))
 		Expect(err).NotTo(HaveOccurred())
 		routeWebhook(ctx, pod)
@@ -297,6 +297,26 @@ var _ = Describe("the release", Ordered, func() {
 		out, code = check(ctx, bin)
 		Expect(code).To(Equal(0), out)
 		Expect(out).To(MatchRegexp(`ok +namespace RBAC +the adapter may do what it needs in 0 app namespace\(s\) and may read 1 catalog pull secret\(s\); catalogs in check-catalogs install no dependencies`))
+
+		By("an app namespace the adapter's Deployment names, before and after config/sharding's objects for it")
+		dep := &appsv1.Deployment{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: "rukpak-kapp"}, dep)).To(Succeed())
+		unsharded := dep.DeepCopy()
+		dep.Spec.Template.Spec.Containers[0].Args = append(dep.Spec.Template.Spec.Containers[0].Args, "--app-namespaces=rukpak-apps-0")
+		Expect(env.Client.Update(ctx, dep)).To(Succeed())
+		out, _ = check(ctx, bin)
+		Expect(out).To(MatchRegexp(`fail +namespace RBAC +the adapter may not do what it needs in app namespace rukpak-apps-0: create apps.kappctrl.k14s.io in rukpak-apps-0`))
+		Expect(out).To(ContainSubstring("fix: apply config/sharding/app-namespaces' Role rukpak-kapp and its RoleBinding to rukpak-system:rukpak-kapp in rukpak-apps-0"))
+		shard, err := os.ReadFile(filepath.Join(env.Root, "config/sharding/app-namespaces/rukpak-apps-0.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(applyServerSide(ctx, shard)).To(BeEmpty())
+		out, _ = check(ctx, bin)
+		Expect(out).To(MatchRegexp(`ok +namespace RBAC +the adapter may do what it needs in 1 app namespace\(s\) and may read 1 catalog pull secret\(s\)`))
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: "rukpak-kapp"}, dep)).To(Succeed())
+		dep.Spec.Template.Spec.Containers[0].Args = unsharded.Spec.Template.Spec.Containers[0].Args
+		Expect(env.Client.Update(ctx, dep)).To(Succeed())
+		Expect(env.Client.Delete(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "rukpak-kapp-installer-rukpak-apps-0"}})).To(Succeed())
+		Expect(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rukpak-apps-0"}})).To(Succeed())
 		Expect(env.Client.Delete(ctx, catalog)).To(Succeed())
 		Expect(env.Client.Delete(ctx, binding)).To(Succeed())
 
