@@ -18,7 +18,6 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -110,10 +109,7 @@ var _ = Describe("registry+v1 bundles with webhooks", func() {
 		DeferCleanup(stop)
 		svc := &corev1.Service{}
 		Expect(env.Client.Get(ctx, objKey(ns, service), svc)).To(Succeed())
-		// Without a selector the endpoints controller leaves our Endpoints alone.
-		svc.Spec.Selector = nil
-		Expect(env.Client.Update(ctx, svc)).To(Succeed())
-		routeService(ctx, ns, service, svc.Spec.Ports[0].Name, ip, int32(port))
+		Expect(env.RouteToHost(ctx, ns, service, svc.Spec.Ports[0].Name, ip, int32(port))).To(Succeed())
 
 		By("creating a SleepInfo: the API server must call the stand-in and report its denial")
 		Eventually(func() error {
@@ -132,20 +128,3 @@ var _ = Describe("registry+v1 bundles with webhooks", func() {
 		fmt.Fprintf(GinkgoWriter, "API server reached the stand-in at %s:%d through %s\n", ip, port, vwc.Name)
 	})
 })
-
-// routeService points a selector-less Service at ip:port. The controllers
-// leave what they made while the Service had a selector, pointing at fake
-// pod IPs, so those are replaced: Endpoints and EndpointSlices both, as the
-// API server's endpoint routing reads one or the other by version.
-func routeService(ctx context.Context, ns, service, portName, ip string, port int32) {
-	ep := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: service, Namespace: ns}} //nolint:staticcheck // see above
-	_ = env.Client.Delete(ctx, ep)
-	ep.Subsets = []corev1.EndpointSubset{{ //nolint:staticcheck
-		Addresses: []corev1.EndpointAddress{{IP: ip}},                  //nolint:staticcheck
-		Ports:     []corev1.EndpointPort{{Name: portName, Port: port}}, //nolint:staticcheck
-	}}
-	Eventually(func() error { return env.Client.Create(ctx, ep) }).WithContext(ctx).Should(Succeed())
-	Expect(env.Client.DeleteAllOf(ctx, &discoveryv1.EndpointSlice{}, client.InNamespace(ns),
-		client.MatchingLabels{discoveryv1.LabelServiceName: service, discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"})).To(Succeed())
-	Expect(env.RouteToHost(ctx, ns, service, portName, ip, port)).To(Succeed())
-}

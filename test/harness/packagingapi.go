@@ -134,25 +134,33 @@ func (p *packagingAPI) start(kc *KappController, args []string) (*process, error
 	return kc.tools.startFetcher(kc.name, kc.dir, env, p.binds, p.sandbox, kc.binary(), args...)
 }
 
-// RouteToHost routes the Service ns/name's port portName to ip:port
-// through an EndpointSlice, what kube-apiserver 1.37 resolves Services
-// with for aggregated APIs and webhooks (kube-aggregator's
-// NewEndpointServiceResolver reads EndpointSlices only), and its
-// Endpoints to match (endpointsToHost). Unless the Service exists it is
-// made selector-less, with portName as port 443; a caller that routes a
-// Service with a selector removes the selector first.
+// RouteToHost routes the Service ns/name's port portName to ip:port, as
+// a cluster's endpoints reach its pods: the Service selector-less (made,
+// with portName as port 443, when there is none), its Endpoints (below)
+// and one EndpointSlice to ip:port, which kube-apiserver 1.37 resolves
+// Services with for aggregated APIs and webhooks (kube-aggregator's
+// NewEndpointServiceResolver reads EndpointSlices only). Every other slice
+// of the Service goes: the endpointslice controller's from when it had a
+// selector (its pods are on fake nodes, at addresses nothing here
+// reaches), and an earlier route's. A Service routed again moves.
 func (e *Env) RouteToHost(ctx context.Context, ns, name, portName, ip string, port int32) error {
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{
-			Name: portName, Port: 443, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(port),
-		}}},
-	}
-	if err := e.Client.Create(ctx, svc); client.IgnoreAlreadyExists(err) != nil {
-		return fmt.Errorf("create service %s/%s: %w", ns, name, err)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, e.Client, svc, func() error {
+		if svc.CreationTimestamp.IsZero() {
+			svc.Spec.Ports = []corev1.ServicePort{{Name: portName, Port: 443, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(port)}}
+		}
+		// Without a selector kube-controller-manager writes no endpoints
+		// of its own for it.
+		svc.Spec.Selector = nil
+		return nil
+	}); err != nil {
+		return fmt.Errorf("make service %s/%s selector-less: %w", ns, name, err)
 	}
 	if err := e.endpointsToHost(ctx, ns, name, portName, ip, port); err != nil {
 		return err
+	}
+	if err := e.Client.DeleteAllOf(ctx, &discoveryv1.EndpointSlice{}, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: name}); err != nil {
+		return fmt.Errorf("delete the endpoint slices of service %s/%s: %w", ns, name, err)
 	}
 	ready := true
 	slice := &discoveryv1.EndpointSlice{
@@ -170,14 +178,13 @@ func (e *Env) RouteToHost(ctx context.Context, ns, name, portName, ip string, po
 }
 
 // endpointsToHost writes the Service's Endpoints as the host, marked not
-// to be mirrored. A Service that had a selector (one a manifest applied,
-// whose selector the caller removed) keeps the Endpoints
-// kube-controller-manager wrote for its pods, at addresses of the fake
-// nodes that nothing here reaches; once the Service is selector-less, the
-// EndpointSlice mirroring controller copies them into a slice beside the
-// host's, and the API server picks one of the two at random (found when a
-// webhook call reached a fake pod's address). Marked skip-mirror, the
-// mirror is deleted, and the host's slice is the one route.
+// to be mirrored. A Service that had a selector (one a manifest applied)
+// keeps the Endpoints kube-controller-manager wrote for its pods; once the
+// Service is selector-less, the EndpointSlice mirroring controller copies
+// them into a slice beside the host's, and the API server picks one of the
+// two at random (found when a webhook call reached a fake pod's address).
+// Marked skip-mirror, no mirror is made (one made is deleted), and the
+// host's slice is the one route.
 func (e *Env) endpointsToHost(ctx context.Context, ns, name, portName, ip string, port int32) error {
 	//nolint:staticcheck // Endpoints are what the mirroring controller reads.
 	ep := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
