@@ -39,6 +39,11 @@ func Wake[T client.Object](ctx context.Context, c client.Reader, list client.Obj
 	}
 	go func() {
 		for _, o := range picked {
+			// An ended context wins over a reader that is ready: select
+			// picks among ready cases at random.
+			if ctx.Err() != nil {
+				return
+			}
 			select {
 			case to <- event.GenericEvent{Object: o}:
 			case <-ctx.Done():
