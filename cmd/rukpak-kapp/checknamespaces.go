@@ -130,27 +130,29 @@ func namespaceNeeds(systemNS string, appNamespaces []string, catalogs []catalogs
 	return out, nil
 }
 
-// evalNamespaceNeeds makes the line from what each need's reviews
-// answered (allowed[i][j]: need i's right j): an app namespace or a pull
-// secret not wholly granted fails with its fix; a dependencies binding
-// missing is said on the ok line, as catalogs there install no
-// dependencies.
-func evalNamespaceNeeds(needs []namespaceNeed, allowed [][]bool, appNamespacesKnown bool) checkResult {
+// evalNamespaceNeeds makes the line from what the reviews answered, the
+// needs' rights one after another (granted[k]: the k-th right of them
+// all): an app namespace or a pull secret not wholly granted fails with
+// its fix; a dependencies binding missing is said on the ok line, with
+// its fix, as catalogs there install no dependencies.
+func evalNamespaceNeeds(needs []namespaceNeed, granted []bool, appNamespacesKnown bool) checkResult {
 	const name = "namespace RBAC"
 	var missing, fixes, without []string
 	counts := map[needKind]int{}
-	for i, n := range needs {
+	next := 0
+	for _, n := range needs {
 		counts[n.kind]++
 		var lacks []right
-		for j, r := range n.rights {
-			if !allowed[i][j] {
+		for _, r := range n.rights {
+			if !granted[next] {
 				lacks = append(lacks, r)
 			}
+			next++
 		}
 		switch {
 		case len(lacks) == 0:
 		case n.kind == dependencies:
-			without = append(without, n.why)
+			without = append(without, "catalogs in "+n.why+" install no dependencies: "+n.fix+" lets them")
 		default:
 			missing = append(missing, n.why+": "+listRights(lacks))
 			fixes = append(fixes, n.fix)
@@ -169,8 +171,7 @@ func evalNamespaceNeeds(needs []namespaceNeed, allowed [][]bool, appNamespacesKn
 		msg += " (no adapter Deployment: its --app-namespaces are not known)"
 	}
 	if len(without) > 0 {
-		msg += fmt.Sprintf("; catalogs in %s install no dependencies (their namespace binds no ClusterRole %s to the adapter; docs/catalogs.md, \"Dependencies\")",
-			strings.Join(without, ", "), "rukpak-kapp-catalog-dependencies")
+		msg += "; " + strings.Join(without, "; ") + " (docs/catalogs.md, \"Dependencies\")"
 	}
 	return ok(name, msg)
 }
@@ -192,19 +193,13 @@ func (k checker) namespaceRBAC(ctx context.Context, adapterDep *appsv1.Deploymen
 	if err != nil {
 		return warn(name, "not verified: "+err.Error(), "use a check built from this release's source")
 	}
-	allowed := make([][]bool, len(needs))
 	var all []right
-	for i, n := range needs {
-		allowed[i] = make([]bool, len(n.rights))
+	for _, n := range needs {
 		all = append(all, n.rights...)
 	}
 	granted, err := k.adapterMayAll(ctx, all)
 	if err != nil {
 		return notAsked(name, "what the adapter may do outside "+k.ns, err)
 	}
-	at := 0
-	for i := range needs {
-		at += copy(allowed[i], granted[at:])
-	}
-	return evalNamespaceNeeds(needs, allowed, adapterDep != nil)
+	return evalNamespaceNeeds(needs, granted, adapterDep != nil)
 }

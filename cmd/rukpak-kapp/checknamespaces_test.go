@@ -76,7 +76,7 @@ func TestCheck_NamespaceRBAC(t *testing.T) {
 			fix:     "kubectl create rolebinding rukpak-kapp-catalog-pull-secrets -n operators --clusterrole rukpak-kapp-catalog-pull-secrets --serviceaccount rukpak-system:rukpak-kapp"},
 		{name: "no dependencies binding", objs: catalogs, status: checkOK,
 			lacks:   func(a *authorizationv1.ResourceAttributes) bool { return a.Resource == "packageinstalls" },
-			message: []string{"in 0 app namespace(s) and may read 1 catalog pull secret(s)", "catalogs in operators install no dependencies"}},
+			message: []string{"in 0 app namespace(s) and may read 1 catalog pull secret(s)", "catalogs in operators install no dependencies: kubectl create rolebinding rukpak-kapp-catalog-dependencies -n operators --clusterrole rukpak-kapp-catalog-dependencies --serviceaccount rukpak-system:rukpak-kapp lets them"}},
 		{name: "no SubjectAccessReviews", args: sharded, refuse: true, status: checkWarn,
 			message: []string{"not verified"}, fix: "create subjectaccessreviews.authorization.k8s.io"},
 	} {
