@@ -2,8 +2,8 @@ package adapter
 
 import (
 	"context"
-	"github.com/google/go-containerregistry/pkg/authn"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"

@@ -11,8 +11,10 @@ import (
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -151,32 +153,37 @@ func (e *Env) pushCatalogImage(cfg *declcfg.DeclarativeConfig, repoTag string) (
 // waitPublished waits, watching, until the adapter says cat's generation
 // is published, and returns its last word when it does not say so in time.
 // A watch without a resourceVersion starts with the objects as they are,
-// so a status written before it began is seen.
+// so a status written before it began is seen; a watch the API server
+// closes (its timeout) is started again, one it ends with an error is not.
 func waitPublished(ctx context.Context, c client.WithWatch, cat *catalogsv1alpha1.OperatorCatalog) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	w, err := c.Watch(ctx, &catalogsv1alpha1.OperatorCatalogList{}, client.InNamespace(cat.Namespace))
-	if err != nil {
-		return fmt.Errorf("watch OperatorCatalogs: %w", err)
-	}
-	defer w.Stop()
-	last := ""
-	for ev := range w.ResultChan() {
-		got, ok := ev.Object.(*catalogsv1alpha1.OperatorCatalog)
-		if !ok || got.Name != cat.Name {
-			continue
+	last := "no status yet"
+	for ctx.Err() == nil {
+		w, err := c.Watch(ctx, &catalogsv1alpha1.OperatorCatalogList{}, client.InNamespace(cat.Namespace))
+		if err != nil {
+			return fmt.Errorf("watch OperatorCatalogs: %w", err)
 		}
-		c := meta.FindStatusCondition(got.Status.Conditions, catalogsv1alpha1.TypePublished)
-		if c == nil || c.ObservedGeneration != got.Generation {
-			continue
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Error {
+				w.Stop()
+				return fmt.Errorf("watch OperatorCatalogs: %w", apierrors.FromObject(ev.Object))
+			}
+			got, ok := ev.Object.(*catalogsv1alpha1.OperatorCatalog)
+			if !ok || got.Name != cat.Name {
+				continue
+			}
+			c := meta.FindStatusCondition(got.Status.Conditions, catalogsv1alpha1.TypePublished)
+			if c == nil || c.ObservedGeneration != got.Generation {
+				continue
+			}
+			if c.Status == metav1.ConditionTrue {
+				w.Stop()
+				return nil
+			}
+			last = c.Reason + ": " + c.Message
 		}
-		if c.Status == metav1.ConditionTrue {
-			return nil
-		}
-		last = c.Reason + ": " + c.Message
-	}
-	if last == "" {
-		last = "no status yet"
+		w.Stop()
 	}
 	return fmt.Errorf("OperatorCatalog %s/%s not published within two minutes (%s): %w", cat.Namespace, cat.Name, last, ctx.Err())
 }

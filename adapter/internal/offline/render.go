@@ -3,9 +3,9 @@ package offline
 import (
 	"context"
 	"fmt"
-	"github.com/google/go-containerregistry/pkg/authn"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 

@@ -3,10 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
-	"github.com/google/go-containerregistry/pkg/authn"
 	"path"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -70,15 +70,14 @@ func (r SourceFetcher) download(ctx context.Context, bd *rukpakv1alpha2.BundleDe
 	switch {
 	case src.Type == rukpakv1alpha2.SourceTypeImage && src.Image != nil:
 		opts := fetch.ImageOptions{CAData: src.Image.CertificateData, InsecureSkipTLSVerify: src.Image.InsecureSkipTLSVerify, Network: r.Network.Load()}
-		if src.Image.ImagePullSecretName == "" {
-			opts.Keychain = r.Keychain
-		}
 		if name := src.Image.ImagePullSecretName; name != "" {
 			secret, err := r.systemSecret(ctx, "pull", name)
 			if err != nil {
 				return nil, nil, err
 			}
 			opts.DockerConfigJSON = secret.Data[corev1.DockerConfigJsonKey]
+		} else {
+			opts.Keychain = r.Keychain
 		}
 		image, err := fetch.FetchImage(ctx, src.Image.Ref, opts, fetch.DefaultLimits, r.Digests)
 		if err != nil {
