@@ -11,8 +11,6 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -145,13 +143,8 @@ func (e *Env) BundleDeploymentsAdmitted() error {
 		return errors.New("no caBundle in the conversion webhook yet")
 	}
 	for _, class := range []string{rukpakv1alpha2.ClassPlain, AliasPlainClass} {
-		probe := &rukpakv1alpha2.BundleDeployment{
-			ObjectMeta: metav1.ObjectMeta{Name: "admission-probe"},
-			Spec: rukpakv1alpha2.BundleDeploymentSpec{InstallNamespace: "default", ProvisionerClassName: class,
-				Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "127.0.0.1/probe:v1"}}},
-		}
-		if err := e.Client.Create(ctx, probe, client.DryRunAll); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("a dry-run BundleDeployment of class %s: %w", class, err)
+		if err := e.admitted(ctx, class); err != nil {
+			return err
 		}
 	}
 	return nil

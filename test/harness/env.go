@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,8 +14,10 @@ import (
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 	datapackagingv1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -344,15 +347,50 @@ func (e *Env) InstallAdmission(ctx context.Context) error {
 // harness installs, not only after the BundleDeployment's.
 func (e *Env) waitAdmitted(ctx context.Context) error {
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		probe := &rukpakv1alpha2.BundleDeployment{
-			ObjectMeta: metav1.ObjectMeta{Name: "harness-admission-probe"},
-			Spec: rukpakv1alpha2.BundleDeploymentSpec{
-				InstallNamespace: "default", ProvisionerClassName: rukpakv1alpha2.ClassPlain,
-				Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "example.com/probe:v1"}},
-			},
-		}
-		return e.Client.Create(ctx, probe, client.DryRunAll) == nil, nil
+		return e.admitted(ctx, rukpakv1alpha2.ClassPlain) == nil, nil
 	})
+}
+
+// finalizerPolicy is config/admission's MutatingAdmissionPolicy and the
+// finalizer it adds to a BundleDeployment of a class it claims.
+const (
+	finalizerPolicy   = "rukpak-kapp-uninstall-finalizer"
+	finalizerByPolicy = "core.rukpak.io/uninstall"
+)
+
+// admitted says whether a BundleDeployment of class is admitted (a dry
+// run) and, where the finalizer policy is installed and claims the class,
+// comes back with the policy's finalizer: the policy is in effect. A
+// create that passes before kube-apiserver has loaded the policy proves
+// nothing: once loaded, the policy's type converter answers 503 ("Resource
+// kind ... not found") until its next look at the OpenAPI paths (every 5
+// s) has found the BundleDeployment's schema.
+func (e *Env) admitted(ctx context.Context, class string) error {
+	probe := &rukpakv1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "harness-admission-probe"},
+		Spec: rukpakv1alpha2.BundleDeploymentSpec{
+			InstallNamespace: "default", ProvisionerClassName: class,
+			Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "example.com/probe:v1"}},
+		},
+	}
+	if err := e.Client.Create(ctx, probe, client.DryRunAll); err != nil {
+		return fmt.Errorf("a dry-run BundleDeployment of class %s: %w", class, err)
+	}
+	if class != rukpakv1alpha2.ClassPlain {
+		return nil
+	}
+	policy := &metav1.PartialObjectMetadata{}
+	policy.SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicy"))
+	switch err := e.Client.Get(ctx, client.ObjectKey{Name: finalizerPolicy}, policy); {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read the MutatingAdmissionPolicy %s: %w", finalizerPolicy, err)
+	}
+	if !slices.Contains(probe.Finalizers, finalizerByPolicy) {
+		return fmt.Errorf("a dry-run BundleDeployment of class %s was admitted without the finalizer %s: the policy %s is not in effect yet", class, finalizerByPolicy, finalizerPolicy)
+	}
+	return nil
 }
 
 // Kustomize renders a kustomization under the repository root, or at an
