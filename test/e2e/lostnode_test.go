@@ -2,7 +2,9 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -10,6 +12,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 var _ = Describe("nodes that die under an installed Deployment", func() {
@@ -46,7 +51,39 @@ var _ = Describe("nodes that die under an installed Deployment", func() {
 		By("bringing the nodes back")
 		back := time.Now()
 		Expect(env.RestoreNodes(ctx)).To(Succeed())
-		Eventually(getBD(ctx, "lostnode"), 90*time.Second).Should(haveCondition("Healthy", "True", "Healthy", ""))
+		Eventually(getBD(ctx, "lostnode"), 90*time.Second).Should(haveCondition("Healthy", "True", "Healthy", ""),
+			func() string { return nodeAndPods(ctx) })
 		GinkgoWriter.Printf("Healthy=True %s after the nodes returned\n", time.Since(back).Round(time.Second))
 	})
 })
+
+// nodeAndPods says, for a failure, what the fake node's and the
+// Deployment's pods' Ready conditions are and when they last changed: which
+// of kube-controller-manager and kwok spoke last.
+func nodeAndPods(ctx context.Context) string {
+	var b strings.Builder
+	node := &corev1.Node{}
+	if err := env.Client.Get(ctx, objKey("", harness.FakeNodeName), node); err != nil {
+		fmt.Fprintf(&b, "node %s: %v\n", harness.FakeNodeName, err)
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			fmt.Fprintf(&b, "node %s Ready=%s since %s (%s)\n", node.Name, c.Status, c.LastTransitionTime.Format(time.RFC3339), c.Reason)
+		}
+	}
+	pods := &corev1.PodList{}
+	if err := env.Client.List(ctx, pods, client.InNamespace("default")); err != nil {
+		fmt.Fprintf(&b, "pods: %v\n", err)
+	}
+	for _, p := range pods.Items {
+		if !strings.HasPrefix(p.Name, "lostnode-") {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				fmt.Fprintf(&b, "pod %s (%s, deleting %t) Ready=%s since %s (%s)\n", p.Name, p.Status.Phase, p.DeletionTimestamp != nil, c.Status, c.LastTransitionTime.Format(time.RFC3339), c.Reason)
+			}
+		}
+	}
+	return b.String()
+}
