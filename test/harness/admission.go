@@ -18,6 +18,16 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
+// claimExpression is the finalizer policy's match condition for classes,
+// written as config/admission writes its own list.
+func claimExpression(classes ...string) string {
+	quoted := make([]string, len(classes))
+	for i, c := range classes {
+		quoted[i] = "'" + c + "'"
+	}
+	return "object.spec.provisionerClassName in [" + strings.Join(quoted, ", ") + "]"
+}
+
 // PointFinalizerPolicyAt points config/admission's policy at the given
 // classes, as its comment tells an operator with another --classes list to
 // do: beside rukpak, the adapter claims alias classes only, and rukpak
@@ -27,10 +37,6 @@ func (e *Env) PointFinalizerPolicyAt(ctx context.Context, classes ...string) err
 	rendered, err := e.Kustomize(ctx, "config/admission")
 	if err != nil {
 		return err
-	}
-	quoted := make([]string, len(classes))
-	for i, c := range classes {
-		quoted[i] = "'" + c + "'"
 	}
 	var docs [][]byte
 	for _, doc := range bytes.Split(rendered, []byte("\n---\n")) {
@@ -43,7 +49,7 @@ func (e *Env) PointFinalizerPolicyAt(ctx context.Context, classes ...string) err
 			if len(conds) != 1 {
 				return fmt.Errorf("config/admission's policy has %d match conditions, the harness expects one; update it", len(conds))
 			}
-			conds[0].(map[string]any)["expression"] = "object.spec.provisionerClassName in [" + strings.Join(quoted, ", ") + "]"
+			conds[0].(map[string]any)["expression"] = claimExpression(classes...)
 			if err := unstructured.SetNestedSlice(obj.Object, conds, "spec", "matchConditions"); err != nil {
 				return err
 			}
