@@ -64,7 +64,8 @@ type Options struct {
 	// it (controller names must otherwise be unique in a process): tests.
 	Restartable bool
 	// ContentDir keeps the content served at contentURLs (emptied at
-	// start); "": a new directory under the OS's temporary directory.
+	// start); "": a new directory under the OS's temporary directory,
+	// removed when the adapter stops.
 	ContentDir string
 	// ContentMaxBytes bounds what ContentDir holds; 0: DefaultContentMaxBytes.
 	ContentMaxBytes int64
@@ -267,6 +268,12 @@ func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher 
 			return nil, fmt.Errorf("content store: %w", err)
 		}
 		dir = d
+		// A directory of our own making is ours to remove: nothing reads
+		// it after the manager stops, and the next start makes another
+		// (tests start many managers in one process).
+		if err := mgr.Add(removeAtStop(d)); err != nil {
+			return nil, fmt.Errorf("content store: %w", err)
+		}
 	}
 	if limit == 0 {
 		limit = DefaultContentMaxBytes
