@@ -389,21 +389,6 @@ func (e *Env) admitted(ctx context.Context, class string) error {
 	return nil
 }
 
-// claims says whether the finalizer policy's match conditions name class.
-// They are config/admission's list or the one PointFinalizerPolicyAt
-// writes, both "object.spec.provisionerClassName in ['a', 'b']": a class
-// is claimed where it stands quoted in that list. Benchmarks and the
-// take-over suite point the policy away from rukpak's own classes, and a
-// probe of one of those must not wait for a finalizer that never comes.
-func claims(policy *admissionregistrationv1.MutatingAdmissionPolicy, class string) bool {
-	for _, c := range policy.Spec.MatchConditions {
-		if strings.Contains(c.Expression, "'"+class+"'") {
-			return true
-		}
-	}
-	return false
-}
-
 // Kustomize renders a kustomization under the repository root, or at an
 // absolute path (another module's).
 func (e *Env) Kustomize(ctx context.Context, dir string) ([]byte, error) {
