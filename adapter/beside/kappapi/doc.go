@@ -7,6 +7,10 @@
 // words the wait with Missing). The
 // facade runs a second one (NewFor) for the OperatorCatalog API, which
 // starts the catalog controller whenever config/catalogs is installed.
+// While the API is missing it asks discovery again at each change of one of
+// its CRDs, with backoff for two minutes (kube-apiserver serves a kind a
+// moment after its CRD is established); a change seen while it asks is
+// asked about after, never dropped.
 //
 // It owns whether the API was found.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -33,13 +34,29 @@ type API struct {
 	wake  func(ctx context.Context) error
 	ready atomic.Bool
 	mu    sync.Mutex
-	// looking says lookUntilServed runs.
-	looking atomic.Bool
+	// changes holds one change of the API's CRDs not looked at yet: a
+	// change while a look runs is looked at after it, never dropped.
+	changes chan struct{}
+	// looks is how a look after a change asks discovery again, for at
+	// most window.
+	looks  wait.Backoff
+	window time.Duration
 	// name is the API's, for logs and readiness; kinds are its kinds:
 	// group/version → resource.
 	name  string
 	kinds map[string]string
 }
+
+// How a change of the API's CRDs is looked at: discovery is asked at
+// once, then after 250 ms, twice as long each time up to every 10 s, for
+// two minutes. kube-apiserver serves a new CRD's kind a moment after the
+// CRD is established, and that moment grew past 15 s on a loaded 2-core
+// machine: a look that gave up sooner left the API closed until another
+// change of its CRDs, which may never come.
+var (
+	lookBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Steps: math.MaxInt32, Cap: 10 * time.Second}
+	lookWindow  = 2 * time.Minute
+)
 
 // The kinds kapp-controller's release installs and the adapter uses.
 var kappKinds = map[string]string{"kappctrl.k14s.io/v1alpha1": "apps", "packaging.carvel.dev/v1alpha1": "packageinstalls"}
@@ -64,7 +81,8 @@ func New(d discovery.DiscoveryInterface, c cache.Cache, open, wake func(ctx cont
 // readiness, of kinds (group/version → resource, each a CRD's, or an
 // aggregated API's whose CRDs are not watched).
 func NewFor(d discovery.DiscoveryInterface, c cache.Cache, name string, kinds map[string]string, open, wake func(ctx context.Context) error) *API {
-	return &API{discovery: d, cache: c, open: open, wake: wake, name: name, kinds: kinds}
+	return &API{discovery: d, cache: c, open: open, wake: wake, name: name, kinds: kinds,
+		changes: make(chan struct{}, 1), looks: lookBackoff, window: lookWindow}
 }
 
 // crd says whether a CRD of that name serves one of the API's kinds.
@@ -120,31 +138,55 @@ func (k *API) Start(ctx context.Context) error {
 	}
 	changed := func(obj any) {
 		if o, ok := obj.(metav1.Object); ok && (k.crd(o.GetName())) {
-			go k.lookUntilServed(ctx)
+			k.changed()
 		}
 	}
-	_, err = crds.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: changed, UpdateFunc: func(_, o any) { changed(o) }})
-	return err
+	if _, err = crds.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: changed, UpdateFunc: func(_, o any) { changed(o) }}); err != nil {
+		return err
+	}
+	go k.lookOnChanges(ctx)
+	return nil
 }
 
-// lookUntilServed looks after a change of one of the API's CRDs, again with
-// backoff for a while: kube-apiserver serves a new CRD's kind in discovery a
-// moment after the CRD's last change (Established).
-func (k *API) lookUntilServed(ctx context.Context) {
-	if !k.looking.CompareAndSwap(false, true) {
-		return
+// changed notes a change of one of the API's CRDs; one noted and not yet
+// looked at stands for any number.
+func (k *API) changed() {
+	select {
+	case k.changes <- struct{}{}:
+	default:
 	}
-	defer k.looking.Store(false)
-	backoff := wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Steps: 10, Cap: 10 * time.Second}
-	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+}
+
+// lookOnChanges looks after each change noted until the API is open.
+func (k *API) lookOnChanges(ctx context.Context) {
+	for !k.Ready() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-k.changes:
+		}
+		k.lookUntilServed(ctx)
+	}
+}
+
+// lookUntilServed looks after a change of one of the API's CRDs, again
+// with backoff for at most k.window, and says whether the API is open.
+func (k *API) lookUntilServed(ctx context.Context) bool {
+	within, cancel := context.WithTimeout(ctx, k.window)
+	defer cancel()
+	// A backoff's delays stay at its cap once they reach it (its steps
+	// would end there instead): the window ends the looks.
+	err := k.looks.DelayFunc().Until(within, true, true, func(context.Context) (bool, error) {
+		// What the look opens lives as long as the adapter, not the window.
 		if err := k.look(ctx); err != nil {
 			log.FromContext(ctx).Error(err, "look for "+k.name)
 		}
 		return k.Ready(), nil
 	})
-	if err != nil && !k.Ready() {
-		log.FromContext(ctx).Info(k.name + " is still not served; looking again at the next change of its CRDs")
+	if err != nil && !k.Ready() && ctx.Err() == nil {
+		log.FromContext(ctx).Info(k.name+" is still not served; looking again at the next change of its CRDs", "lookedFor", k.window.String())
 	}
+	return k.Ready()
 }
 
 // look opens once every kind is served, and wakes every BundleDeployment.

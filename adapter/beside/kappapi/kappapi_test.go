@@ -3,11 +3,14 @@ package kappapi
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	clienttesting "k8s.io/client-go/testing"
 )
@@ -119,5 +122,76 @@ func TestAPILooksAgainUntilServed(t *testing.T) {
 	k.lookUntilServed(context.Background())
 	if !k.Ready() || o.open != 1 || o.wake != 1 {
 		t.Fatalf("after lookUntilServed: Ready %t, opened %+v", k.Ready(), *o)
+	}
+}
+
+// fastLooks makes a look after a change ask discovery every millisecond or
+// so, up to a cap of 4 ms, for at most window.
+func fastLooks(k *API, window time.Duration) {
+	k.looks = wait.Backoff{Duration: time.Millisecond, Factor: 2, Steps: math.MaxInt32, Cap: 4 * time.Millisecond}
+	k.window = window
+}
+
+// servedAtLook makes discovery serve both kinds from the nth look on.
+func servedAtLook(d *kappDiscovery, n int) {
+	looks := 0
+	d.d.PrependReactor("get", "resource", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if looks++; looks == n {
+			d.serve(appsGV, packagingGV)
+		}
+		return false, nil, nil
+	})
+}
+
+func TestAPIKeepsLookingAtItsBackoffsCap(t *testing.T) {
+	t.Parallel()
+	d := newKappDiscovery(appsGV)
+	o := &opened{}
+	k := kappAPIOver(d, o)
+	fastLooks(k, time.Minute)
+	// Served long after the delays reached their cap (4 ms from the
+	// fourth look on): a backoff whose steps end at its cap gave up there.
+	servedAtLook(d, 20)
+	if !k.lookUntilServed(context.Background()) || o.open != 1 {
+		t.Fatalf("after lookUntilServed: Ready %t, opened %+v", k.Ready(), *o)
+	}
+}
+
+func TestAPILooksAgainAtAChangeSeenWhileItLooked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := newKappDiscovery(appsGV)
+	o := &opened{}
+	k := kappAPIOver(d, o)
+	fastLooks(k, 50*time.Millisecond)
+	// The CRD changes (established) while the look that its creation
+	// started still runs; both looks come before kube-apiserver serves it.
+	d.d.PrependReactor("get", "resource", func(clienttesting.Action) (bool, runtime.Object, error) {
+		k.changed()
+		return false, nil, nil
+	})
+	k.changed()
+	<-k.changes
+	if k.lookUntilServed(ctx) {
+		t.Fatal("opened an API that is not served")
+	}
+	select {
+	case <-k.changes:
+	default:
+		t.Fatal("the change seen while the look ran was dropped: nothing would look again")
+	}
+	// The next look, for that change, finds it served.
+	d.d.ReactionChain = d.d.ReactionChain[1:]
+	d.serve(appsGV, packagingGV)
+	k.changed()
+	done := make(chan struct{})
+	go func() { k.lookOnChanges(ctx); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("lookOnChanges did not open the API after a change")
+	}
+	if !k.Ready() || *o != (opened{open: 1, wake: 1}) {
+		t.Fatalf("Ready %t, opened %+v", k.Ready(), *o)
 	}
 }
