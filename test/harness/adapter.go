@@ -142,12 +142,7 @@ func (e *Env) BundleDeploymentsAdmitted() error {
 	if conv := crd.Spec.Conversion; conv != nil && conv.Webhook != nil && conv.Webhook.ClientConfig != nil && len(conv.Webhook.ClientConfig.CABundle) == 0 {
 		return errors.New("no caBundle in the conversion webhook yet")
 	}
-	for _, class := range []string{rukpakv1alpha2.ClassPlain, AliasPlainClass} {
-		if err := e.admitted(ctx, class); err != nil {
-			return err
-		}
-	}
-	return nil
+	return e.admitted(ctx, rukpakv1alpha2.ClassPlain, AliasPlainClass)
 }
 
 // Restart stops the adapter and starts it again with extra flags after the

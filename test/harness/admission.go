@@ -34,6 +34,18 @@ func claims(policy *admissionregistrationv1.MutatingAdmissionPolicy, class strin
 	return false
 }
 
+// admissionProbe is a BundleDeployment of class to create as a dry run,
+// which asks what the API server's admission makes of one.
+func admissionProbe(class string) *rukpakv1alpha2.BundleDeployment {
+	return &rukpakv1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "harness-admission-probe"},
+		Spec: rukpakv1alpha2.BundleDeploymentSpec{
+			InstallNamespace: "default", ProvisionerClassName: class,
+			Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "127.0.0.1/probe:v1"}},
+		},
+	}
+}
+
 // claimExpression is the finalizer policy's match condition for classes,
 // written as config/admission writes its own list.
 func claimExpression(classes ...string) string {
@@ -79,17 +91,8 @@ func (e *Env) PointFinalizerPolicyAt(ctx context.Context, classes ...string) err
 	if _, err := ApplyYAML(ctx, e.Client, bytes.Join(docs, []byte("\n---\n"))); err != nil {
 		return fmt.Errorf("point the finalizer policy at %s: %w", strings.Join(classes, ", "), err)
 	}
-	probe := func(class string) *rukpakv1alpha2.BundleDeployment {
-		return &rukpakv1alpha2.BundleDeployment{
-			ObjectMeta: metav1.ObjectMeta{Name: "probe"},
-			Spec: rukpakv1alpha2.BundleDeploymentSpec{
-				InstallNamespace: "default", ProvisionerClassName: class,
-				Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "127.0.0.1/probe:v1"}},
-			},
-		}
-	}
 	for range 120 {
-		ours, theirs := probe(classes[0]), probe("not-"+classes[0])
+		ours, theirs := admissionProbe(classes[0]), admissionProbe("not-"+classes[0])
 		err := errors.Join(e.Client.Create(ctx, ours, client.DryRunAll), e.Client.Create(ctx, theirs, client.DryRunAll))
 		switch {
 		case err == nil && len(ours.Finalizers) == 1 && len(theirs.Finalizers) == 0:

@@ -358,33 +358,28 @@ const (
 	finalizerByPolicy = "core.rukpak.io/uninstall"
 )
 
-// admitted says whether a BundleDeployment of class is admitted (a dry
-// run) and, where the finalizer policy is installed and claims the class,
-// comes back with the policy's finalizer: the policy is in effect. A
-// create that passes before kube-apiserver has loaded the policy proves
+// admitted says whether a BundleDeployment of each class is admitted (a
+// dry run) and, where the finalizer policy is installed and claims the
+// class, comes back with the policy's finalizer: the policy is in effect.
+// A create that passes before kube-apiserver has loaded the policy proves
 // nothing: once loaded, the policy's type converter answers 503 ("Resource
 // kind ... not found") until its next look at the OpenAPI paths (every 5
 // s) has found the BundleDeployment's schema.
-func (e *Env) admitted(ctx context.Context, class string) error {
-	probe := &rukpakv1alpha2.BundleDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "harness-admission-probe"},
-		Spec: rukpakv1alpha2.BundleDeploymentSpec{
-			InstallNamespace: "default", ProvisionerClassName: class,
-			Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "example.com/probe:v1"}},
-		},
-	}
-	if err := e.Client.Create(ctx, probe, client.DryRunAll); err != nil {
-		return fmt.Errorf("a dry-run BundleDeployment of class %s: %w", class, err)
-	}
+func (e *Env) admitted(ctx context.Context, classes ...string) error {
 	policy := &admissionregistrationv1.MutatingAdmissionPolicy{}
-	switch err := e.Client.Get(ctx, client.ObjectKey{Name: finalizerPolicy}, policy); {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
+	if err := e.Client.Get(ctx, client.ObjectKey{Name: finalizerPolicy}, policy); apierrors.IsNotFound(err) {
+		policy = nil
+	} else if err != nil {
 		return fmt.Errorf("read the MutatingAdmissionPolicy %s: %w", finalizerPolicy, err)
 	}
-	if claims(policy, class) && !slices.Contains(probe.Finalizers, finalizerByPolicy) {
-		return fmt.Errorf("a dry-run BundleDeployment of class %s was admitted without the finalizer %s: the policy %s is not in effect yet", class, finalizerByPolicy, finalizerPolicy)
+	for _, class := range classes {
+		probe := admissionProbe(class)
+		if err := e.Client.Create(ctx, probe, client.DryRunAll); err != nil {
+			return fmt.Errorf("a dry-run BundleDeployment of class %s: %w", class, err)
+		}
+		if policy != nil && claims(policy, class) && !slices.Contains(probe.Finalizers, finalizerByPolicy) {
+			return fmt.Errorf("a dry-run BundleDeployment of class %s was admitted without the finalizer %s: the policy %s is not in effect yet", class, finalizerByPolicy, finalizerPolicy)
+		}
 	}
 	return nil
 }
