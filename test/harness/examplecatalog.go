@@ -11,11 +11,14 @@ import (
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
@@ -150,40 +153,42 @@ func (e *Env) pushCatalogImage(cfg *declcfg.DeclarativeConfig, repoTag string) (
 	return ref, nil
 }
 
-// waitPublished waits, watching, until the adapter says cat's generation
-// is published, and returns its last word when it does not say so in time.
-// A watch without a resourceVersion starts with the objects as they are,
-// so a status written before it began is seen; a watch the API server
-// closes (its timeout) is started again, one it ends with an error is not.
+// waitPublished waits, watching cat, until the adapter says its
+// generation is published, and returns its last word when it does not say
+// so in time. client-go's UntilWithSync lists before it watches, so a status
+// written before it began is seen, and lists and watches again, with
+// backoff, when the API server ends its watch.
 func waitPublished(ctx context.Context, c client.WithWatch, cat *catalogsv1alpha1.OperatorCatalog) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	last := "no status yet"
-	for ctx.Err() == nil {
-		w, err := c.Watch(ctx, &catalogsv1alpha1.OperatorCatalogList{}, client.InNamespace(cat.Namespace))
-		if err != nil {
-			return fmt.Errorf("watch OperatorCatalogs: %w", err)
-		}
-		for ev := range w.ResultChan() {
-			if ev.Type == watch.Error {
-				w.Stop()
-				return fmt.Errorf("watch OperatorCatalogs: %w", apierrors.FromObject(ev.Object))
-			}
-			got, ok := ev.Object.(*catalogsv1alpha1.OperatorCatalog)
-			if !ok || got.Name != cat.Name {
-				continue
-			}
-			c := meta.FindStatusCondition(got.Status.Conditions, catalogsv1alpha1.TypePublished)
-			if c == nil || c.ObservedGeneration != got.Generation {
-				continue
-			}
-			if c.Status == metav1.ConditionTrue {
-				w.Stop()
-				return nil
-			}
-			last = c.Reason + ": " + c.Message
-		}
-		w.Stop()
+	only := func(opts metav1.ListOptions) *client.ListOptions {
+		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", cat.Name).String()
+		return &client.ListOptions{Namespace: cat.Namespace, Raw: &opts}
 	}
-	return fmt.Errorf("OperatorCatalog %s/%s not published within two minutes (%s): %w", cat.Namespace, cat.Name, last, ctx.Err())
+	lw := &toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			list := &catalogsv1alpha1.OperatorCatalogList{}
+			return list, c.List(ctx, list, only(opts))
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return c.Watch(ctx, &catalogsv1alpha1.OperatorCatalogList{}, only(opts))
+		},
+	}
+	last := "no status yet"
+	_, err := watchtools.UntilWithSync(ctx, lw, &catalogsv1alpha1.OperatorCatalog{}, nil, func(ev watch.Event) (bool, error) {
+		got, ok := ev.Object.(*catalogsv1alpha1.OperatorCatalog)
+		if !ok {
+			return false, nil
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, catalogsv1alpha1.TypePublished)
+		if c == nil || c.ObservedGeneration != got.Generation {
+			return false, nil
+		}
+		last = c.Reason + ": " + c.Message
+		return c.Status == metav1.ConditionTrue, nil
+	})
+	if err != nil {
+		return fmt.Errorf("OperatorCatalog %s/%s not published within two minutes (%s): %w", cat.Namespace, cat.Name, last, err)
+	}
+	return nil
 }
