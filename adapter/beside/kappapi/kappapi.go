@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,10 +29,11 @@ type API struct {
 	// open starts what needs the API (the App and PackageInstall watches,
 	// drift repair); it runs once. wake reconciles every BundleDeployment
 	// once the API appeared while the adapter ran.
-	open  func(ctx context.Context) error
-	wake  func(ctx context.Context) error
+	open func(ctx context.Context) error
+	wake func(ctx context.Context) error
+	// ready is read by the readiness probe; the looks that set it run one
+	// at a time (Start's, then lookOnChanges').
 	ready atomic.Bool
-	mu    sync.Mutex
 	// changes holds one change of the API's CRDs not looked at yet: a
 	// change while a look runs is looked at after it, never dropped.
 	changes chan struct{}
@@ -50,9 +50,9 @@ type API struct {
 // How a change of the API's CRDs is looked at: discovery is asked at
 // once, then after 250 ms, twice as long each time up to every 10 s, for
 // two minutes. kube-apiserver serves a new CRD's kind a moment after the
-// CRD is established, and that moment grew past 15 s on a loaded 2-core
-// machine: a look that gave up sooner left the API closed until another
-// change of its CRDs, which may never come.
+// CRD is established, longer on a busy machine; a look that gave up after
+// 16 s (as one did) could leave the API closed until another change of its
+// CRDs, which may never come.
 var (
 	lookBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Steps: math.MaxInt32, Cap: 10 * time.Second}
 	lookWindow  = 2 * time.Minute
@@ -170,8 +170,8 @@ func (k *API) lookOnChanges(ctx context.Context) {
 }
 
 // lookUntilServed looks after a change of one of the API's CRDs, again
-// with backoff for at most k.window, and says whether the API is open.
-func (k *API) lookUntilServed(ctx context.Context) bool {
+// with backoff, until the API is open or k.window has passed.
+func (k *API) lookUntilServed(ctx context.Context) {
 	within, cancel := context.WithTimeout(ctx, k.window)
 	defer cancel()
 	// A backoff's delays stay at its cap once they reach it (its steps
@@ -186,7 +186,6 @@ func (k *API) lookUntilServed(ctx context.Context) bool {
 	if err != nil && !k.Ready() && ctx.Err() == nil {
 		log.FromContext(ctx).Info(k.name+" is still not served; looking again at the next change of its CRDs", "lookedFor", k.window.String())
 	}
-	return k.Ready()
 }
 
 // look opens once every kind is served, and wakes every BundleDeployment.
@@ -196,8 +195,6 @@ func (k *API) look(ctx context.Context) error {
 	if served, err := k.served(); err != nil || !served {
 		return err
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
 	if k.Ready() {
 		return nil
 	}

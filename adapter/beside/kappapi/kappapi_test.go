@@ -152,7 +152,7 @@ func TestAPIKeepsLookingAtItsBackoffsCap(t *testing.T) {
 	// Served long after the delays reached their cap (4 ms from the
 	// fourth look on): a backoff whose steps end at its cap gave up there.
 	servedAtLook(d, 20)
-	if !k.lookUntilServed(context.Background()) || o.open != 1 {
+	if k.lookUntilServed(context.Background()); !k.Ready() || o.open != 1 {
 		t.Fatalf("after lookUntilServed: Ready %t, opened %+v", k.Ready(), *o)
 	}
 }
@@ -172,7 +172,7 @@ func TestAPILooksAgainAtAChangeSeenWhileItLooked(t *testing.T) {
 	})
 	k.changed()
 	<-k.changes
-	if k.lookUntilServed(ctx) {
+	if k.lookUntilServed(ctx); k.Ready() {
 		t.Fatal("opened an API that is not served")
 	}
 	select {
