@@ -103,8 +103,25 @@ func Scheme() (*runtime.Scheme, error) {
 
 // NewManager builds the controller manager that runs the adapter against
 // the cluster cfg points at: the command's `run` and the reconciler tests
-// start exactly this.
+// start exactly this. Without o.ContentDir the content is kept in a
+// directory of its own, removed once the manager has stopped.
 func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	if o.ContentDir != "" {
+		return newManager(cfg, o)
+	}
+	dir, err := os.MkdirTemp("", "rukpak-kapp-content-")
+	if err != nil {
+		return nil, fmt.Errorf("content store: %w", err)
+	}
+	o.ContentDir = dir
+	mgr, err := newManager(cfg, o)
+	if err != nil {
+		return nil, errors.Join(err, os.RemoveAll(dir))
+	}
+	return removingAtStop{Manager: mgr, dir: dir}, nil
+}
+
+func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	scheme, err := Scheme()
 	if err != nil {
 		return nil, err
@@ -261,24 +278,11 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 // (srv; nil when webhooks are off, and then nothing is served), with the
 // content kept in o.ContentDir.
 func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher store.SourceFetcher) (*bundles.Unpacker, error) {
-	dir, limit := o.ContentDir, o.ContentMaxBytes
-	if dir == "" {
-		d, err := os.MkdirTemp("", "rukpak-kapp-content-")
-		if err != nil {
-			return nil, fmt.Errorf("content store: %w", err)
-		}
-		dir = d
-		// A directory of our own making is ours to remove: nothing reads
-		// it after the manager stops, and the next start makes another
-		// (tests start many managers in one process).
-		if err := mgr.Add(removeAtStop(d)); err != nil {
-			return nil, fmt.Errorf("content store: %w", err)
-		}
-	}
+	limit := o.ContentMaxBytes
 	if limit == 0 {
 		limit = DefaultContentMaxBytes
 	}
-	kept, err := contenturl.NewTarballs(dir, limit)
+	kept, err := contenturl.NewTarballs(o.ContentDir, limit)
 	if err != nil {
 		return nil, err
 	}

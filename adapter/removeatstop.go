@@ -2,15 +2,22 @@ package adapter
 
 import (
 	"context"
+	"errors"
 	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// removeAtStop removes a directory when the manager stops, leader or not.
-type removeAtStop string
-
-func (d removeAtStop) Start(ctx context.Context) error {
-	<-ctx.Done()
-	return os.RemoveAll(string(d))
+// removingAtStop is a manager that removes the content directory it made
+// once it has stopped: after its servers drained, so no content request
+// still being answered loses its file, and on every replica, leader or not.
+// Nothing reads the directory afterwards; the next start makes another
+// (tests start many managers in one process).
+type removingAtStop struct {
+	ctrl.Manager
+	dir string
 }
 
-func (removeAtStop) NeedLeaderElection() bool { return false }
+func (m removingAtStop) Start(ctx context.Context) error {
+	return errors.Join(m.Manager.Start(ctx), os.RemoveAll(m.dir))
+}
