@@ -60,6 +60,9 @@ func rightsIn(r role, ns, secret string) []right {
 	return out
 }
 
+// namespaceRBACLine names check's line about namespaces' own bindings.
+const namespaceRBACLine = "namespace RBAC"
+
 // namespaceNeed is what the adapter must be allowed in one namespace for
 // one reason, and how the namespace's owner grants it.
 type namespaceNeed struct {
@@ -136,7 +139,6 @@ func namespaceNeeds(systemNS string, appNamespaces []string, catalogs []catalogs
 // its fix; a dependencies binding missing is said on the ok line, with
 // its fix, as catalogs there install no dependencies.
 func evalNamespaceNeeds(needs []namespaceNeed, granted []bool, appNamespacesKnown bool) checkResult {
-	const name = "namespace RBAC"
 	var missing, fixes, without []string
 	counts := map[needKind]int{}
 	next := 0
@@ -155,11 +157,14 @@ func evalNamespaceNeeds(needs []namespaceNeed, granted []bool, appNamespacesKnow
 			without = append(without, "catalogs in "+n.why+" install no dependencies: "+n.fix+" lets them")
 		default:
 			missing = append(missing, n.why+": "+listRights(lacks))
-			fixes = append(fixes, n.fix)
+			// Catalogs of one namespace share one pull-secret binding.
+			if !slices.Contains(fixes, n.fix) {
+				fixes = append(fixes, n.fix)
+			}
 		}
 	}
 	if len(missing) > 0 {
-		return fail(name, "the adapter may not do what it needs in "+strings.Join(missing, "; "), strings.Join(fixes, "; "))
+		return fail(namespaceRBACLine, "the adapter may not do what it needs in "+strings.Join(missing, "; "), strings.Join(fixes, "; "))
 	}
 	var msg string
 	if counts[appNamespace]+counts[pullSecret] == 0 {
@@ -173,25 +178,24 @@ func evalNamespaceNeeds(needs []namespaceNeed, granted []bool, appNamespacesKnow
 	if len(without) > 0 {
 		msg += "; " + strings.Join(without, "; ") + " (docs/catalogs.md, \"Dependencies\")"
 	}
-	return ok(name, msg)
+	return ok(namespaceRBACLine, msg)
 }
 
 // namespaceRBAC asks for the rights the adapter needs outside the system
 // namespace, which only a namespace's own binding grants.
 func (k checker) namespaceRBAC(ctx context.Context, adapterDep *appsv1.Deployment) checkResult {
-	const name = "namespace RBAC"
 	var list catalogsv1alpha1.OperatorCatalogList
 	err := k.c.List(ctx, &list)
 	switch {
 	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
 		// No catalog API: no catalog needs anything (the CRDs line warns).
 	case err != nil:
-		return warn(name, "not verified: the OperatorCatalogs could not be listed: "+err.Error(), readFix(err, "list operatorcatalogs.catalogs.rukpak-kapp.dev"))
+		return warn(namespaceRBACLine, "not verified: the OperatorCatalogs could not be listed: "+err.Error(), readFix(err, "list operatorcatalogs.catalogs.rukpak-kapp.dev"))
 	}
 	appNamespaces, _ := flagOf(adapterDep, "--app-namespaces")
 	needs, err := namespaceNeeds(k.ns, splitList(appNamespaces), list.Items)
 	if err != nil {
-		return warn(name, "not verified: "+err.Error(), "use a check built from this release's source")
+		return warn(namespaceRBACLine, "not verified: "+err.Error(), "use a check built from this release's source")
 	}
 	var all []right
 	for _, n := range needs {
@@ -199,7 +203,7 @@ func (k checker) namespaceRBAC(ctx context.Context, adapterDep *appsv1.Deploymen
 	}
 	granted, err := k.adapterMayAll(ctx, all)
 	if err != nil {
-		return notAsked(name, "what the adapter may do outside "+k.ns, err)
+		return notAsked(namespaceRBACLine, "what the adapter may do outside "+k.ns, err)
 	}
 	return evalNamespaceNeeds(needs, granted, adapterDep != nil)
 }

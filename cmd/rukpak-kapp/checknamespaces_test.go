@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,6 +60,7 @@ func TestCheck_NamespaceRBAC(t *testing.T) {
 		status  string
 		message []string
 		fix     string
+		onceFix bool
 	}{
 		{name: "nothing outside the system namespace", status: checkOK,
 			message: []string{"no app namespace and no catalog pull secret"}},
@@ -74,6 +76,13 @@ func TestCheck_NamespaceRBAC(t *testing.T) {
 			},
 			message: []string{"catalog operators/private's pull secret creds: get secrets named creds in operators"},
 			fix:     "kubectl create rolebinding rukpak-kapp-catalog-pull-secrets -n operators --clusterrole rukpak-kapp-catalog-pull-secrets --serviceaccount rukpak-system:rukpak-kapp"},
+		{name: "two pull secrets of one namespace, one binding to make", objs: append(slices.Clone(catalogs),
+			&catalogsv1alpha1.OperatorCatalog{ObjectMeta: metav1.ObjectMeta{Namespace: "operators", Name: "mirror"},
+				Spec: catalogsv1alpha1.OperatorCatalogSpec{Image: "mirror.example/catalog:1", PullSecret: "mirror-creds"}}), status: checkFail,
+			lacks:   func(a *authorizationv1.ResourceAttributes) bool { return a.Resource == "secrets" },
+			message: []string{"catalog operators/private's pull secret creds", "catalog operators/mirror's pull secret mirror-creds"},
+			fix:     "kubectl create rolebinding rukpak-kapp-catalog-pull-secrets -n operators --clusterrole rukpak-kapp-catalog-pull-secrets --serviceaccount rukpak-system:rukpak-kapp",
+			onceFix: true},
 		{name: "no dependencies binding", objs: catalogs, status: checkOK,
 			lacks:   func(a *authorizationv1.ResourceAttributes) bool { return a.Resource == "packageinstalls" },
 			message: []string{"in 0 app namespace(s) and may read 1 catalog pull secret(s)", "catalogs in operators install no dependencies: kubectl create rolebinding rukpak-kapp-catalog-dependencies -n operators --clusterrole rukpak-kapp-catalog-dependencies --serviceaccount rukpak-system:rukpak-kapp lets them"}},
@@ -106,6 +115,9 @@ func TestCheck_NamespaceRBAC(t *testing.T) {
 			}
 			if r.Status != tc.status || !strings.Contains(r.Fix, tc.fix) {
 				t.Errorf("%+v, want %s with a fix saying %q", r, tc.status, tc.fix)
+			}
+			if n := strings.Count(r.Fix, tc.fix); tc.onceFix && n != 1 {
+				t.Errorf("the fix says %q %d times, want once: %s", tc.fix, n, r.Fix)
 			}
 		})
 	}
