@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	"sigs.k8s.io/yaml"
@@ -41,7 +42,8 @@ var _ = JustAfterEach(func(ctx context.Context) {
 // catalogMetrics are the adapter's metric lines of the operatorcatalogs
 // controller and its queue.
 func catalogMetrics(url string) string {
-	resp, err := http.Get(url)
+	// An adapter that hangs must not hang the suite's report of it.
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(url)
 	if err != nil {
 		return err.Error() + "\n"
 	}
