@@ -121,6 +121,9 @@ type Env struct {
 	tools           *toolEnv
 	scheduler, kwok *process
 	kcWorkers       int
+	// kcOpts are the options kapp-controller was started with, for
+	// StartKappControllerAgain.
+	kcOpts Options
 
 	webhookMu   sync.Mutex
 	webhookAddr string
@@ -523,7 +526,27 @@ func (e *Env) InstallKappController(ctx context.Context) error {
 	return e.startKappController(ctx, Options{KappController: true})
 }
 
+// StopKappController stops kapp-controller as an outage would: its CRDs
+// stay, Apps and PackageInstalls wait, and its aggregated packaging API
+// answers 503 until StartKappControllerAgain.
+func (e *Env) StopKappController() {
+	if e.KappController != nil {
+		e.KappController.Stop()
+		e.KappController = nil
+	}
+}
+
+// StartKappControllerAgain starts kapp-controller as the harness first
+// started it, after StopKappController.
+func (e *Env) StartKappControllerAgain(ctx context.Context) error {
+	if e.KappController != nil {
+		return fmt.Errorf("kapp-controller is already started")
+	}
+	return e.startKappController(ctx, e.kcOpts)
+}
+
 func (e *Env) startKappController(ctx context.Context, opts Options) error {
+	e.kcOpts = opts
 	var err error
 	kcDir := filepath.Join(e.Dir, "kc")
 	if err := os.MkdirAll(kcDir, 0o755); err != nil {

@@ -39,6 +39,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, KappController: true, PackagingAPI: true, Servers: true,
 		Adapter: true, AdapterArgs: []string{"--install-with=packageinstall"}, CatalogsLater: true})
 	Expect(err).NotTo(HaveOccurred())
+	bdtest.Use(env)
 	GinkgoWriter.Printf("harness logs: %s\n", env.LogDir())
 	rukpakKapp, err = harness.GoBinary(ctx, env.Root, "./cmd/rukpak-kapp", filepath.Join(env.Dir, "rukpak-kapp"))
 	Expect(err).NotTo(HaveOccurred())

@@ -8,9 +8,15 @@
 // facade runs a second one (NewFor) for the OperatorCatalog API, which
 // starts the catalog controller whenever config/catalogs is installed.
 // While the API is missing it asks discovery again at each change of one of
-// its CRDs, with backoff for two minutes (kube-apiserver serves a kind a
-// moment after its CRD is established); a change seen while it asks is
-// asked about after, never dropped.
+// its CRDs or of the APIService of one of its group versions (an
+// aggregated API's turns Available when kapp-controller is back), with
+// backoff for two minutes (kube-apiserver serves a kind a moment after its
+// CRD is established); a change seen while it asks is asked about after,
+// never dropped. Discovery that fails (the aggregated packaging API
+// answering 503 while kapp-controller is down) is a wait, never an error
+// that stops the adapter: it is asked again with backoff until it answers,
+// and the wait is said in the readiness probe's detail, the logs and the
+// gauge rukpak_kapp_api_served.
 //
 // It owns whether the API was found.
 //

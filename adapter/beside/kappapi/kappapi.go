@@ -37,22 +37,27 @@ type API struct {
 	// changes holds one change of the API's CRDs not looked at yet: a
 	// change while a look runs is looked at after it, never dropped.
 	changes chan struct{}
-	// looks is how a look after a change asks discovery again, for at
-	// most window.
+	// looks is how a look after a change asks discovery again: for at
+	// most window while discovery answers that a kind is not served, with
+	// no end while discovery fails (an aggregated API answering 503).
 	looks  wait.Backoff
 	window time.Duration
+	// waiting is what the last look that did not open found: empty once
+	// the API is open; read by the readiness detail and logs.
+	waiting atomic.Pointer[string]
 	// name is the API's, for logs and readiness; kinds are its kinds:
 	// group/version → resource.
 	name  string
 	kinds map[string]string
 }
 
-// How a change of the API's CRDs is looked at: discovery is asked at
-// once, then after 250 ms, twice as long each time up to every 10 s, for
-// two minutes. kube-apiserver serves a new CRD's kind a moment after the
-// CRD is established, longer on a busy machine; a look that gave up after
-// 16 s (as one did) could leave the API closed until another change of its
-// CRDs, which may never come.
+// How a change of the API's CRDs or APIServices is looked at: discovery is
+// asked at once, then after 250 ms, twice as long each time up to every
+// 10 s. kube-apiserver serves a new CRD's kind a moment after the CRD is
+// established, longer on a busy machine: a kind not served is looked for
+// for two minutes, then at the next change. An aggregated API that
+// answers with an error (kapp-controller stopped: 503) is looked for
+// until it answers, whatever changes.
 var (
 	lookBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Steps: math.MaxInt32, Cap: 10 * time.Second}
 	lookWindow  = 2 * time.Minute
@@ -81,6 +86,7 @@ func New(d discovery.DiscoveryInterface, c cache.Cache, open, wake func(ctx cont
 // readiness, of kinds (group/version → resource, each a CRD's, or an
 // aggregated API's whose CRDs are not watched).
 func NewFor(d discovery.DiscoveryInterface, c cache.Cache, name string, kinds map[string]string, open, wake func(ctx context.Context) error) *API {
+	served.WithLabelValues(name).Set(0)
 	return &API{discovery: d, cache: c, open: open, wake: wake, name: name, kinds: kinds,
 		changes: make(chan struct{}, 1), looks: lookBackoff, window: lookWindow}
 }
@@ -98,26 +104,52 @@ func (k *API) crd(name string) bool {
 // OpenIfServed opens at once when the API is served, before the manager
 // starts (the usual case: the adapter then starts as it always did, its
 // App watches synced before any reconcile); false means the API must
-// run (Start) to wait for it.
+// run (Start) to wait for it. Discovery failing is such a wait, not an
+// error: the adapter starts whatever kapp-controller does; only a failure
+// to open what needs the API is returned.
 func (k *API) OpenIfServed(ctx context.Context) (bool, error) {
 	served, err := k.served()
-	if err != nil || !served {
-		return false, err
+	if err != nil {
+		k.wait(err.Error())
+		log.FromContext(ctx).Info(k.name+" could not be looked for; the adapter starts without it and looks again with backoff", "error", err.Error())
+		return false, nil
+	}
+	if !served {
+		return false, nil
 	}
 	if err := k.open(ctx); err != nil {
 		return false, err
 	}
-	k.ready.Store(true)
+	k.opened()
 	return true, nil
 }
 
 // Ready says the API is served and what needs it started.
 func (k *API) Ready() bool { return k.ready.Load() }
 
-// Check is the readiness probe: not ready without the API.
+// Waiting says what the API waits for, as a sentence: empty once it is
+// open.
+func (k *API) Waiting() string {
+	if k.Ready() {
+		return ""
+	}
+	if w := k.waiting.Load(); w != nil && *w != "" {
+		return k.name + " is not served yet: " + *w
+	}
+	return k.name + " is not installed"
+}
+
+// wait notes what the last look found and sets the API's gauge.
+func (k *API) wait(why string) {
+	k.waiting.Store(&why)
+	served.WithLabelValues(k.name).Set(0)
+}
+
+// Check is the readiness probe: not ready without the API, with what it
+// waits for as the probe's detail.
 func (k *API) Check(*http.Request) error {
 	if !k.Ready() {
-		return errors.New(k.name + " is not installed")
+		return errors.New(k.Waiting())
 	}
 	return nil
 }
@@ -126,26 +158,52 @@ func (k *API) Check(*http.Request) error {
 func (k *API) NeedLeaderElection() bool { return false }
 
 // Start looks once, and while the API is missing looks again whenever one of
-// its CRDs changes.
+// its CRDs or APIServices changes (an aggregated API's APIService turns
+// Available when its server is back), and with backoff while discovery
+// fails. It returns an error only when its watches cannot be set up: an
+// API that is not there, or not answering, is waited for.
 func (k *API) Start(ctx context.Context) error {
-	if err := k.look(ctx); err != nil || k.Ready() {
-		return err
+	if err := k.look(ctx); err != nil {
+		k.wait(err.Error())
+		log.FromContext(ctx).Info(k.name+" could not be looked for; looking again with backoff", "error", err.Error())
+		k.changed()
+	} else if k.Ready() {
+		return nil
 	}
 	log.FromContext(ctx).Info("waiting for "+k.name+" to be installed", "missing", k.kinds)
-	crds, err := k.cache.GetInformer(ctx, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}})
-	if err != nil {
-		return fmt.Errorf("watch CRDs for %s: %w", k.name, err)
-	}
-	changed := func(obj any) {
-		if o, ok := obj.(metav1.Object); ok && (k.crd(o.GetName())) {
-			k.changed()
+	for kind, concerns := range map[string]func(string) bool{"CustomResourceDefinition": k.crd, "APIService": k.apiService} {
+		gv := "apiextensions.k8s.io/v1"
+		if kind == "APIService" {
+			gv = "apiregistration.k8s.io/v1"
 		}
-	}
-	if _, err = crds.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: changed, UpdateFunc: func(_, o any) { changed(o) }}); err != nil {
-		return err
+		informer, err := k.cache.GetInformer(ctx, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: gv, Kind: kind}})
+		if err != nil {
+			return fmt.Errorf("watch %ss for %s: %w", kind, k.name, err)
+		}
+		changed := func(obj any) {
+			if o, ok := obj.(metav1.Object); ok && concerns(o.GetName()) {
+				k.changed()
+			}
+		}
+		if _, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: changed, UpdateFunc: func(_, o any) { changed(o) }}); err != nil {
+			return err
+		}
 	}
 	go k.lookOnChanges(ctx)
 	return nil
+}
+
+// apiService says whether an APIService of that name serves one of the
+// API's group versions (kube-apiserver names one version.group for each,
+// a CRD's too).
+func (k *API) apiService(name string) bool {
+	for gv := range k.kinds {
+		group, version, _ := strings.Cut(gv, "/")
+		if name == version+"."+group {
+			return true
+		}
+	}
+	return false
 }
 
 // changed notes a change of one of the API's CRDs; one noted and not yet
@@ -169,23 +227,35 @@ func (k *API) lookOnChanges(ctx context.Context) {
 	}
 }
 
-// lookUntilServed looks after a change of one of the API's CRDs, again
-// with backoff, until the API is open or k.window has passed.
+// lookUntilServed looks after a change of one of the API's CRDs or
+// APIServices, again with backoff, until the API is open, or k.window has
+// passed and the last look found a kind not served (rather than failed to
+// ask: that is looked at again, with no end).
 func (k *API) lookUntilServed(ctx context.Context) {
-	within, cancel := context.WithTimeout(ctx, k.window)
-	defer cancel()
+	end := time.Now().Add(k.window)
 	// A backoff's delays stay at its cap once they reach it (its steps
-	// would end there instead): the window ends the looks.
-	err := k.looks.DelayFunc().Until(within, true, true, func(context.Context) (bool, error) {
-		// What the look opens lives as long as the adapter, not the window.
-		if err := k.look(ctx); err != nil {
-			log.FromContext(ctx).Error(err, "look for "+k.name)
+	// would end there instead): the window, or the adapter's end, ends the
+	// looks.
+	failing := 0
+	_ = k.looks.DelayFunc().Until(ctx, true, true, func(context.Context) (bool, error) {
+		err := k.look(ctx)
+		switch {
+		case k.Ready():
+			return true, nil
+		case err != nil:
+			k.wait(err.Error())
+			// Said once, and every 30 looks (5 minutes at the cap) after.
+			if failing%30 == 0 {
+				log.FromContext(ctx).Info(k.name+" could not be looked for; looking again with backoff", "error", err.Error(), "looks", failing+1)
+			}
+			failing++
+			return false, nil
+		case time.Now().After(end):
+			log.FromContext(ctx).Info(k.name+" is still not served; looking again at the next change of its CRDs or APIServices", "lookedFor", k.window.String())
+			return true, nil
 		}
-		return k.Ready(), nil
+		return false, nil
 	})
-	if err != nil && !k.Ready() && ctx.Err() == nil {
-		log.FromContext(ctx).Info(k.name+" is still not served; looking again at the next change of its CRDs", "lookedFor", k.window.String())
-	}
 }
 
 // look opens once every kind is served, and wakes every BundleDeployment.
@@ -201,16 +271,25 @@ func (k *API) look(ctx context.Context) error {
 	if err := k.open(ctx); err != nil {
 		return err
 	}
-	k.ready.Store(true)
+	k.opened()
 	log.FromContext(ctx).Info(k.name + " is installed")
 	return k.wake(ctx)
 }
 
-// served says every kind is served.
+// opened marks the API open.
+func (k *API) opened() {
+	k.ready.Store(true)
+	k.waiting.Store(nil)
+	served.WithLabelValues(k.name).Set(1)
+}
+
+// served says every kind is served; a kind not served is noted as what
+// the API waits for.
 func (k *API) served() (bool, error) {
 	for gv, resource := range k.kinds {
 		list, err := k.discovery.ServerResourcesForGroupVersion(gv)
 		if apierrors.IsNotFound(err) {
+			k.wait(gv + " is not served")
 			return false, nil
 		}
 		if err != nil {
@@ -221,6 +300,7 @@ func (k *API) served() (bool, error) {
 			found = found || r.Name == resource
 		}
 		if !found {
+			k.wait(fmt.Sprintf("%s is not served in %s", resource, gv))
 			return false, nil
 		}
 	}

@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
 )
 
 // kappDiscovery serves the groups of kapp-controller's API that served
@@ -193,5 +198,130 @@ func TestAPILooksAgainAtAChangeSeenWhileItLooked(t *testing.T) {
 	}
 	if !k.Ready() || *o != (opened{open: 1, wake: 1}) {
 		t.Fatalf("Ready %t, opened %+v", k.Ready(), *o)
+	}
+}
+
+// watched is a cache whose informers of CRDs and APIServices the test
+// drives; nothing else of it is used.
+type watched struct {
+	cache.Cache
+	mu        sync.Mutex
+	informers map[string]*controllertest.FakeInformer
+}
+
+func (w *watched) GetInformer(_ context.Context, obj client.Object, _ ...cache.InformerGetOption) (cache.Informer, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if w.informers == nil {
+		w.informers = map[string]*controllertest.FakeInformer{}
+	}
+	if w.informers[kind] == nil {
+		w.informers[kind] = controllertest.NewFakeInformer(controllertest.Synced)
+	}
+	return w.informers[kind], nil
+}
+
+// change sends an update of the object kind/name to the API's handlers.
+func (w *watched) change(kind, name string) {
+	w.mu.Lock()
+	i := w.informers[kind]
+	w.mu.Unlock()
+	o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	i.Update(o, o)
+}
+
+var unavailable = apierrors.NewServiceUnavailable("the server is currently unable to handle the request")
+
+func TestAPIStartsWhileDiscoveryFails(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := newKappDiscovery(appsGV, packagingGV)
+	d.fail = unavailable
+	k, woken := wakingAPI(d)
+	k.cache = &watched{}
+	fastLooks(k, time.Millisecond)
+	// An aggregated API answering 503 at start is waited for, not an error
+	// that would stop the adapter.
+	if ok, err := k.OpenIfServed(ctx); ok || err != nil {
+		t.Fatalf("OpenIfServed with discovery answering 503 = %t, %v; want false and no error", ok, err)
+	}
+	if err := k.Start(ctx); err != nil {
+		t.Fatalf("Start with discovery answering 503: %v; want the API waited for", err)
+	}
+	if w := k.Waiting(); !strings.Contains(w, "unable to handle the request") {
+		t.Errorf("Waiting() = %q; want what discovery answered", w)
+	}
+	if err := k.Check(nil); err == nil || !strings.Contains(err.Error(), "unable to handle the request") {
+		t.Errorf("readiness = %v; want it to say what the API waits for", err)
+	}
+	// Looks go on past the window while discovery fails, with no change
+	// of a CRD or APIService to start them again.
+	waitLooks(t, d, 50)
+	d.mu.Lock()
+	d.fail = nil
+	d.mu.Unlock()
+	waitWoken(t, woken)
+	if k.Waiting() != "" || !k.Ready() {
+		t.Fatalf("opened, and still waiting: %q", k.Waiting())
+	}
+}
+
+func TestAPIOpensAtAChangeOfItsAPIService(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := newKappDiscovery(appsGV)
+	k, woken := wakingAPI(d)
+	w := &watched{}
+	k.cache = w
+	fastLooks(k, 10*time.Millisecond)
+	// A kind not served (no error) is looked for again at a change only.
+	if err := k.Start(ctx); err != nil || k.Ready() {
+		t.Fatalf("Start: %v, Ready %t", err, k.Ready())
+	}
+	d.serve(appsGV, packagingGV)
+	w.change("APIService", "v1beta1.example.com")
+	w.change("CustomResourceDefinition", "widgets.example.com")
+	// The other objects' changes start no look.
+	select {
+	case <-k.changes:
+		t.Fatal("a change of another APIService or CRD started a look")
+	case <-time.After(50 * time.Millisecond):
+	}
+	w.change("APIService", "v1alpha1.packaging.carvel.dev")
+	waitWoken(t, woken)
+}
+
+// wakingAPI is an API over d whose wake closes the channel it returns.
+func wakingAPI(d *kappDiscovery) (*API, chan struct{}) {
+	woken := make(chan struct{})
+	return New(d.d, nil, func(context.Context) error { return nil },
+		func(context.Context) error { close(woken); return nil }), woken
+}
+
+// waitLooks waits until discovery was asked n times more.
+func waitLooks(t *testing.T, d *kappDiscovery, n int) {
+	t.Helper()
+	asked := func() int {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return len(d.d.Actions())
+	}
+	want := asked() + n
+	for end := time.Now().Add(time.Minute); asked() < want; time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("discovery asked %d times, want %d: the looks stopped", asked(), want)
+		}
+	}
+}
+
+func waitWoken(t *testing.T, woken chan struct{}) {
+	t.Helper()
+	select {
+	case <-woken:
+	case <-time.After(time.Minute):
+		t.Fatal("the API was not opened")
 	}
 }

@@ -1,0 +1,88 @@
+package packaging_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
+)
+
+// apiServed reads the adapter's rukpak_kapp_api_served gauge of api.
+func apiServed(ctx context.Context, api string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, env.Adapter.MetricsURL, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	prefix := `rukpak_kapp_api_served{api="` + api + `"} `
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			return v, nil
+		}
+	}
+	return "", nil
+}
+
+var _ = Describe("kapp-controller stopped", Serial, func() {
+	It("an adapter started five times while kapp-controller is stopped stays up, converts and admits, and publishes once kapp-controller is back", func(ctx context.Context) {
+		const ns = "catalog-outage"
+		catalogsAPI(ctx)
+		createNamespace(ctx, ns)
+		image := catalogOn(ctx, "catalog/outage:latest", 1<<10, false)
+
+		By("kapp-controller stopped: its aggregated packaging API answers 503")
+		env.StopKappController()
+		DeferCleanup(func(ctx context.Context) {
+			if env.KappController == nil {
+				Expect(env.StartKappControllerAgain(ctx)).To(Succeed())
+			}
+		})
+		d, err := discovery.NewDiscoveryClientForConfig(env.ControlPlane.Config)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() error {
+			_, err := d.ServerResourcesForGroupVersion("data.packaging.carvel.dev/v1alpha1")
+			return err
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(MatchError(ContainSubstring("unable to handle the request")))
+		cat := newCatalog(ctx, ns, "operators", image)
+
+		By("five starts of the adapter: each serves its metrics and the conversion webhook's CA, and admits BundleDeployments")
+		for range 5 {
+			Expect(env.Adapter.Restart(ctx)).To(Succeed())
+		}
+		Expect(apiServed(ctx, "the OperatorCatalog API")).To(Equal("0"))
+		Expect(apiServed(ctx, "kapp-controller's API")).To(Equal("1"))
+
+		By("what needs no packaging API works: a BundleDeployment read as rukpak's first API goes through the conversion webhook")
+		name := "outage-" + bdtest.RandSuffix()
+		bdtest.PlainBD(ctx, name, bdtest.DirBundle(name, map[string]string{"manifests/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n"}),
+			func(bd *rukpakv1alpha2.BundleDeployment) {
+				bd.Annotations = map[string]string{rukpakv1alpha2.AnnotationInstallWith: "app"}
+			})
+		Eventually(func() error { _, err := bdtest.GetV1alpha1BD(ctx, name)(); return err }).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+
+		By("kapp-controller back: the catalog is published without a restart of the adapter")
+		Expect(env.StartKappControllerAgain(ctx)).To(Succeed())
+		published(ctx, cat, "")
+		Eventually(bdtest.GetBD(ctx, name)).WithContext(ctx).WithTimeout(2 * time.Minute).Should(
+			bdtest.HaveCondition(rukpakv1alpha2.TypeInstalled, metav1.ConditionTrue, rukpakv1alpha2.ReasonInstallationSucceeded, ""))
+		Expect(cat.Status.Packages).To(BeEquivalentTo(6))
+		Expect(apiServed(ctx, "the OperatorCatalog API")).To(Equal("1"))
+	}, SpecTimeout(6*time.Minute))
+})
