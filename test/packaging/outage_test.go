@@ -2,8 +2,10 @@ package packaging_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,26 +20,43 @@ import (
 
 // apiServed reads the adapter's rukpak_kapp_api_served gauge of api.
 func apiServed(ctx context.Context, api string) (string, error) {
+	v, err := adapterMetric(ctx, "rukpak_kapp_api_served", `api="`+api+`"`)
+	return strconv.FormatFloat(v, 'f', -1, 64), err
+}
+
+// adapterMetric is the sum of the adapter's samples of metric whose labels
+// hold labels (a name="value" pair).
+func adapterMetric(ctx context.Context, metric, labels string) (float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, env.Adapter.MetricsURL, nil)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
-	prefix := `rukpak_kapp_api_served{api="` + api + `"} `
+	sum, found := 0.0, false
 	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, prefix); ok {
-			return v, nil
+		rest, ok := strings.CutPrefix(line, metric+"{")
+		end := strings.LastIndex(rest, "} ")
+		if !ok || end < 0 || !strings.Contains(rest[:end], labels) {
+			continue
 		}
+		v, err := strconv.ParseFloat(rest[end+2:], 64)
+		if err != nil {
+			return 0, fmt.Errorf("metric %s: %w", line, err)
+		}
+		sum, found = sum+v, true
 	}
-	return "", nil
+	if !found {
+		return 0, fmt.Errorf("the adapter reports no %s{%s}", metric, labels)
+	}
+	return sum, nil
 }
 
 var _ = Describe("kapp-controller stopped", Serial, func() {

@@ -2,15 +2,21 @@ package reconciler_test
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 // dependsOn is a metadata/dependencies.yaml declaring deps.
@@ -47,6 +53,26 @@ var _ = Describe("registry+v1 dependencies", func() {
 			"the cluster does not serve Widget (deps.example.com/v1)"))
 		_, err := bdtest.GetApp(ctx, name)
 		Expect(err).To(MatchError(ContainSubstring("not found")), "nothing is installed while a dependency is unmet")
+
+		By("the wait costs nothing: 20 edits of an App of no bundle and of an App of another package reconcile nothing")
+		unrelated := []*kappctrlv1alpha1.App{
+			{ObjectMeta: objectMeta(harness.SystemNamespace, "unrelated-plain")},
+			{ObjectMeta: metav1.ObjectMeta{Namespace: harness.SystemNamespace, Name: "unrelated-etcd",
+				Annotations: map[string]string{rukpakv1alpha2.AnnotationBundleMetadata: `{"package":{"name":"etcd","version":"0.9.4"}}`}}},
+		}
+		for _, app := range unrelated {
+			app.Spec = kappctrlv1alpha1.AppSpec{Paused: true, ServiceAccountName: "none", Fetch: []kappctrlv1alpha1.AppFetch{{Inline: &kappctrlv1alpha1.AppFetchInline{}}},
+				Template: []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{}}}, Deploy: []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{}}}}
+			Expect(env.Client.Create(ctx, app)).To(Succeed())
+			DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, app) })
+		}
+		before := reconciles()
+		for i := range 20 {
+			for _, app := range unrelated {
+				Expect(env.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"annotations":{"edit":"%d"}}}`, i))))).To(Succeed())
+			}
+		}
+		Consistently(reconciles).WithTimeout(3*time.Second).Should(Equal(before), "an unrelated App's events woke the waiting BundleDeployment")
 
 		widgetCRD(ctx)
 		appFor(ctx, name, 1)

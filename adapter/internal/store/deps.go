@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -57,8 +58,10 @@ func (a discoveryAPIs) Serves(_ context.Context, gvk schema.GroupVersionKind) (b
 }
 
 // Dependencies checks registry+v1 bundles' declared dependencies and holds
-// the BundleDeployments waiting for them, so that a change of what they
-// wait for (an API served, a bundle installed) wakes them without an edit.
+// the BundleDeployments waiting for them, each with what it waits for, so
+// that a change of what it waits for (an API of its group served, a bundle
+// of its package installed) wakes it without an edit, and nothing else
+// does.
 type Dependencies struct {
 	client client.Reader
 	cfg    translate.Config
@@ -67,44 +70,106 @@ type Dependencies struct {
 	catalog catalogDeps
 
 	mu      sync.Mutex
-	waiting map[string]bool
+	waiting map[string]*waitFor
+}
+
+// waitFor is what one waiting BundleDeployment waits for.
+type waitFor struct {
+	// groups are the API groups of the kinds it needs: a CRD or an
+	// APIService of one of them may serve one.
+	groups map[string]bool
+	// packages are the packages it needs installed: an App that deployed a
+	// bundle of one of them may be one.
+	packages map[string]bool
+	// anyPackage: it needs what any installed bundle may offer (an
+	// olm.label or olm.constraint dependency).
+	anyPackage bool
+	// looks counts the looks at a catalog bundle's dependencies since it
+	// began waiting: the catalog's Packages change without an event the
+	// adapter sees (kapp-controller serves them), so it is looked at again
+	// with a backoff of its own (catalogLookAgain).
+	looks int
+}
+
+// A catalog bundle that waits is looked at again after 10 s, twice as long
+// each time, up to every 10 minutes, besides what wakes it.
+const (
+	catalogLookFirst = 10 * time.Second
+	catalogLookMax   = 10 * time.Minute
+)
+
+// catalogLookAgain is when a catalog bundle that waited looks times is
+// looked at again.
+func catalogLookAgain(looks int) time.Duration {
+	after := catalogLookFirst
+	for i := 1; i < looks && after < catalogLookMax; i++ {
+		after *= 2
+	}
+	return min(after, catalogLookMax)
+}
+
+// waitOf is what a bundle whose unmet dependencies are unmet waits for.
+func waitOf(unmet []convert.Unmet) *waitFor {
+	w := &waitFor{groups: map[string]bool{}, packages: map[string]bool{}}
+	for _, u := range unmet {
+		d := u.Dependency
+		switch d.Type {
+		case convert.DependencyGVK:
+			w.groups[d.GVK.Group] = true
+		case convert.DependencyPackage:
+			w.packages[d.Package] = true
+		default:
+			for _, gvk := range convert.APIsNeeded([]convert.Dependency{d}) {
+				w.groups[gvk.Group] = true
+			}
+			w.anyPackage = true
+		}
+	}
+	return w
 }
 
 func newDependencies(c client.Client, direct client.Reader, cfg translate.Config, apis APIs) *Dependencies {
-	return &Dependencies{client: c, cfg: cfg, apis: apis, catalog: catalogDeps{direct: direct, writer: c}, waiting: map[string]bool{}}
+	return &Dependencies{client: c, cfg: cfg, apis: apis, catalog: catalogDeps{direct: direct, writer: c}, waiting: map[string]*waitFor{}}
 }
 
 // check checks a registry+v1 bundle's dependencies before its content is
 // installed; what is installed already is not judged again. The failure
 // says what the bundle waits for; nil when nothing. A catalog bundle's
 // unmet dependencies are met from its catalog (catalogDeps).
-func (d *Dependencies) check(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f Fetched) (*status.Failure, error) {
+//
+// A catalog bundle that waits is looked at again after lookAgain (zero:
+// only when something it waits for changes).
+func (d *Dependencies) check(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f Fetched) (_ *status.Failure, lookAgain time.Duration, _ error) {
 	if f.Bundle == nil || len(f.Bundle.Dependencies) == 0 || bd.Annotations[rukpakv1alpha2.AnnotationSkipDependencyCheck] == "true" ||
 		status.Current(bd, f.Resolved) {
-		d.set(bd.Name, false)
-		return nil, nil
+		d.set(bd.Name, nil)
+		return nil, 0, nil
 	}
 	unmet, err := d.unmet(ctx, bd, f.Bundle)
 	if err == nil && len(unmet) > 0 && fromCatalog(bd) {
 		var wait *status.Failure
 		wait, err = d.catalog.meet(ctx, bd, unmet)
 		if err == nil {
-			d.set(bd.Name, wait != nil)
-			return wait, nil
+			if wait == nil {
+				d.set(bd.Name, nil)
+				return nil, 0, nil
+			}
+			return wait, catalogLookAgain(d.set(bd.Name, waitOf(unmet))), nil
 		}
 	}
 	if err != nil {
-		return nil, &scope.StepError{Step: scope.StepStore, Err: fmt.Errorf("check dependencies: %w", err)}
+		return nil, 0, &scope.StepError{Step: scope.StepStore, Err: fmt.Errorf("check dependencies: %w", err)}
 	}
-	d.set(bd.Name, len(unmet) > 0)
 	if len(unmet) == 0 {
-		return nil, nil
+		d.set(bd.Name, nil)
+		return nil, 0, nil
 	}
+	d.set(bd.Name, waitOf(unmet))
 	msgs := make([]string, len(unmet))
 	for i, u := range unmet {
 		msgs[i] = u.Message
 	}
-	return &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(msgs, "; ")}, nil
+	return &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(msgs, "; ")}, 0, nil
 }
 
 // unmet checks what a registry+v1 bundle declares it needs against the
@@ -155,33 +220,68 @@ func (d *Dependencies) installedPackages(ctx context.Context, except string) ([]
 	return out, nil
 }
 
-func (d *Dependencies) set(name string, waiting bool) {
+// set notes that name waits for w (nil: for nothing), and returns how
+// many looks found it waiting in a row.
+func (d *Dependencies) set(name string, w *waitFor) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if waiting {
-		d.waiting[name] = true
-	} else {
+	if w == nil {
 		delete(d.waiting, name)
+		return 0
 	}
+	if before := d.waiting[name]; before != nil {
+		w.looks = before.looks
+	}
+	w.looks++
+	d.waiting[name] = w
+	return w.looks
 }
 
 // Forget drops name from the waiting set.
-func (d *Dependencies) Forget(name string) { d.set(name, false) }
+func (d *Dependencies) Forget(name string) { d.set(name, nil) }
 
 // Waiting says whether name waits for a dependency.
 func (d *Dependencies) Waiting(name string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.waiting[name]
+	return d.waiting[name] != nil
 }
 
-// Wake maps any event to the waiting BundleDeployments.
-func (d *Dependencies) Wake(context.Context, client.Object) []reconcile.Request {
+// Wake maps an event to the waiting BundleDeployments it may meet: a CRD
+// (plural.group) or an APIService (version.group) to those that need a
+// kind of its group, an App that deployed a registry+v1 bundle to those
+// that need its package. Any other event wakes none: an App of no bundle,
+// or of a bundle no one waits for, costs nothing.
+func (d *Dependencies) Wake(_ context.Context, o client.Object) []reconcile.Request {
+	d.mu.Lock()
+	empty := len(d.waiting) == 0
+	d.mu.Unlock()
+	if empty || o == nil {
+		return nil
+	}
+	var meets func(*waitFor) bool
+	switch o := o.(type) {
+	case *kappctrlv1alpha1.App:
+		data, ok := o.Annotations[rukpakv1alpha2.AnnotationBundleMetadata]
+		m := translate.BundleMetadata{}
+		if !ok || json.Unmarshal([]byte(data), &m) != nil {
+			return nil
+		}
+		meets = func(w *waitFor) bool { return w.anyPackage || w.packages[m.Package.Name] }
+	default:
+		_, group, ok := strings.Cut(o.GetName(), ".")
+		if !ok {
+			return nil
+		}
+		meets = func(w *waitFor) bool { return w.groups[group] }
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make([]reconcile.Request, 0, len(d.waiting))
-	for name := range d.waiting {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
+	var out []reconcile.Request
+	for name, w := range d.waiting {
+		if meets(w) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
+		}
 	}
 	return out
 }

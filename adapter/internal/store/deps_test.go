@@ -5,26 +5,52 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/convert"
 	"github.com/rukpak-kapp/rukpak-kapp/test/fakekube"
 )
 
+// woken are the BundleDeployments a change of the CRD of Argo CD's
+// Applications wakes.
 func woken(s *Store) []string {
+	return wokenBy(s, crdNamed("applications.argoproj.io"))
+}
+
+func wokenBy(s *Store, o client.Object) []string {
 	var out []string
-	for _, r := range s.Wake(context.Background(), nil) {
+	for _, r := range s.Wake(context.Background(), o) {
 		out = append(out, r.Name)
 	}
 	slices.Sort(out)
 	return out
 }
 
+func crdNamed(name string) client.Object {
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+// appOf is an App that deployed a bundle of package pkg (none: an App of no
+// registry+v1 bundle).
+func appOf(pkg string) *kappctrlv1alpha1.App {
+	app := &kappctrlv1alpha1.App{ObjectMeta: metav1.ObjectMeta{Namespace: "rukpak-system", Name: "app-of-" + pkg}}
+	if pkg != "" {
+		app.Annotations = map[string]string{rukpakv1alpha2.AnnotationBundleMetadata: `{"package":{"name":"` + pkg + `","version":"1.0.0"}}`}
+	}
+	return app
+}
+
 // A registry+v1 bundle whose olm.gvk dependency the cluster does not serve
-// waits: nothing is installed, the failure says what it waits for, and any
-// event wakes it until the API is served or it is forgotten.
+// waits: nothing is installed, the failure says what it waits for, and a
+// change of a CRD of the API's group wakes it until the API is served or it
+// is forgotten.
 func TestGatherWaitsForDependencies(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -77,5 +103,62 @@ func TestGatherSkipsTheDependencyCheckWhenAsked(t *testing.T) {
 	bd.Annotations = map[string]string{rukpakv1alpha2.AnnotationSkipDependencyCheck: "true"}
 	if _, sc, stop := gather(t, s, bd); stop || sc.Failure != nil || s.deps.Waiting(bd.Name) {
 		t.Fatalf("stop %v, failure %+v, waiting %v", stop, sc.Failure, s.deps.Waiting(bd.Name))
+	}
+}
+
+// A waiting bundle is woken by what can meet what it waits for, and by
+// nothing else: an App of another package or of no bundle, a CRD or an
+// APIService of another group cost nothing.
+func TestWakeOnlyWhatCanMeetTheWait(t *testing.T) {
+	t.Parallel()
+	d := newDependencies(nil, nil, testCfg, nil)
+	d.set("needs-argo", waitOf([]convert.Unmet{{Dependency: convert.Dependency{Type: convert.DependencyGVK, GVK: argoApplication}}}))
+	d.set("needs-etcd", waitOf([]convert.Unmet{{Dependency: convert.Dependency{Type: convert.DependencyPackage, Package: "etcd"}}}))
+	d.set("needs-label", waitOf([]convert.Unmet{{Dependency: convert.Dependency{Type: convert.DependencyLabel}}}))
+	s := &Store{deps: d}
+	for _, c := range []struct {
+		event client.Object
+		want  []string
+	}{
+		{crdNamed("applications.argoproj.io"), []string{"needs-argo"}},
+		{crdNamed("v1alpha1.argoproj.io"), []string{"needs-argo"}}, // its APIService
+		{crdNamed("widgets.example.com"), nil},
+		{crdNamed("v1."), nil},
+		{appOf("etcd"), []string{"needs-etcd", "needs-label"}},
+		{appOf("prometheus"), []string{"needs-label"}},
+		{appOf(""), nil},
+		{nil, nil},
+	} {
+		name := "nil"
+		if c.event != nil {
+			name = c.event.GetName()
+		}
+		if got := wokenBy(s, c.event); !cmp.Equal(got, c.want) {
+			t.Errorf("%s woke %v, want %v", name, got, c.want)
+		}
+	}
+	d.Forget("needs-label")
+	if got := wokenBy(s, appOf("prometheus")); got != nil {
+		t.Errorf("after Forget: an App of another package woke %v", got)
+	}
+}
+
+// A catalog bundle that keeps waiting is looked at again later each time,
+// up to a cap; one that stopped waiting starts again from the first delay.
+func TestCatalogLookAgainBacksOff(t *testing.T) {
+	t.Parallel()
+	d := newDependencies(nil, nil, testCfg, nil)
+	var got []time.Duration
+	for range 9 {
+		got = append(got, catalogLookAgain(d.set("dependent", &waitFor{})))
+	}
+	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 320 * time.Second,
+		10 * time.Minute, 10 * time.Minute, 10 * time.Minute}
+	if !cmp.Equal(got, want) {
+		t.Errorf("looks again after %v, want %v", got, want)
+	}
+	d.Forget("dependent")
+	if after := catalogLookAgain(d.set("dependent", &waitFor{})); after != catalogLookFirst {
+		t.Errorf("waiting again: looks after %v, want %v", after, catalogLookFirst)
 	}
 }

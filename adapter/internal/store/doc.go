@@ -4,7 +4,9 @@
 // packed into immutable content Secrets named by their content,
 // remembered by name (a bounded cache, recovered from the App after a
 // restart) and, for registry+v1 bundles, checked against the dependencies
-// the bundle declares (with the set of BundleDeployments waiting for them);
+// the bundle declares (with the set of BundleDeployments waiting for them,
+// each with the API groups and packages it waits for: Wake maps a CRD, an
+// APIService or an App to only the ones it may meet);
 // a catalog bundle's unmet dependencies are met from its catalog, as
 // PackageInstalls of their own (catalogdeps.go). The content of one
 // generation is keyed by the catalog step it installs too, since a walk
