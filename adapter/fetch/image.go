@@ -10,12 +10,14 @@ import (
 	"net/http"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	kauth "github.com/google/go-containerregistry/pkg/authn/kubernetes"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch/unpack"
 )
@@ -117,17 +119,10 @@ type dockerConfig struct {
 	Auths map[string]authn.AuthConfig `json:"auths"`
 }
 
-type staticKeychain map[string]authn.AuthConfig
-
-func (k staticKeychain) Resolve(target authn.Resource) (authn.Authenticator, error) {
-	for _, key := range []string{target.RegistryStr(), target.String()} {
-		if cfg, ok := k[key]; ok {
-			return authn.FromConfig(cfg), nil
-		}
-	}
-	return authn.Anonymous, nil
-}
-
+// keychainFrom is the keychain of opts: the caller's, or the pull secret's
+// credentials matched to a registry as the kubelet matches them (a key may
+// be a host, a URL with a scheme and a path such as Docker Hub's
+// https://index.docker.io/v1/, or a glob), or anonymous.
 func keychainFrom(opts ImageOptions) (authn.Keychain, error) {
 	if opts.Keychain != nil {
 		return opts.Keychain, nil
@@ -135,21 +130,19 @@ func keychainFrom(opts ImageOptions) (authn.Keychain, error) {
 	data := opts.DockerConfigJSON
 	if len(data) == 0 {
 		// No pull secret means anonymous, never the adapter's own credentials.
-		return staticKeychain{}, nil
+		return authn.NewMultiKeychain(), nil
 	}
 	var cfg dockerConfig
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		return nil, fmt.Errorf("%w: pull secret is not a valid .dockerconfigjson: %v", ErrInvalidContent, err)
 	}
-	k := staticKeychain{}
-	for host, auth := range cfg.Auths {
-		k[host] = auth
-		if u, err := name.NewRegistry(host); err == nil {
-			k[u.RegistryStr()] = auth
-		}
-	}
-	if len(k) == 0 {
+	if len(cfg.Auths) == 0 {
 		return nil, errors.New("pull secret names no registry")
+	}
+	secret := corev1.Secret{Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: data}}
+	k, err := kauth.NewFromPullSecrets(context.Background(), []corev1.Secret{secret})
+	if err != nil {
+		return nil, fmt.Errorf("%w: pull secret: %v", ErrInvalidContent, err)
 	}
 	return k, nil
 }

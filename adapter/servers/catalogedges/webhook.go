@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/webhook"
 )
@@ -110,12 +111,25 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 		return admission.Allowed("the catalog entry and its image are unchanged")
 	}
 	policy := new.Annotations[catalog.AnnotationUpgradeEdge]
+	// The catalog's namespace as stored: an update that removes it is judged
+	// as the object was published, not waved through unread.
 	ns := new.Annotations[catalog.AnnotationPackagesNS]
+	if ns == "" {
+		ns = old.Annotations[catalog.AnnotationPackagesNS]
+	}
 	install := ""
 	if name := new.Annotations[catalog.AnnotationInstall]; ns != "" && name != "" {
 		install = ns + "/" + name
 	}
-	nodes, listed := h.channel(ctx, asked.RefName, ns)
+	nodes, listed, err := h.channel(ctx, asked.RefName, ns)
+	if err != nil {
+		// The webhook guards the move: one it cannot judge is refused, to
+		// be asked again once the channel can be read.
+		log.FromContext(ctx).Info("refused a catalog move that could not be judged", "bundleDeployment", new.Name, "installed", installed.Bundle, "asked", asked.Bundle, "error", err.Error())
+		return admission.Denied(fmt.Sprintf("BundleDeployment %s asks to move from bundle %s to %s of catalog package %s, but the channel's Packages in namespace %s could not be read to judge the move (%v), so it is refused: "+
+			"try again once kapp-controller's packaging API answers (rukpak-kapp check says whether it does).",
+			new.Name, installed.Bundle, asked.Bundle, asked.Package, ns, err))
+	}
 	if listed {
 		// The image moves with the entry, to the image the entry's
 		// Package names: a hand edit of both is judged as well.
@@ -139,7 +153,7 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if listed {
 		reachable = catalog.Reachable(installed, entries(nodes))
 	}
-	err := catalog.CheckUpgrade(installed, asked, policy, reachable, install)
+	err = catalog.CheckUpgrade(installed, asked, policy, reachable, install)
 	log.FromContext(ctx).Info("refused a catalog upgrade", "bundleDeployment", new.Name, "installed", installed.Bundle, "asked", asked.Bundle, "user", req.UserInfo.Username)
 	return admission.Denied(err.Error())
 }
@@ -153,21 +167,21 @@ func orNone(image string) string {
 
 // channel lists the versions published for refName in namespace (and
 // kapp-controller's global packaging namespace, which its API adds): the
-// channel's graph. listed is false when they cannot be read.
-func (h *handler) channel(ctx context.Context, refName, namespace string) (nodes []catalog.Node, listed bool) {
+// channel's graph. listed is false when the BundleDeployment names no
+// channel or namespace to read; an error, when they could not be read.
+func (h *handler) channel(ctx context.Context, refName, namespace string) (nodes []catalog.Node, listed bool, err error) {
 	if refName == "" || namespace == "" {
-		return nil, false
+		return nil, false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, listBound)
 	defer cancel()
 	var list datav1alpha1.PackageList
 	if err := h.reader.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{"spec.refName": refName}); err != nil {
-		log.FromContext(ctx).Info("could not list the channel's Packages", "refName", refName, "namespace", namespace, "error", err.Error())
-		return nil, false
+		return nil, false, packagingapi.Error("list the channel's Packages", err)
 	}
 	// A Package without an image is still an edge of the graph.
 	nodes, _ = catalog.NodesOf(list.Items)
-	return nodes, true
+	return nodes, true, nil
 }
 
 func entries(nodes []catalog.Node) []catalog.Entry {

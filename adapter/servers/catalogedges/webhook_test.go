@@ -8,6 +8,7 @@ import (
 
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,6 +72,8 @@ func TestHandle(t *testing.T) {
 		specs []map[string]any
 		// refused: words the refusal holds; empty when allowed.
 		refused []string
+		// reader reads the Packages instead of the published ones.
+		reader client.Reader
 	}{
 		{name: "the image moved by hand, the entry kept", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.0", "1.0.0", ""), where),
 			specs:   []map[string]any{v1alpha2Image("registry.example/p:1.0.0"), v1alpha2Image("registry.example/p:9.9.9")},
@@ -96,10 +99,20 @@ func TestHandle(t *testing.T) {
 			new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), map[string]string{catalog.AnnotationUpgradeEdge: catalog.PolicySelfCertified})},
 		{name: "the Packages not readable", old: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), nil), new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), nil),
 			refused: []string{"the versions that reach it could not be read"}},
+		{name: "the namespace annotation removed beside an image moved by hand", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), nil),
+			specs:   []map[string]any{v1alpha2Image("registry.example/p@sha256:1.0.0"), v1alpha2Image("evil.example/p:latest")},
+			refused: []string{"with image evil.example/p:latest, but the catalog's Package of that bundle installs registry.example/p@sha256:1.0.1"}},
+		{name: "the packaging API down: a move is not judged unread", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where),
+			specs:   []map[string]any{v1alpha2Image("registry.example/p@sha256:1.0.0"), v1alpha2Image("evil.example/p:latest")},
+			reader:  failing{reader},
+			refused: []string{"could not be read to judge the move", "kapp-controller's packaging API (APIService v1alpha1.data.packaging.carvel.dev) is not available", "try again"}},
 	}
-	h := &handler{reader: reader}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			h := &handler{reader: reader}
+			if tt.reader != nil {
+				h.reader = tt.reader
+			}
 			resp := h.Handle(context.Background(), review(t, tt.old, tt.new, tt.specs...))
 			if len(tt.refused) == 0 {
 				if !resp.Allowed {
@@ -125,4 +138,12 @@ func v1alpha2Image(ref string) map[string]any {
 
 func v1alpha1Image(ref string) map[string]any {
 	return map[string]any{"template": map[string]any{"spec": map[string]any{"source": map[string]any{"type": "image", "image": map[string]any{"ref": ref}}}}}
+}
+
+// failing answers every list as kube-apiserver does while kapp-controller's
+// aggregated API is down.
+type failing struct{ client.Reader }
+
+func (failing) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return apierrors.NewServiceUnavailable("the server is currently unable to handle the request")
 }
