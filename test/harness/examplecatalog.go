@@ -68,7 +68,7 @@ func (e *Env) ExampleCatalog(ctx context.Context) ([]KctrlStep, error) {
 	}
 	cfg := catalogtest.Catalog(bundles, e.Registry.Host+"/examples/")
 	cfg.Deprecations = nil // catalogtest deprecates its first bundle; the example offers all three
-	image, err := e.pushCatalogImage(cfg, "examples/catalog:latest")
+	image, err := e.PushCatalogImage(cfg, "examples/catalog:latest")
 	if err != nil {
 		return nil, err
 	}
@@ -135,9 +135,9 @@ func (e *Env) ExampleCatalog(ctx context.Context) ([]KctrlStep, error) {
 // holds the two equal.
 const CatalogConfigsLabel = "operators.operatorframework.io.index.configs.v1"
 
-// pushCatalogImage pushes cfg as opm lays out a catalog image: its files
-// under /configs, named by the configs label.
-func (e *Env) pushCatalogImage(cfg *declcfg.DeclarativeConfig, repoTag string) (string, error) {
+// PushCatalogImage pushes cfg to the harness's registry as opm lays out a
+// catalog image: its files under /configs, named by the configs label.
+func (e *Env) PushCatalogImage(cfg *declcfg.DeclarativeConfig, repoTag string) (string, error) {
 	top, err := os.MkdirTemp(e.Dir, "catalog-")
 	if err != nil {
 		return "", err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -170,20 +171,30 @@ func (r *Reconciler) steps(ctx context.Context, cat *catalogsv1alpha1.OperatorCa
 		if err := r.publishAll(ctx, cat, p); err != nil {
 			return r.writeFailed(cat, pinned, err)
 		}
-		// Changes seen while it was written were its own, or are written
-		// over by it.
 		r.mu.Lock()
-		p.dirty = map[objKey]bool{}
 		p.complete = true
 		r.mu.Unlock()
-	} else if err := r.repair(ctx, cat, p); err != nil {
+	}
+	// What the watch saw change, during the publication too (a delete by
+	// hand of an object it had written), is checked now, not forgotten.
+	if err := r.repair(ctx, cat, p); err != nil {
 		return r.writeFailed(cat, pinned, err)
 	}
 	// Published and reachable: a later failure starts its backoff afresh.
 	r.retries.Forget(key)
 	r.report(cat, pinned, p)
+	r.mu.Lock()
+	refused := len(p.failed)
+	r.mu.Unlock()
+	if refused > 0 {
+		return reconcile.Result{RequeueAfter: min(poll, failedLookAgain)}, nil
+	}
 	return reconcile.Result{RequeueAfter: poll}, nil
 }
+
+// failedLookAgain is when an object the packaging API refused is written
+// again, at the latest.
+const failedLookAgain = 30 * time.Second
 
 // read pulls the catalog image pinned and keeps it as id's publication to
 // be; nil when it cannot, with the status saying why and the result when
@@ -204,7 +215,7 @@ func (r *Reconciler) read(ctx context.Context, cat *catalogsv1alpha1.OperatorCat
 		})
 		return nil, res, err
 	}
-	p := &publication{input: pullInput, catalog: cat.Name, source: source, objects: map[objKey]*entry{}, dirty: map[objKey]bool{}}
+	p := &publication{input: pullInput, catalog: cat.Name, source: source, objects: map[objKey]*entry{}, dirty: map[objKey]bool{}, failed: map[objKey]string{}}
 	r.keep(id, p)
 	return p, reconcile.Result{}, nil
 }
@@ -228,7 +239,10 @@ func (r *Reconciler) report(cat *catalogsv1alpha1.OperatorCatalog, pinned string
 		}
 	}
 	refused := refusalStrings(p)
-	first := firstRefusal(p)
+	first := ""
+	if len(refused) > 0 {
+		first = fmt.Sprintf(" The first: %s.", refused[0])
+	}
 	r.mu.Unlock()
 	status := &cat.Status
 	status.ResolvedImage = pinned
@@ -251,22 +265,18 @@ func (r *Reconciler) report(cat *catalogsv1alpha1.OperatorCatalog, pinned string
 	}
 }
 
-func firstRefusal(p *publication) string {
-	if len(p.refused) == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" The first: %s.", p.refused[0])
-}
-
+// refusalStrings are the first maxRefused refusals of p: what the catalog
+// holds that cannot be published, then the objects the packaging API
+// refused, by name.
 func refusalStrings(p *publication) []string {
 	var out []string
-	for i, ref := range p.refused {
-		if i == maxRefused {
-			break
-		}
+	for _, ref := range p.refused {
 		out = append(out, ref.String())
 	}
-	return out
+	for _, k := range slices.SortedFunc(maps.Keys(p.failed), func(a, b objKey) int { return strings.Compare(a.String(), b.String()) }) {
+		out = append(out, fmt.Sprintf("package %s, %s: the packaging API refused it: %s", p.objects[k].pkg, k, p.failed[k]))
+	}
+	return out[:min(len(out), maxRefused)]
 }
 
 func setPublished(status *catalogsv1alpha1.OperatorCatalogStatus, gen int64, s metav1.ConditionStatus, reason, msg string) {

@@ -12,6 +12,7 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -111,6 +112,8 @@ type harness struct {
 	writes []string
 	// failCreates fails that many creates, as a packaging API that is down.
 	failCreates int
+	// onCreate runs before each create; an error refuses it.
+	onCreate func(ctx context.Context, c client.WithWatch, o client.Object) error
 }
 
 func newHarness(t *testing.T, objs ...client.Object) *harness {
@@ -128,7 +131,12 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 			if h.failCreates > 0 {
 				h.failCreates--
-				return errors.New("the packaging API is unavailable")
+				return apierrors.NewServiceUnavailable("the packaging API is unavailable")
+			}
+			if h.onCreate != nil {
+				if err := h.onCreate(ctx, c, o); err != nil {
+					return err
+				}
 			}
 			h.writes = append(h.writes, "create "+o.GetName())
 			return c.Create(ctx, o, opts...)
@@ -409,5 +417,76 @@ func TestReconcile_WriteFailedNoPullAgain(t *testing.T) {
 	cat := h.catalog(t)
 	if c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished); c.Reason != catalogsv1alpha1.ReasonPublished || cat.Status.Packages != 1 {
 		t.Errorf("status %+v", cat.Status)
+	}
+}
+
+// A published object deleted by hand while the publication still writes
+// others is written again in the same look, and the counts are of what
+// exists.
+func TestReconcile_DeletedDuringThePublication(t *testing.T) {
+	h := newHarness(t)
+	metadataName := "s.p.operators.rukpak-kapp.dev"
+	q := &recorded{}
+	h.onCreate = func(ctx context.Context, c client.WithWatch, o client.Object) error {
+		if _, ok := o.(*datav1alpha1.Package); !ok || h.onCreate == nil {
+			return nil
+		}
+		h.onCreate = nil
+		// The PackageMetadata was written first: deleted by hand now, and
+		// the watch says so.
+		m := &datav1alpha1.PackageMetadata{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "ops", Name: metadataName}, m); err != nil {
+			return err
+		}
+		if err := c.Delete(ctx, m); err != nil {
+			return err
+		}
+		gone := metadataOf(kindMetadata)
+		gone.ObjectMeta = m.ObjectMeta
+		h.r.changed(kindMetadata, gone, true, q)
+		return nil
+	}
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.client.Get(context.Background(), client.ObjectKey{Namespace: "ops", Name: metadataName}, &datav1alpha1.PackageMetadata{}); err != nil {
+		t.Fatalf("the PackageMetadata deleted during the publication: %v", err)
+	}
+	cat := h.catalog(t)
+	if c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished); c == nil || c.Reason != catalogsv1alpha1.ReasonPublished ||
+		cat.Status.Packages != 1 || cat.Status.PackageMetadatas != 1 {
+		t.Errorf("status %+v", cat.Status)
+	}
+}
+
+// One object the packaging API refuses is a refusal of its own: the rest is
+// written, the catalog says which and why, and it is written again at the
+// next look, within failedLookAgain.
+func TestReconcile_OneRefusedObject(t *testing.T) {
+	h := newHarness(t)
+	refuse := true
+	h.onCreate = func(_ context.Context, _ client.WithWatch, o client.Object) error {
+		if _, ok := o.(*datav1alpha1.PackageMetadata); ok && refuse {
+			return apierrors.NewBadRequest("admission webhook \"packages.example.com\" denied the request: no icons")
+		}
+		return nil
+	}
+	res, err := h.reconcile(t)
+	if err != nil || res.RequeueAfter != failedLookAgain {
+		t.Fatalf("%v, %v: want the refused object looked at again after %s", res, err, failedLookAgain)
+	}
+	cat := h.catalog(t)
+	c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished)
+	if c == nil || c.Reason != catalogsv1alpha1.ReasonPublished || cat.Status.Packages != 1 || cat.Status.PackageMetadatas != 0 ||
+		len(cat.Status.Refused) != 1 || !strings.Contains(cat.Status.Refused[0], "PackageMetadata s.p.operators.rukpak-kapp.dev: the packaging API refused it") ||
+		!strings.Contains(c.Message, "no icons") {
+		t.Fatalf("status %+v", cat.Status)
+	}
+	refuse = false
+	if res, err := h.reconcile(t); err != nil || res.RequeueAfter != DefaultPoll {
+		t.Fatalf("%v, %v", res, err)
+	}
+	if cat := h.catalog(t); cat.Status.PackageMetadatas != 1 || len(cat.Status.Refused) != 0 {
+		t.Errorf("after the API took it: status %+v", cat.Status)
 	}
 }

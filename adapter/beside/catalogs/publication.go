@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 )
@@ -62,9 +63,14 @@ type publication struct {
 	source  Catalog
 	objects map[objKey]*entry
 	refused []catalog.Refusal
-	// dirty are the objects a watch saw change: checked at the next
-	// reconcile.
+	// dirty are the objects a watch saw change, during a publication too:
+	// checked against the cluster at the next reconcile, and not counted
+	// until they are.
 	dirty map[objKey]bool
+	// failed are the objects the packaging API refused at their last
+	// write, with its answer: refused in the status, the rest written, and
+	// tried again at the next look (failedLookAgain).
+	failed map[objKey]string
 	// complete: every package was written once.
 	complete bool
 }
@@ -76,13 +82,15 @@ func (p *publication) close() {
 	}
 }
 
-// counts are the Packages and PackageMetadatas it publishes, and the
-// objects another catalog keeps, sorted.
+// counts are the Packages and PackageMetadatas it publishes that are in
+// place (written or found as it writes them, and not changed since as far
+// as the watch saw), and the objects another catalog keeps, sorted.
 func (p *publication) counts() (pkgs, metas int, conflicts []objKey) {
 	for k, e := range p.objects {
 		switch {
 		case e.conflict != "":
 			conflicts = append(conflicts, k)
+		case e.rv == "" || p.dirty[k] || p.failed[k] != "":
 		case k.kind == kindPackage:
 			pkgs++
 		default:
@@ -211,13 +219,34 @@ func (r *Reconciler) publishAll(ctx context.Context, cat *catalogsv1alpha1.Opera
 		p.refused = append(p.refused, pub.Refused...)
 		r.mu.Unlock()
 		for _, o := range objectsOf(pub) {
-			e := r.entry(p, keyOf(o), name)
-			if err := r.put(ctx, r.cached, cat.Name, o, e); err != nil {
+			k := keyOf(o)
+			if err := r.written(p, k, r.put(ctx, r.cached, cat.Name, o, r.entry(p, k, name))); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// written notes how the write of k went: an object the packaging API
+// refused is a refusal of its own, tried again at the next look, and the
+// rest goes on; an API that is not available ends the publication (every
+// write would fail).
+func (r *Reconciler) written(p *publication, k objKey, err error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case err == nil:
+		delete(p.failed, k)
+		return nil
+	case packagingapi.Unavailable(err):
+		p.dirty[k] = true
+		return err
+	default:
+		p.failed[k] = err.Error()
+		p.dirty[k] = true
+		return nil
+	}
 }
 
 // entry is p's entry for k, made when new (under the lock the watch
@@ -234,10 +263,11 @@ func (r *Reconciler) entry(p *publication, k objKey, pkg string) *entry {
 }
 
 // repair writes again what the watch saw deleted or edited (or released
-// by the catalog that kept it), reading each object directly: the
-// package it comes from is published again from the catalog read, without
-// a pull.
-func (r *Reconciler) repair(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, p *publication) error {
+// by the catalog that kept it), during the publication too, and what the
+// packaging API refused, reading each object directly: the package it
+// comes from is published again from the catalog read, without a pull.
+// What a failure leaves unchecked stays to check.
+func (r *Reconciler) repair(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, p *publication) (err error) {
 	r.mu.Lock()
 	dirty := p.dirty
 	p.dirty = map[objKey]bool{}
@@ -248,6 +278,16 @@ func (r *Reconciler) repair(ctx context.Context, cat *catalogsv1alpha1.OperatorC
 		}
 	}
 	r.mu.Unlock()
+	done := map[objKey]bool{}
+	defer func() {
+		if err != nil {
+			for k := range dirty {
+				if !done[k] {
+					r.markDirty(p, k)
+				}
+			}
+		}
+	}()
 	for _, name := range slices.Sorted(maps.Keys(byPackage)) {
 		cfg, err := p.source.Package(name)
 		if err != nil {
@@ -261,12 +301,12 @@ func (r *Reconciler) repair(ctx context.Context, cat *catalogsv1alpha1.OperatorC
 			objs[keyOf(o)] = o
 		}
 		for _, k := range byPackage[name] {
+			done[k] = true
 			o, ok := objs[k]
 			if !ok {
 				continue
 			}
-			if err := r.put(ctx, r.direct, cat.Name, o, r.entry(p, k, name)); err != nil {
-				r.markDirty(p, k)
+			if err := r.written(p, k, r.put(ctx, r.direct, cat.Name, o, r.entry(p, k, name))); err != nil {
 				return err
 			}
 		}

@@ -16,8 +16,14 @@ const APIService = "v1alpha1.data.packaging.carvel.dev"
 // registered) while the cluster is not, and the API server's own error
 // does not say whose server that is.
 func Error(what string, err error) error {
-	if apierrors.IsServiceUnavailable(err) || apimeta.IsNoMatchError(err) {
+	if Unavailable(err) {
 		return fmt.Errorf("%s: kapp-controller's packaging API (APIService %s) is not available; check that kapp-controller runs: %w", what, APIService, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// Unavailable says err is the packaging API's absence (its aggregated
+// server down, or the API not registered), not a refusal of one object.
+func Unavailable(err error) bool {
+	return apierrors.IsServiceUnavailable(err) || apimeta.IsNoMatchError(err)
 }
