@@ -12,6 +12,7 @@ import (
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -223,6 +224,19 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	// as before.
 	catalogAPI := kappapi.NewFor(d, mgr.GetCache(), "the OperatorCatalog API", catalogKinds,
 		func(context.Context) error { return withCatalogs(mgr, o, network) }, func(context.Context) error { return nil })
+	// While the packaging API is not served, the OperatorCatalogs say so
+	// (the leader writes).
+	catalogAPI.OnWaiting(func(ctx context.Context) {
+		select {
+		case <-mgr.Elected():
+		default:
+			return
+		}
+		err := catalogs.ReportWaiting(ctx, mgr.GetAPIReader(), kube.ConditionsWriter(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), catalogsv1alpha1.TypePublished))
+		if err != nil && !meta.IsNoMatchError(err) {
+			ctrl.Log.WithName("catalogs").Error(err, "say on OperatorCatalogs that kapp-controller's packaging API is not served")
+		}
+	})
 	if served, err := catalogAPI.OpenIfServed(context.Background()); err != nil {
 		return nil, err
 	} else if !served {

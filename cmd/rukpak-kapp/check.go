@@ -211,7 +211,7 @@ func (k checker) packagingAPI(ctx context.Context) checkResult {
 			if m["status"] == "True" {
 				return ok(name, packagingService+" is available")
 			}
-			return fail(name, fmt.Sprintf("%s is not available (%v: %v): PackageInstalls, Packages and catalogs fail", packagingService, m["reason"], m["message"]),
+			return fail(name, fmt.Sprintf("%s is not available (%v: %v): PackageInstalls and Packages fail, and OperatorCatalogs wait for it (PackagingAPIUnavailable)", packagingService, m["reason"], m["message"]),
 				"kapp-controller serves it: check kapp-controller's pod, and its Service and endpoints in kapp-controller's namespace")
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 )
@@ -60,7 +61,7 @@ func adapterMetric(ctx context.Context, metric, labels string) (float64, error) 
 }
 
 var _ = Describe("kapp-controller stopped", Serial, func() {
-	It("an adapter started five times while kapp-controller is stopped stays up, converts and admits, and publishes once kapp-controller is back", func(ctx context.Context) {
+	It("an adapter started five times while kapp-controller is stopped stays up, converts and admits, says on the catalog what it waits for, and publishes once kapp-controller is back", func(ctx context.Context) {
 		const ns = "catalog-outage"
 		catalogsAPI(ctx)
 		createNamespace(ctx, ns)
@@ -87,6 +88,8 @@ var _ = Describe("kapp-controller stopped", Serial, func() {
 		}
 		Expect(apiServed(ctx, "the OperatorCatalog API")).To(Equal("0"))
 		Expect(apiServed(ctx, "kapp-controller's API")).To(Equal("1"))
+		c := condition(ctx, cat, catalogsv1alpha1.ReasonPackagingAPIUnavailable)
+		Expect(c.Message).To(ContainSubstring("as soon as the API is back"))
 
 		By("what needs no packaging API works: a BundleDeployment read as rukpak's first API goes through the conversion webhook")
 		name := "outage-" + bdtest.RandSuffix()

@@ -490,3 +490,36 @@ func TestReconcile_OneRefusedObject(t *testing.T) {
 		t.Errorf("after the API took it: status %+v", cat.Status)
 	}
 }
+
+// While the packaging API is not served, every OperatorCatalog says so,
+// once: a second look writes nothing.
+func TestReportWaiting(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	write := func(ctx context.Context, obj, before client.Object, _, _ []metav1.Condition) error {
+		return h.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	}
+	h.writes = nil
+	if err := ReportWaiting(context.Background(), h.client, write); err != nil {
+		t.Fatal(err)
+	}
+	cat := h.catalog(t)
+	c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != catalogsv1alpha1.ReasonPackagingAPIUnavailable || c.ObservedGeneration != cat.Generation ||
+		!strings.Contains(c.Message, "v1alpha1.data.packaging.carvel.dev") || !strings.Contains(c.Message, "as soon as the API is back") {
+		t.Fatalf("condition %+v", c)
+	}
+	h.writes = nil
+	if err := ReportWaiting(context.Background(), h.client, write); err != nil || len(h.writes) != 0 {
+		t.Errorf("a second look: %v, writes %v; want none", err, h.writes)
+	}
+	// The API back: the controller's next look says what it publishes.
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(h.catalog(t).Status.Conditions, catalogsv1alpha1.TypePublished); c.Reason != catalogsv1alpha1.ReasonPublished {
+		t.Errorf("after the API is back: %+v", c)
+	}
+}

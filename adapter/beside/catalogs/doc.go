@@ -13,7 +13,12 @@
 //
 // It watches the metadata of what catalogs published (their label) and
 // writes again, from the catalog file, what was deleted or edited by hand,
-// or released by the catalog that kept it. A reconcile reads, runs its steps
+// or released by the catalog that kept it, during a publication too (what
+// the watch saw change is checked at its end); the counts are of what is in
+// place, and an object the packaging API refuses is a refusal of its own
+// while the rest is written. While the packaging API is not served the
+// controller does not run, and ReportWaiting (called by the facade) says so
+// on every OperatorCatalog. A reconcile reads, runs its steps
 // (finalizer, look-up, publication or repair), then writes the status once
 // through the adapter's status writer (kube.ConditionsWriter, given by the
 // facade, which starts the controller with a cache of its own once its APIs

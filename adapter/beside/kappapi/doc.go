@@ -15,8 +15,9 @@
 // never dropped. Discovery that fails (the aggregated packaging API
 // answering 503 while kapp-controller is down) is a wait, never an error
 // that stops the adapter: it is asked again with backoff until it answers,
-// and the wait is said in the readiness probe's detail, the logs and the
-// gauge rukpak_kapp_api_served.
+// and the wait is said in the readiness probe's detail, the logs, the
+// gauge rukpak_kapp_api_served and through OnWaiting (the facade has the
+// OperatorCatalogs say it).
 //
 // It owns whether the API was found.
 //

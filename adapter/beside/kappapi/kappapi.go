@@ -45,6 +45,10 @@ type API struct {
 	// waiting is what the last look that did not open found: empty once
 	// the API is open; read by the readiness detail and logs.
 	waiting atomic.Pointer[string]
+	// onWaiting, when set, says the wait where users look (the
+	// OperatorCatalogs' status): after the first look that did not open,
+	// and every sixth after it (a minute at the backoff's cap).
+	onWaiting func(ctx context.Context)
 	// name is the API's, for logs and readiness; kinds are its kinds:
 	// group/version → resource.
 	name  string
@@ -170,6 +174,7 @@ func (k *API) Start(ctx context.Context) error {
 	} else if k.Ready() {
 		return nil
 	}
+	k.said(ctx, 0)
 	log.FromContext(ctx).Info("waiting for "+k.name+" to be installed", "missing", k.kinds)
 	for kind, concerns := range map[string]func(string) bool{"CustomResourceDefinition": k.crd, "APIService": k.apiService} {
 		gv := "apiextensions.k8s.io/v1"
@@ -191,6 +196,17 @@ func (k *API) Start(ctx context.Context) error {
 	}
 	go k.lookOnChanges(ctx)
 	return nil
+}
+
+// OnWaiting has f say the wait where users look, while the API is not
+// open; it runs on every replica (f decides whether to write).
+func (k *API) OnWaiting(f func(ctx context.Context)) { k.onWaiting = f }
+
+// said runs onWaiting at the lookth look that did not open, when due.
+func (k *API) said(ctx context.Context, look int) {
+	if k.onWaiting != nil && !k.Ready() && look%6 == 0 {
+		k.onWaiting(ctx)
+	}
 }
 
 // apiService says whether an APIService of that name serves one of the
@@ -236,9 +252,11 @@ func (k *API) lookUntilServed(ctx context.Context) {
 	// A backoff's delays stay at its cap once they reach it (its steps
 	// would end there instead): the window, or the adapter's end, ends the
 	// looks.
-	failing := 0
+	failing, looks := 0, 0
 	_ = k.looks.DelayFunc().Until(ctx, true, true, func(context.Context) (bool, error) {
 		err := k.look(ctx)
+		looks++
+		k.said(ctx, looks)
 		switch {
 		case k.Ready():
 			return true, nil

@@ -69,6 +69,11 @@ const (
 	// are already published by another OperatorCatalog in the namespace,
 	// which keeps them; the rest is published.
 	ReasonConflict = "Conflict"
+	// ReasonPackagingAPIUnavailable: kapp-controller's packaging API is
+	// not served (kapp-controller stopped or not installed), so nothing of
+	// the catalog can be published or withdrawn; it is as soon as the API
+	// is back.
+	ReasonPackagingAPIUnavailable = "PackagingAPIUnavailable"
 )
 
 // +kubebuilder:object:root=true
