@@ -94,7 +94,7 @@ func newCatalogRenderCommand() *cobra.Command {
 			return err
 		}
 		if lock {
-			all := locks(cmd.Context(), pub, f.operatorImages, registryOptions(), cmd.ErrOrStderr())
+			all, _ := locks(cmd.Context(), pub, f.operatorImages, registryOptions(), cmd.ErrOrStderr())
 			data, err := lockFile(slices.Collect(maps.Values(all))...)
 			if err != nil {
 				return err
@@ -119,15 +119,17 @@ func newCatalogRenderCommand() *cobra.Command {
 func newCatalogPushCommand() *cobra.Command {
 	var f catalogFlags
 	var repo, tag, previous string
+	var allowUnlocked bool
 	cmd := &cobra.Command{
-		Use:   "push (--catalog DIR | --image REF) --repository REPO [--tag TAG] [--previous REPO:TAG]",
+		Use:   "push (--catalog DIR | --image REF) --repository REPO [--tag TAG] [--previous REPO:TAG] [--allow-unlocked]",
 		Short: "Push the catalog's packages as a Carvel package repository (an imgpkg bundle with packages/)",
 		Long: "Push the catalog's packages as a Carvel package repository, so that\n" +
 			"  kctrl package repository add -r NAME --url REPO:TAG\n" +
 			"makes them available with no controller reading the catalog. Prints the repository pinned by digest.\n\n" +
 			"Every Package gets an imgpkg bundle of its own in REPO that locks its bundle image and the images its operator\n" +
 			"runs, by digest; the repository's lock lists those bundles, so `imgpkg copy -b REPO:TAG --to-repo MIRROR`\n" +
-			"carries every image, and installs from the copy run from it (docs/catalogs.md, Air-gapped).",
+			"carries every image, and installs from the copy run from it (docs/catalogs.md, Air-gapped). An image that cannot be\n" +
+			"locked fails the push, naming it, unless --allow-unlocked is given.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if repo == "" {
@@ -137,7 +139,15 @@ func newCatalogPushCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			bundles, err := pushImagesBundles(cmd.Context(), repo, pub, locks(cmd.Context(), pub, f.operatorImages, registryOptions(), cmd.ErrOrStderr()))
+			locked, unlocked := locks(cmd.Context(), pub, f.operatorImages, registryOptions(), cmd.ErrOrStderr())
+			if len(unlocked) > 0 && !allowUnlocked {
+				// A repository whose lock lacks images installs from
+				// registries a copy does not carry: nothing is pushed.
+				return fmt.Errorf("the repository's images lock would lack %d images or bundles (the lines above; the first: %s), so nothing was pushed: "+
+					"let the registries be reached (credentials as for docker pull), or push anyway with --allow-unlocked, "+
+					"whose Packages of what is not locked then install from the catalog's registries only and are not carried by imgpkg copy", len(unlocked), unlocked[0])
+			}
+			bundles, err := pushImagesBundles(cmd.Context(), repo, pub, locked)
 			if err != nil {
 				return err
 			}
@@ -168,6 +178,7 @@ func newCatalogPushCommand() *cobra.Command {
 	f.bindLock(cmd)
 	cmd.Flags().StringVar(&repo, "repository", "", "the repository to push to (REGISTRY/PATH)")
 	cmd.Flags().StringVar(&tag, "tag", "latest", "the tag to push")
+	cmd.Flags().BoolVar(&allowUnlocked, "allow-unlocked", false, "push even when an image cannot be locked (not resolved, or a bundle's operator images not read): what is not locked is said on stderr, and its Packages install from the catalog's registries only")
 	cmd.Flags().StringVar(&previous, "previous", "", "the repository's previous version (REPO:TAG or REPO@DIGEST): every Package and PackageMetadata it holds that the catalog no longer does is kept, so that no PackageInstall loses the version it installed")
 	return cmd
 }

@@ -27,10 +27,10 @@ const lookups = 8
 // locks are the images locks of pub's Packages, by Package name: each
 // bundle image and, with operator, the images its operator runs, each
 // pinned by digest. What cannot be read or resolved is said on errOut,
-// once: an operator image is left out of its lock; a Package whose bundle
-// image cannot be resolved has none (its Package installs from the
-// catalog's registries only).
-func locks(ctx context.Context, pub catalog.Published, operator bool, opts fetch.ImageOptions, errOut io.Writer) map[string]bundlefiles.ImagesLock {
+// once, and returned as unlocked: an operator image is left out of its
+// lock; a Package whose bundle image cannot be resolved has none (its
+// Package installs from the catalog's registries only).
+func locks(ctx context.Context, pub catalog.Published, operator bool, opts fetch.ImageOptions, errOut io.Writer) (_ map[string]bundlefiles.ImagesLock, unlocked []string) {
 	images := map[string][]string{}
 	var unread []string
 	for _, p := range pub.Packages {
@@ -47,9 +47,10 @@ func locks(ctx context.Context, pub catalog.Published, operator bool, opts fetch
 		}
 		images[p.Name] = imgs
 	}
-	fromCSV := each(ctx, unread, errOut, "not read: the operator images of bundle", func(ctx context.Context, bundle string) ([]string, error) {
+	fromCSV, failed := each(ctx, unread, errOut, "not read: the operator images of bundle", func(ctx context.Context, bundle string) ([]string, error) {
 		return csvImages(ctx, bundle, opts)
 	})
+	unlocked = append(unlocked, failed...)
 	var all []string
 	for pkg, imgs := range images {
 		if operator && len(imgs) == 1 {
@@ -58,9 +59,10 @@ func locks(ctx context.Context, pub catalog.Published, operator bool, opts fetch
 		}
 		all = append(all, imgs...)
 	}
-	digests := each(ctx, all, errOut, "not locked:", func(ctx context.Context, img string) (string, error) {
+	digests, failed := each(ctx, all, errOut, "not locked:", func(ctx context.Context, img string) (string, error) {
 		return digestOf(ctx, img, opts)
 	})
+	unlocked = append(unlocked, failed...)
 	out := map[string]bundlefiles.ImagesLock{}
 	for _, pkg := range slices.Sorted(maps.Keys(images)) {
 		imgs := images[pkg]
@@ -71,17 +73,20 @@ func locks(ctx context.Context, pub catalog.Published, operator bool, opts fetch
 			}
 		}
 		if lock.Images[lock.Bundle] == "" {
-			fmt.Fprintf(errOut, "not relocatable: Package %s, since its bundle image %s could not be resolved\n", pkg, lock.Bundle)
+			line := fmt.Sprintf("not relocatable: Package %s, since its bundle image %s could not be resolved", pkg, lock.Bundle)
+			fmt.Fprintln(errOut, line)
+			unlocked = append(unlocked, line)
 			continue
 		}
 		out[pkg] = lock
 	}
-	return out
+	return out, unlocked
 }
 
 // each runs f once for every distinct item, lookups at a time, and returns
-// what succeeded by item; each failure is said on errOut after what.
-func each[T any](ctx context.Context, items []string, errOut io.Writer, what string, f func(context.Context, string) (T, error)) map[string]T {
+// what succeeded by item; each failure is said on errOut after what, and
+// returned so.
+func each[T any](ctx context.Context, items []string, errOut io.Writer, what string, f func(context.Context, string) (T, error)) (map[string]T, []string) {
 	items = slices.Compact(slices.Sorted(slices.Values(items)))
 	got := make([]T, len(items))
 	errs := make([]error, len(items))
@@ -95,19 +100,22 @@ func each[T any](ctx context.Context, items []string, errOut io.Writer, what str
 	}
 	_ = g.Wait()
 	out := map[string]T{}
+	var failed []string
 	for i, item := range items {
 		if errs[i] != nil {
-			fmt.Fprintf(errOut, "%s %s: %v\n", what, item, errs[i])
+			line := fmt.Sprintf("%s %s: %v", what, item, errs[i])
+			fmt.Fprintln(errOut, line)
+			failed = append(failed, line)
 			continue
 		}
 		out[item] = got[i]
 	}
-	return out
+	return out, failed
 }
 
 // csvImages are the images bundle's CSV runs and relates, as
 // operator-registry reads them (opm lists the same as a bundle's related
-// images).
+// images); none for a bundle without a CSV.
 func csvImages(ctx context.Context, bundle string, opts fetch.ImageOptions) ([]string, error) {
 	img, err := fetch.FetchImage(ctx, bundle, opts, fetch.DefaultLimits, nil)
 	if err != nil {
@@ -145,7 +153,9 @@ func csvImages(ctx context.Context, bundle string, opts fetch.ImageOptions) ([]s
 			return slices.Sorted(maps.Keys(related)), nil
 		}
 	}
-	return nil, fmt.Errorf("it holds no ClusterServiceVersion under manifests/")
+	// A bundle with no ClusterServiceVersion (plain+v0) names no operator
+	// image: its own image is all its lock holds.
+	return nil, nil
 }
 
 // digestOf is img's digest: its own when it is named by digest, else

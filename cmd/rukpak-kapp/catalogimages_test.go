@@ -2,14 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/ocibundle"
 )
 
@@ -80,5 +86,37 @@ func demoCatalog(bundle string, related ...declcfg.RelatedImage) declcfg.Declara
 		Channels: []declcfg.Channel{{Schema: declcfg.SchemaChannel, Package: "demo", Name: "stable", Entries: []declcfg.ChannelEntry{{Name: "demo.v1.0.0"}}}},
 		Bundles: []declcfg.Bundle{{Schema: declcfg.SchemaBundle, Package: "demo", Name: "demo.v1.0.0", Image: bundle,
 			Properties: []property.Property{property.MustBuildPackage("demo", "1.0.0")}, RelatedImages: related}},
+	}
+}
+
+// catalog push refuses a repository whose images lock would lack an image,
+// naming it, and pushes nothing; --allow-unlocked pushes it, still saying
+// what is not locked.
+func TestCatalogPush_IncompleteLock(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	const (
+		bundle = "registry.invalid/demo-bundle@sha256:1111111111111111111111111111111111111111111111111111111111111111"
+		tagged = "unreachable.invalid/operand:v1"
+	)
+	dir := catalogDir(t, demoCatalog(bundle, declcfg.RelatedImage{Image: bundle}, declcfg.RelatedImage{Name: "operand", Image: tagged}))
+	push := func(extra ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := execute(append([]string{"catalog", "push", "--catalog", dir, "--repository", host + "/operators"}, extra...), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	code, out, errOut := push()
+	if code != 1 || out != "" || !strings.Contains(errOut, "would lack 1 images or bundles") || !strings.Contains(errOut, "not locked: "+tagged) ||
+		!strings.Contains(errOut, "--allow-unlocked") {
+		t.Fatalf("exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	if _, err := fetch.ResolveImage(context.Background(), host+"/operators:latest", fetch.ImageOptions{}); err == nil {
+		t.Error("a refused push pushed the repository")
+	}
+	code, out, errOut = push("--allow-unlocked")
+	if code != 0 || !strings.HasPrefix(out, host+"/operators@sha256:") || !strings.Contains(errOut, "not locked: "+tagged) {
+		t.Fatalf("with --allow-unlocked: exit %d, stdout %q, stderr %s", code, out, errOut)
 	}
 }

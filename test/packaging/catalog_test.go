@@ -51,7 +51,10 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 
 		By("relocating the catalog's bundle images to the test registry, as a mirror would, and pushing it as a package repository")
 		dir := relocatedCatalog(ctx)
-		cmd := exec.CommandContext(ctx, rukpakKapp, "catalog", "push", "--catalog", dir, "--repository", env.Registry.Host+"/catalog/repository", "--tag", "v1")
+		// Only the bundle images are relocated here (the operators' own are
+		// on registries this machine cannot reach), so only they are locked;
+		// the air-gap suite locks both.
+		cmd := exec.CommandContext(ctx, rukpakKapp, "catalog", "push", "--catalog", dir, "--repository", env.Registry.Host+"/catalog/repository", "--tag", "v1", "--operator-images=false")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -176,7 +179,7 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 
 		By("a new catalog version (2.1.0 replaces 2.0.0; channel alpha and 1.0.0 dropped), pushed with --previous; kctrl package repository update")
 		next := nextCatalog(ctx, dir)
-		cmd = exec.CommandContext(ctx, rukpakKapp, "catalog", "push", "--catalog", next, "--repository", env.Registry.Host+"/catalog/repository", "--tag", "v2", "--previous", pinned)
+		cmd = exec.CommandContext(ctx, rukpakKapp, "catalog", "push", "--catalog", next, "--repository", env.Registry.Host+"/catalog/repository", "--tag", "v2", "--previous", pinned, "--operator-images=false")
 		stderr.Reset()
 		cmd.Stderr = &stderr
 		out, err = cmd.Output()

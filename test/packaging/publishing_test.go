@@ -72,3 +72,55 @@ var _ = Describe("an OperatorCatalog's objects come from the cluster", func() {
 		Expect(pkgs.Items).To(HaveLen(300))
 	}, SpecTimeout(5*time.Minute))
 })
+
+var _ = Describe("faults in the middle of a large publication", Serial, func() {
+	It("converges when the adapter is killed and kapp-controller stopped while it publishes: every Package once, labelled, counted", func(ctx context.Context) {
+		const ns = "catalog-faults"
+		catalogsAPI(ctx)
+		createNamespace(ctx, ns)
+		image, err := env.PushCatalogImage(manyPackages(300), "catalog/faults:latest")
+		Expect(err).NotTo(HaveOccurred())
+		cat := newCatalog(ctx, ns, "operators", image)
+		mine := client.MatchingLabels{catalogs.LabelCatalog: cat.Name}
+		written := func() (int, error) {
+			var list datav1alpha1.PackageList
+			err := env.Client.List(ctx, &list, client.InNamespace(ns), mine)
+			return len(list.Items), err
+		}
+
+		By("the adapter killed once some Packages are written, and started again")
+		Eventually(written).WithContext(ctx).WithTimeout(time.Minute).WithPolling(20 * time.Millisecond).Should(BeNumerically(">", 0))
+		env.Adapter.Kill()
+		Expect(env.Adapter.Start(ctx)).To(Succeed())
+
+		By("kapp-controller stopped once more are written, and started again")
+		n, err := written()
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(written).WithContext(ctx).WithTimeout(time.Minute).WithPolling(20 * time.Millisecond).Should(BeNumerically(">", n))
+		env.StopKappController()
+		DeferCleanup(func(ctx context.Context) {
+			if env.KappController == nil {
+				Expect(env.StartKappControllerAgain(ctx)).To(Succeed())
+			}
+		})
+		Expect(env.StartKappControllerAgain(ctx)).To(Succeed())
+
+		By("published whole: every Package once, each labelled, the counts the cluster's")
+		Eventually(func(g Gomega) {
+			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cat), cat)).To(Succeed())
+			c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(catalogsv1alpha1.ReasonPublished), c.Message)
+			g.Expect(cat.Status.Packages).To(BeEquivalentTo(300))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		var all datav1alpha1.PackageList
+		Expect(env.Client.List(ctx, &all, client.InNamespace(ns))).To(Succeed())
+		Expect(all.Items).To(HaveLen(300), "no Package without the catalog's label, none twice")
+		for _, p := range all.Items {
+			Expect(p.Labels).To(HaveKeyWithValue(catalogs.LabelCatalog, cat.Name), p.Name)
+		}
+		var metas datav1alpha1.PackageMetadataList
+		Expect(env.Client.List(ctx, &metas, client.InNamespace(ns))).To(Succeed())
+		Expect(cat.Status.PackageMetadatas).To(BeEquivalentTo(len(metas.Items)))
+	}, SpecTimeout(6*time.Minute))
+})

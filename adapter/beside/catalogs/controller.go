@@ -215,7 +215,7 @@ func (r *Reconciler) read(ctx context.Context, cat *catalogsv1alpha1.OperatorCat
 		})
 		return nil, res, err
 	}
-	p := &publication{input: pullInput, catalog: cat.Name, source: source, objects: map[objKey]*entry{}, dirty: map[objKey]bool{}, failed: map[objKey]string{}}
+	p := &publication{input: pullInput, catalog: cat.Name, source: source, objects: map[objKey]*entry{}, dirty: map[objKey]bool{}, gone: map[objKey]bool{}, failed: map[objKey]string{}}
 	r.keep(id, p)
 	return p, reconcile.Result{}, nil
 }

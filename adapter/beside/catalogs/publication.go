@@ -67,6 +67,9 @@ type publication struct {
 	// checked against the cluster at the next reconcile, and not counted
 	// until they are.
 	dirty map[objKey]bool
+	// gone are the objects the watch saw deleted since the catalog last
+	// wrote or found them: not counted until they are written again.
+	gone map[objKey]bool
 	// failed are the objects the packaging API refused at their last
 	// write, with its answer: refused in the status, the rest written, and
 	// tried again at the next look (failedLookAgain).
@@ -83,14 +86,14 @@ func (p *publication) close() {
 }
 
 // counts are the Packages and PackageMetadatas it publishes that are in
-// place (written or found as it writes them, and not changed since as far
+// place (written or found as it writes them, and not deleted since as far
 // as the watch saw), and the objects another catalog keeps, sorted.
 func (p *publication) counts() (pkgs, metas int, conflicts []objKey) {
 	for k, e := range p.objects {
 		switch {
 		case e.conflict != "":
 			conflicts = append(conflicts, k)
-		case e.rv == "" || p.dirty[k] || p.failed[k] != "":
+		case e.rv == "" || p.gone[k] || p.failed[k] != "":
 		case k.kind == kindPackage:
 			pkgs++
 		default:
@@ -238,6 +241,7 @@ func (r *Reconciler) written(p *publication, k objKey, err error) error {
 	switch {
 	case err == nil:
 		delete(p.failed, k)
+		delete(p.gone, k)
 		return nil
 	case packagingapi.Unavailable(err):
 		p.dirty[k] = true

@@ -86,6 +86,9 @@ func (r *Reconciler) changed(kind string, o *metav1.PartialObjectMetadata, delet
 		} else {
 			differs = deleted || owner != id.Name || e.rv != o.ResourceVersion
 		}
+		if deleted {
+			p.gone[k] = true
+		}
 		if differs {
 			p.dirty[k] = true
 			q.Add(reconcile.Request{NamespacedName: id})
