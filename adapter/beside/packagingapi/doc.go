@@ -6,9 +6,11 @@
 // (create and update: kapp-controller's aggregated API server stores them
 // as InternalPackages and InternalPackageMetadata); every error names the
 // object and, when that API server is not available, says so (Error), in
-// one wording for both.
+// one wording for both. It is the one reader of a catalog channel's graph
+// too (Channel), for the walk along it and the upgrade webhook, which thus
+// treat a Package whose image cannot be read alike.
 //
 // It owns nothing between calls.
 //
-// May import (this module): adapter/pure/fieldowner.
+// May import (this module): adapter/pure/catalog, adapter/pure/fieldowner.
 package packagingapi

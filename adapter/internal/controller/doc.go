@@ -16,6 +16,6 @@
 //
 // May import (this module): adapter/fetch, adapter/pure/bundlefiles, adapter/servers/contenturl,
 // adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
-// adapter/beside/kappapi, adapter/pure/catalog, adapter/pure/status, adapter/pure/translate, api/v1alpha1,
+// adapter/beside/kappapi, adapter/beside/packagingapi, adapter/pure/catalog, adapter/pure/status, adapter/pure/translate, api/v1alpha1,
 // api/v1alpha2.
 package controller

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/bundlefiles"
@@ -30,11 +28,18 @@ func (r *Reconciler) walk(ctx context.Context, s *scope.Scope) error {
 		return nil
 	}
 	deployed := catalog.Deployed{Annotations: s.Live.Annotations, Done: kube.DeployedCurrent(s.Live)}
-	w, err := catalog.PlanWalk(asked, bd.Annotations[catalog.AnnotationUpgradeEdge], deployed, func() ([]catalog.Node, error) {
-		return r.channel(ctx, bd.Annotations[catalog.AnnotationPackagesNS], asked)
+	var unreadable error
+	w, err := catalog.PlanWalk(asked, bd.Annotations[catalog.AnnotationUpgradeEdge], deployed, func() (nodes []catalog.Node, err error) {
+		nodes, unreadable, err = r.channel(ctx, bd.Annotations[catalog.AnnotationPackagesNS], asked)
+		return nodes, err
 	})
 	if err != nil {
 		return err
+	}
+	if w != nil && !w.Final() && w.Current().Image == "" {
+		// A step needs its Package's image; a Package the path only
+		// passes by need not be readable.
+		return fmt.Errorf("the walk along channel %s to %s cannot install its step %s: %w", asked.Channel, asked.Version, w.Current().Entry.Version, unreadable)
 	}
 	if w == nil {
 		// A move of one edge (or none) is the bundle asked for itself; the
@@ -75,21 +80,16 @@ func (r *Reconciler) walk(ctx context.Context, s *scope.Scope) error {
 	return nil
 }
 
-// channel lists the published versions of asked's channel: its Packages in
-// namespace (kapp-controller's API adds those of its global packaging
-// namespace), read from the API server.
-func (r *Reconciler) channel(ctx context.Context, namespace string, asked catalog.Entry) ([]catalog.Node, error) {
+// channel reads asked's channel, as the upgrade webhook reads it
+// (packagingapi.Channel), from the API server.
+func (r *Reconciler) channel(ctx context.Context, namespace string, asked catalog.Entry) (nodes []catalog.Node, unreadable, err error) {
 	if namespace == "" || asked.RefName == "" {
-		return nil, fmt.Errorf("the BundleDeployment does not name its catalog Packages (annotations %s and %s), so the channel's path from the installed bundle cannot be read: install the version asked for through its PackageInstall",
+		return nil, nil, fmt.Errorf("the BundleDeployment does not name its catalog Packages (annotations %s and %s), so the channel's path from the installed bundle cannot be read: install the version asked for through its PackageInstall",
 			catalog.AnnotationPackagesNS, catalog.AnnotationRefName)
 	}
-	var list datav1alpha1.PackageList
-	if err := r.direct.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{"spec.refName": asked.RefName}); err != nil {
-		return nil, fmt.Errorf("list the Packages of %s in namespace %s to walk channel %s: %w", asked.RefName, namespace, asked.Channel, err)
-	}
-	nodes, err := catalog.NodesOf(list.Items)
+	nodes, unreadable, err = packagingapi.Channel(ctx, r.direct, namespace, asked.RefName)
 	if err != nil {
-		return nil, fmt.Errorf("channel %s: %w", asked.Channel, err)
+		return nil, nil, fmt.Errorf("walk channel %s: %w", asked.Channel, err)
 	}
-	return nodes, nil
+	return nodes, unreadable, nil
 }

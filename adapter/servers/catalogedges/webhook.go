@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -175,12 +174,12 @@ func (h *handler) channel(ctx context.Context, refName, namespace string) (nodes
 	}
 	ctx, cancel := context.WithTimeout(ctx, listBound)
 	defer cancel()
-	var list datav1alpha1.PackageList
-	if err := h.reader.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{"spec.refName": refName}); err != nil {
-		return nil, false, packagingapi.Error("list the channel's Packages", err)
+	// A Package whose image cannot be read is still an edge of the graph;
+	// a move to it is refused by the image check (nodeOf finds no image).
+	nodes, _, err = packagingapi.Channel(ctx, h.reader, namespace, refName)
+	if err != nil {
+		return nil, false, err
 	}
-	// A Package without an image is still an edge of the graph.
-	nodes, _ = catalog.NodesOf(list.Items)
 	return nodes, true, nil
 }
 
