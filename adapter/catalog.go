@@ -33,7 +33,7 @@ func PublishCatalogDir(ctx context.Context, dir string, opts catalog.Options) (c
 // (fetch.SpoolCatalogImage, spooled under the OS's temporary directory); it
 // returns the image pinned by digest too.
 func PublishCatalogImage(ctx context.Context, ref string, image fetch.ImageOptions, opts catalog.Options) (catalog.Published, string, error) {
-	spool, err := fetch.SpoolCatalogImage(ctx, ref, image, fetch.CatalogLimits, "")
+	spool, err := fetch.SpoolCatalogImage(ctx, ref, image, fetch.CatalogLimits, "", nil)
 	if err != nil {
 		return catalog.Published{}, "", err
 	}

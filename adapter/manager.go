@@ -78,7 +78,14 @@ type Options struct {
 	// read (one file each, while it is their last); "": the OS's temporary
 	// directory.
 	CatalogDir string
+	// CatalogSpoolMaxBytes is how much those files may hold together; 0:
+	// DefaultCatalogSpoolMaxBytes.
+	CatalogSpoolMaxBytes int64
 }
+
+// DefaultCatalogSpoolMaxBytes leaves room in the Deployment's 2 GiB
+// catalog volume for a spool being written beside one being let go.
+const DefaultCatalogSpoolMaxBytes = 1536 << 20
 
 // DefaultContentMaxBytes is how much content a replica keeps for
 // contentURLs unless told otherwise.
@@ -354,7 +361,11 @@ func withCatalogs(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder) err
 	if err := mgr.Add(cl); err != nil {
 		return err
 	}
-	r := catalogs.New(mgr.GetClient(), cl.GetCache(), mgr.GetAPIReader(), catalogs.Registry{Network: network, Dir: o.CatalogDir},
+	spoolMax := o.CatalogSpoolMaxBytes
+	if spoolMax == 0 {
+		spoolMax = DefaultCatalogSpoolMaxBytes
+	}
+	r := catalogs.New(mgr.GetClient(), cl.GetCache(), mgr.GetAPIReader(), catalogs.Registry{Network: network, Dir: o.CatalogDir, Budget: fetch.NewSpoolBudget(spoolMax)},
 		kube.ConditionsWriter(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), catalogsv1alpha1.TypePublished))
 	if err := r.SetupWithManager(mgr, cl.GetCache()); err != nil {
 		return fmt.Errorf("set up the OperatorCatalog controller: %w", err)

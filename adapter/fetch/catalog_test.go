@@ -103,7 +103,7 @@ func TestSpoolCatalogImage(t *testing.T) {
 	update := layer(t, [2]string{"catalog-data/b/catalog.json", pkgB}, [2]string{"catalog-data/gone/.wh.catalog.yaml", ""})
 	ref := catalogImage(t, reg, "layered", "/catalog-data", base, catalogLayer, update)
 
-	spool, err := SpoolCatalogImage(context.Background(), ref, ImageOptions{}, InClusterCatalogLimits, t.TempDir())
+	spool, err := SpoolCatalogImage(context.Background(), ref, ImageOptions{}, InClusterCatalogLimits, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestSpoolCatalogImage(t *testing.T) {
 	}
 	// One a stopped process left is removed at the next start.
 	dir := t.TempDir()
-	left, err := SpoolCatalogImage(context.Background(), ref, ImageOptions{}, InClusterCatalogLimits, dir)
+	left, err := SpoolCatalogImage(context.Background(), ref, ImageOptions{}, InClusterCatalogLimits, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestSpoolCatalogImageRefusals(t *testing.T) {
 			if tc.limits != nil {
 				tc.limits(&limits)
 			}
-			spool, err := SpoolCatalogImage(context.Background(), tc.ref, ImageOptions{}, limits, t.TempDir())
+			spool, err := SpoolCatalogImage(context.Background(), tc.ref, ImageOptions{}, limits, t.TempDir(), nil)
 			spool.Close()
 			if !errors.Is(err, ErrInvalidContent) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want invalid content saying %q", err, tc.want)
@@ -198,5 +198,49 @@ func TestMetaBound(t *testing.T) {
 func TestHarnessCatalogLabel(t *testing.T) {
 	if harness.CatalogConfigsLabel != CatalogConfigsLabel {
 		t.Errorf("harness.CatalogConfigsLabel = %q, want %q", harness.CatalogConfigsLabel, CatalogConfigsLabel)
+	}
+}
+
+// Catalog spools share one bound: a catalog that does not fit beside
+// another's spool fails, saying so, until that one is closed; one over the
+// bound alone is invalid content, whatever else is held.
+func TestSpoolBudget(t *testing.T) {
+	reg, err := harness.StartRegistry("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Stop)
+	ref := catalogImage(t, reg, "budget", "/configs", layer(t, [2]string{"configs/a/catalog.yaml", pkgA}, [2]string{"configs/b/catalog.json", pkgB}))
+	one, err := SpoolCatalogImage(context.Background(), ref, ImageOptions{}, InClusterCatalogLimits, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := one.held
+	one.Close()
+
+	budget := NewSpoolBudget(size + size/2)
+	first, err := SpoolCatalogImage(context.Background(), ref, ImageOptions{}, InClusterCatalogLimits, t.TempDir(), budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = SpoolCatalogImage(context.Background(), ref, ImageOptions{}, InClusterCatalogLimits, t.TempDir(), budget)
+	if err == nil || errors.Is(err, ErrInvalidContent) || !strings.Contains(err.Error(), "do not fit beside the other catalogs'") || !strings.Contains(err.Error(), "--catalog-spool-max-bytes") {
+		t.Fatalf("a second catalog beside the first: %v; want a failure to retry, naming the flag", err)
+	}
+	if budget.Used() != size {
+		t.Errorf("the refused spool kept %d bytes of the budget", budget.Used()-size)
+	}
+	first.Close()
+	second, err := SpoolCatalogImage(context.Background(), ref, ImageOptions{}, InClusterCatalogLimits, t.TempDir(), budget)
+	if err != nil {
+		t.Fatalf("once the first is closed: %v", err)
+	}
+	second.Close()
+	if budget.Used() != 0 {
+		t.Errorf("%d bytes held after every spool closed", budget.Used())
+	}
+	_, err = SpoolCatalogImage(context.Background(), ref, ImageOptions{}, InClusterCatalogLimits, t.TempDir(), NewSpoolBudget(size/2))
+	if !errors.Is(err, ErrInvalidContent) || !strings.Contains(err.Error(), "over the") {
+		t.Errorf("a catalog over the bound alone: %v; want invalid content", err)
 	}
 }

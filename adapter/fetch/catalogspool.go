@@ -40,6 +40,10 @@ type CatalogSpool struct {
 	// packages: where each package's objects are in file, in the order
 	// they were read.
 	packages map[string][]span
+	// budget is what it takes its bytes from (nil: unbounded); held, what
+	// it took.
+	budget *SpoolBudget
+	held   int64
 }
 
 type span struct {
@@ -56,8 +60,9 @@ type span struct {
 // MaxTotalBytes and MaxFiles the catalog. The layers are read in order
 // with their whiteouts applied (mutate.Extract: a later layer's file wins),
 // streamed, never held: only catalog files are read, one object at a time.
-// The caller closes the spool.
-func SpoolCatalogImage(ctx context.Context, ref string, opts ImageOptions, limits Limits, dir string) (*CatalogSpool, error) {
+// The spool's bytes are taken from budget (nil: unbounded), shared by every
+// spool of the process. The caller closes the spool.
+func SpoolCatalogImage(ctx context.Context, ref string, opts ImageOptions, limits Limits, dir string, budget *SpoolBudget) (*CatalogSpool, error) {
 	parsed, img, err := remoteImage(ctx, ref, opts)
 	if err != nil {
 		return nil, fmt.Errorf("pull the catalog image %s: %w", ref, err)
@@ -92,6 +97,7 @@ func SpoolCatalogImage(ctx context.Context, ref string, opts ImageOptions, limit
 	if err != nil {
 		return nil, err
 	}
+	s.budget = budget
 	rc := mutate.Extract(img)
 	defer rc.Close()
 	if err := s.readTar(ctx, rc, catalogDir, limits); err != nil {
@@ -174,7 +180,8 @@ func (s *CatalogSpool) readTar(ctx context.Context, r io.Reader, catalogDir stri
 			continue
 		}
 		if err := s.readFile(tr, rel, "/"+clean); err != nil {
-			if !errors.Is(err, ErrInvalidContent) {
+			var full *spoolFull
+			if !errors.Is(err, ErrInvalidContent) || errors.As(err, &full) {
 				return err
 			}
 			failed[rel] = err
@@ -205,6 +212,10 @@ func (s *CatalogSpool) readFile(r io.Reader, rel, shown string) error {
 		if err != nil {
 			return err
 		}
+		if err := s.budget.take(int64(len(m.Blob)), s.held); err != nil {
+			return err
+		}
+		s.held += int64(len(m.Blob))
 		if _, err := s.file.Write(m.Blob); err != nil {
 			return fmt.Errorf("spool the catalog: %w", err)
 		}
@@ -212,6 +223,11 @@ func (s *CatalogSpool) readFile(r io.Reader, rel, shown string) error {
 		return nil
 	})
 	if err != nil {
+		var full *spoolFull
+		if errors.As(err, &full) {
+			// The disk's bound, not this file: the whole read stops.
+			return full
+		}
 		if errors.Is(err, errMetaTooLarge) {
 			return fmt.Errorf("%w: %s holds an object over %d bytes", ErrInvalidContent, shown, MaxCatalogMetaBytes)
 		}
@@ -311,5 +327,7 @@ func (s *CatalogSpool) Close() error {
 		err = rerr
 	}
 	s.file = nil
+	s.budget.give(s.held)
+	s.held = 0
 	return err
 }

@@ -43,6 +43,7 @@ func newRunCommand() *cobra.Command {
 	contentAddress := fs.String("content-address", "", "where clients reach the webhook server, which serves the content of every unpacked Bundle and BundleDeployment at its status.contentURL (<address>/bundles/...); empty: "+adapter.DefaultContentAddress("<system-namespace>"))
 	contentDir := fs.String("content-dir", "", "directory that keeps the content served at contentURLs, emptied at start (in the Deployment: an emptyDir); empty: a new directory under the temporary directory, removed at exit")
 	catalogDir := fs.String("catalog-dir", "", "directory that keeps the catalog images OperatorCatalogs publish, as read (one file each while it is their last: about the size of the catalog's files; in the Deployment: an emptyDir); empty: the temporary directory")
+	spoolMax := fs.String("catalog-spool-max-bytes", resource.NewQuantity(adapter.DefaultCatalogSpoolMaxBytes, resource.BinarySI).String(), "how much the catalogs --catalog-dir keeps may hold together (a quantity; the Deployment's emptyDir is 2Gi); a catalog that does not fit beside the others is retried with backoff, one over it alone is refused, each naming this flag")
 	contentMax := fs.String("content-max-bytes", resource.NewQuantity(adapter.DefaultContentMaxBytes, resource.BinarySI).String(), "how much content --content-dir may hold (a quantity: 512Mi); a Bundle whose content does not fit beside the others unpacked here fails until some are deleted")
 	qps := fs.Float64("kube-api-qps", 50, "requests a second the adapter may send to kube-apiserver (client-side limit; controller-runtime's default, 20, is what bounds an install of many BundleDeployments on sharded kapp-controllers)")
 	burst := fs.Int("kube-api-burst", 100, "requests the adapter may send at once above --kube-api-qps")
@@ -61,6 +62,10 @@ func newRunCommand() *cobra.Command {
 		mode, err := adapter.ParseInstallWith(*installWith)
 		if err != nil {
 			return usageError{fmt.Errorf("--install-with: %w", err)}
+		}
+		maxSpool, err := resource.ParseQuantity(*spoolMax)
+		if err != nil || maxSpool.Value() <= 0 {
+			return usageError{fmt.Errorf("--catalog-spool-max-bytes %q: give a positive quantity such as 1536Mi", *spoolMax)}
 		}
 		maxContent, err := resource.ParseQuantity(*contentMax)
 		if err != nil || maxContent.Value() <= 0 {
@@ -92,6 +97,7 @@ func newRunCommand() *cobra.Command {
 			ContentDir:              *contentDir,
 			CatalogDir:              *catalogDir,
 			ContentMaxBytes:         maxContent.Value(),
+			CatalogSpoolMaxBytes:    maxSpool.Value(),
 			KappControllerNamespace: *kcNamespace,
 		})
 		if err != nil {

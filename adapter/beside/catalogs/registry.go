@@ -32,10 +32,11 @@ type Catalog interface {
 // Registry reaches images as the adapter reaches bundle images: through
 // kapp-controller-config's CAs and proxies (Network; nil: the
 // environment's). Dir holds the catalogs read ("": the OS's temporary
-// directory).
+// directory), within Budget together (nil: unbounded).
 type Registry struct {
 	Network *fetch.NetworkHolder
 	Dir     string
+	Budget  *fetch.SpoolBudget
 }
 
 func (r Registry) Resolve(ctx context.Context, ref string, creds []byte) (string, error) {
@@ -43,7 +44,7 @@ func (r Registry) Resolve(ctx context.Context, ref string, creds []byte) (string
 }
 
 func (r Registry) Pull(ctx context.Context, pinned string, creds []byte) (Catalog, error) {
-	return fetch.SpoolCatalogImage(ctx, pinned, fetch.ImageOptions{Network: r.Network.Load(), DockerConfigJSON: creds}, fetch.InClusterCatalogLimits, r.Dir)
+	return fetch.SpoolCatalogImage(ctx, pinned, fetch.ImageOptions{Network: r.Network.Load(), DockerConfigJSON: creds}, fetch.InClusterCatalogLimits, r.Dir, r.Budget)
 }
 
 // Every request to a registry is bounded, so that a registry that does not
