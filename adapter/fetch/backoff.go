@@ -17,12 +17,16 @@ const (
 )
 
 // RetryDelay is how long to wait after the n-th failure in a row (n ≥ 1).
-func RetryDelay(n int) time.Duration {
-	d := RetryBase
-	for i := 1; i < n && d < RetryMax; i++ {
+func RetryDelay(n int) time.Duration { return Doubling(RetryBase, RetryMax, n) }
+
+// Doubling is the n-th wait (n ≥ 1) of a backoff that starts at first and
+// doubles up to most.
+func Doubling(first, most time.Duration, n int) time.Duration {
+	d := first
+	for i := 1; i < n && d < most; i++ {
 		d *= 2
 	}
-	return min(d, RetryMax)
+	return min(d, most)
 }
 
 // RetryLater is a failed fetch that is tried again at Next, and not before.

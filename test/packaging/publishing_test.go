@@ -34,14 +34,20 @@ func manyPackages(n int) *declcfg.DeclarativeConfig {
 	return cfg
 }
 
+// manyPackagesCatalog is an OperatorCatalog named operators in a new
+// namespace ns, of an image of manyPackages(300).
+func manyPackagesCatalog(ctx context.Context, ns string) *catalogsv1alpha1.OperatorCatalog {
+	catalogsAPI(ctx)
+	createNamespace(ctx, ns)
+	image, err := env.PushCatalogImage(manyPackages(300), "catalog/"+ns+":latest")
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return newCatalog(ctx, ns, "operators", image)
+}
+
 var _ = Describe("an OperatorCatalog's objects come from the cluster", func() {
 	It("writes again a Package deleted by hand while it still publishes, and counts what exists", func(ctx context.Context) {
 		const ns = "catalog-during"
-		catalogsAPI(ctx)
-		createNamespace(ctx, ns)
-		image, err := env.PushCatalogImage(manyPackages(300), "catalog/many:latest")
-		Expect(err).NotTo(HaveOccurred())
-		cat := newCatalog(ctx, ns, "operators", image)
+		cat := manyPackagesCatalog(ctx, ns)
 
 		By("the first Package it writes is deleted at once, by hand")
 		mine := client.MatchingLabels{catalogs.LabelCatalog: cat.Name}
@@ -76,11 +82,7 @@ var _ = Describe("an OperatorCatalog's objects come from the cluster", func() {
 var _ = Describe("faults in the middle of a large publication", Serial, func() {
 	It("converges when the adapter is killed and kapp-controller stopped while it publishes: every Package once, labelled, counted", func(ctx context.Context) {
 		const ns = "catalog-faults"
-		catalogsAPI(ctx)
-		createNamespace(ctx, ns)
-		image, err := env.PushCatalogImage(manyPackages(300), "catalog/faults:latest")
-		Expect(err).NotTo(HaveOccurred())
-		cat := newCatalog(ctx, ns, "operators", image)
+		cat := manyPackagesCatalog(ctx, ns)
 		mine := client.MatchingLabels{catalogs.LabelCatalog: cat.Name}
 		written := func() (int, error) {
 			var list datav1alpha1.PackageList

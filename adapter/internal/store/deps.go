@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
@@ -101,11 +102,7 @@ const (
 // catalogLookAgain is when a catalog bundle that waited looks times is
 // looked at again.
 func catalogLookAgain(looks int) time.Duration {
-	after := catalogLookFirst
-	for i := 1; i < looks && after < catalogLookMax; i++ {
-		after *= 2
-	}
-	return min(after, catalogLookMax)
+	return fetch.Doubling(catalogLookFirst, catalogLookMax, looks)
 }
 
 // waitOf is what a bundle whose unmet dependencies are unmet waits for.
