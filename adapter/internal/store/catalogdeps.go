@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
@@ -32,6 +33,10 @@ import (
 type catalogDeps struct {
 	direct client.Reader
 	writer client.Client
+	// waitsOn says the bundle of the PackageInstall other (ns/name) waits
+	// for the PackageInstall self: then the two need each other (nil:
+	// never known).
+	waitsOn func(other, self string) bool
 }
 
 // forbidden turns a refused read or write of PackageInstalls in ns into
@@ -60,8 +65,9 @@ func fromCatalog(bd *rukpakv1alpha2.BundleDeployment) bool {
 // meet resolves unmet against bd's catalog. The failure says what the
 // bundle waits for (DependenciesInstalling) or why it cannot be installed
 // (DependenciesUnmet); nil: nothing to wait for (a dependency cycle whose
-// other end waits for this bundle).
-func (c catalogDeps) meet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, unmet []convert.Unmet) (*status.Failure, error) {
+// other end waits for this bundle). waited are the PackageInstalls
+// (ns/name) it waits for.
+func (c catalogDeps) meet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, unmet []convert.Unmet) (_ *status.Failure, waited []string, _ error) {
 	ns, self := bd.Annotations[catalog.AnnotationPackagesNS], bd.Annotations[catalog.AnnotationInstall]
 	var needs []catalog.Need
 	var others []string
@@ -79,50 +85,59 @@ func (c catalogDeps) meet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployme
 		}
 	}
 	if len(needs) == 0 {
-		return unmetFailure(others), nil
+		return unmetFailure(others), nil, nil
 	}
 	offers, present, err := c.read(ctx, ns, self, needs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res := catalog.Resolve(needs, offers, present)
 	if len(res.Refused) > 0 {
 		return &status.Failure{Kind: status.DependenciesUnmet, Message: fmt.Sprintf("what the bundle requires cannot be met from its catalog (the Packages in namespace %s), so nothing was installed for it: %s",
-			ns, strings.Join(append(res.Refused, others...), "; "))}, nil
+			ns, strings.Join(append(res.Refused, others...), "; "))}, nil, nil
 	}
 	chain, err := c.requiredBy(ctx, ns, self)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(res.Install) > 0 {
 		if f, err := c.serviceAccount(ctx, ns); f != nil || err != nil {
-			return f, err
+			return f, nil, err
 		}
 	}
 	var doing []string
 	for _, o := range res.Install {
 		name, f, err := c.install(ctx, ns, self, o)
 		if f != nil || err != nil {
-			return f, err
+			return f, nil, err
 		}
+		waited = append(waited, ns+"/"+name)
 		doing = append(doing, fmt.Sprintf("installing %s %s from the catalog as PackageInstall %s/%s (kctrl package installed get -i %s -n %s)",
 			o.Entry.Package, o.Entry.Version, ns, name, name, ns))
 	}
 	for _, p := range res.Wait {
-		if slices.Contains(chain, p.Name) {
+		switch {
+		case slices.Contains(chain, p.Name):
 			// A cycle: that PackageInstall waits for this one. OLM v0
 			// installs a cycle together; this end goes first.
 			continue
+		case c.waitsOn != nil && c.waitsOn(ns+"/"+p.Name, ns+"/"+self):
+			// Two PackageInstalls that need each other, made by users: the
+			// other waits already, so this one goes first, as OLM v0
+			// installs a cycle together.
+			log.FromContext(ctx).Info("PackageInstalls need each other: this one installs first", "packageInstall", ns+"/"+self, "needs", ns+"/"+p.Name)
+			continue
 		}
+		waited = append(waited, ns+"/"+p.Name)
 		doing = append(doing, fmt.Sprintf("waiting for PackageInstall %s/%s to install %s", ns, p.Name, p.Package))
 	}
 	if len(others) > 0 {
-		return unmetFailure(append(others, doing...)), nil
+		return unmetFailure(append(others, doing...)), waited, nil
 	}
 	if len(doing) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return &status.Failure{Kind: status.DependenciesInstalling, Message: strings.Join(doing, "; ")}, nil
+	return &status.Failure{Kind: status.DependenciesInstalling, Message: strings.Join(doing, "; ")}, waited, nil
 }
 
 func unmetFailure(msgs []string) *status.Failure {

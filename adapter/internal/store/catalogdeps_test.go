@@ -55,6 +55,8 @@ func TestCatalogDeps_Meet(t *testing.T) {
 		kind    status.FailureKind // 0: nothing to wait for
 		words   string
 		created string // the PackageInstall made, "" none
+		// waitsOn: what the waiting set says of the other PackageInstalls.
+		waitsOn func(other, self string) bool
 	}{
 		{name: "a missing package is installed with the namespace's account", objs: []client.Object{pkg("b", "1.2.0"), pi("a", "stable.a", ""), account},
 			unmet: needs("b"), kind: status.DependenciesInstalling, words: "installing b 1.2.0 from the catalog as PackageInstall ops/b", created: "b"},
@@ -64,6 +66,8 @@ func TestCatalogDeps_Meet(t *testing.T) {
 			unmet: needs("b"), kind: status.DependenciesInstalling, words: "waiting for PackageInstall ops/mine to install b"},
 		{name: "a cycle: what required this bundle is not waited for", objs: []client.Object{pkg("b", "1.2.0"), pi("a", "stable.a", "b"), pi("b", "stable.b", ""), account},
 			unmet: needs("b")},
+		{name: "two PackageInstalls made by users that need each other: the other waits already, so this one goes first", objs: []client.Object{pkg("b", "1.2.0"), pi("a", "stable.a", ""), pi("b", "stable.b", ""), account},
+			waitsOn: func(other, self string) bool { return other == "ops/b" && self == "ops/a" }, unmet: needs("b")},
 		{name: "a PackageInstall named after the package that installs another is not written over", objs: []client.Object{pkg("b", "1.2.0"), pi("a", "stable.a", ""), pi("b", "stable.other", ""), account},
 			unmet: needs("b"), kind: status.DependenciesUnmet, words: "as PackageInstall ops/b, but a PackageInstall of that name installs something else, so nothing was installed for it"},
 		{name: "what the catalog lacks is refused", objs: []client.Object{pi("a", "stable.a", ""), account},
@@ -72,7 +76,7 @@ func TestCatalogDeps_Meet(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k := fakekube.New(nil, tt.objs...)
-			f, err := catalogDeps{direct: k.Direct, writer: k.Client}.meet(context.Background(), bd, tt.unmet)
+			f, _, err := catalogDeps{direct: k.Direct, writer: k.Client, waitsOn: tt.waitsOn}.meet(context.Background(), bd, tt.unmet)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -85,6 +86,11 @@ type waitFor struct {
 	// anyPackage: it needs what any installed bundle may offer (an
 	// olm.label or olm.constraint dependency).
 	anyPackage bool
+	// self is the PackageInstall (ns/name) that installs a catalog bundle,
+	// and installs are the ones it waits for: two that wait for each other
+	// are a cycle, whose second end goes first.
+	self     string
+	installs map[string]bool
 	// looks counts the looks at a catalog bundle's dependencies since it
 	// began waiting: the catalog's Packages change without an event the
 	// adapter sees (kapp-controller serves them), so it is looked at again
@@ -126,7 +132,22 @@ func waitOf(unmet []convert.Unmet) *waitFor {
 }
 
 func newDependencies(c client.Client, direct client.Reader, cfg translate.Config, apis APIs) *Dependencies {
-	return &Dependencies{client: c, cfg: cfg, apis: apis, catalog: catalogDeps{direct: direct, writer: c}, waiting: map[string]*waitFor{}}
+	d := &Dependencies{client: c, cfg: cfg, apis: apis, waiting: map[string]*waitFor{}}
+	d.catalog = catalogDeps{direct: direct, writer: c, waitsOn: d.waitsOn}
+	return d
+}
+
+// waitsOn says the bundle of PackageInstall other waits for PackageInstall
+// self (each ns/name).
+func (d *Dependencies) waitsOn(other, self string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, w := range d.waiting {
+		if w.self == other && w.installs[self] {
+			return true
+		}
+	}
+	return false
 }
 
 // check checks a registry+v1 bundle's dependencies before its content is
@@ -145,13 +166,20 @@ func (d *Dependencies) check(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 	unmet, err := d.unmet(ctx, bd, f.Bundle)
 	if err == nil && len(unmet) > 0 && fromCatalog(bd) {
 		var wait *status.Failure
-		wait, err = d.catalog.meet(ctx, bd, unmet)
+		var waited []string
+		wait, waited, err = d.catalog.meet(ctx, bd, unmet)
 		if err == nil {
 			if wait == nil {
 				d.set(bd.Name, nil)
 				return nil, 0, nil
 			}
-			return wait, catalogLookAgain(d.set(bd.Name, waitOf(unmet))), nil
+			w := waitOf(unmet)
+			w.self = bd.Annotations[catalog.AnnotationPackagesNS] + "/" + bd.Annotations[catalog.AnnotationInstall]
+			w.installs = map[string]bool{}
+			for _, k := range waited {
+				w.installs[k] = true
+			}
+			return wait, catalogLookAgain(d.set(bd.Name, w)), nil
 		}
 	}
 	if err != nil {

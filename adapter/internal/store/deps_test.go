@@ -162,3 +162,21 @@ func TestCatalogLookAgainBacksOff(t *testing.T) {
 		t.Errorf("waiting again: looks after %v, want %v", after, catalogLookFirst)
 	}
 }
+
+// Two catalog bundles whose PackageInstalls need each other: the waiting
+// set knows the first waits for the second, so the second goes first.
+func TestWaitsOnNamesTheCycle(t *testing.T) {
+	t.Parallel()
+	d := newDependencies(nil, nil, testCfg, nil)
+	d.set("a.ops", &waitFor{self: "ops/a", installs: map[string]bool{"ops/b": true}})
+	if !d.waitsOn("ops/a", "ops/b") {
+		t.Error("a waits for b, and waitsOn does not say so")
+	}
+	if d.waitsOn("ops/b", "ops/a") || d.waitsOn("ops/a", "ops/c") {
+		t.Error("waitsOn says a wait nobody has")
+	}
+	d.Forget("a.ops")
+	if d.waitsOn("ops/a", "ops/b") {
+		t.Error("a forgotten wait is still a wait")
+	}
+}
