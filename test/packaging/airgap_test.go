@@ -191,16 +191,17 @@ func run(ctx context.Context, name string, args ...string) {
 }
 
 // pushCatalog writes cfg as a catalog and pushes it with `rukpak-kapp
-// catalog push` to repository:v1, as a user would; it returns the
-// repository pinned by digest and what the push said on stderr.
-func pushCatalog(ctx context.Context, cfg declcfg.DeclarativeConfig, repository string) (string, string) {
+// catalog push` to repository:v1, as a user would, with flags after the
+// defaults; it returns the repository pinned by digest and what the push
+// said on stderr.
+func pushCatalog(ctx context.Context, cfg declcfg.DeclarativeConfig, repository string, flags ...string) (string, string) {
 	GinkgoHelper()
 	dir := GinkgoT().TempDir()
 	f, err := os.Create(filepath.Join(dir, "catalog.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(declcfg.WriteYAML(cfg, f)).To(Succeed())
 	Expect(f.Close()).To(Succeed())
-	cmd := exec.CommandContext(ctx, rukpakKapp, "catalog", "push", "--catalog", dir, "--repository", repository, "--tag", "v1")
+	cmd := exec.CommandContext(ctx, rukpakKapp, append([]string{"catalog", "push", "--catalog", dir, "--repository", repository, "--tag", "v1"}, flags...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -154,6 +154,9 @@ func pushDepsCatalog(ctx context.Context) string {
 		cfg.Bundles = append(cfg.Bundles, declcfg.Bundle{Schema: declcfg.SchemaBundle, Name: name, Package: b.pkg, Image: image,
 			Properties: append([]property.Property{property.MustBuildPackage(b.pkg, b.version)}, b.props...)})
 	}
-	pinned, _ := pushCatalog(ctx, cfg, env.Registry.Host+"/deps/repository")
+	// The corpus operators' own images are on registries this machine
+	// cannot reach: only the bundles are locked (the air-gap suite locks
+	// both).
+	pinned, _ := pushCatalog(ctx, cfg, env.Registry.Host+"/deps/repository", "--operator-images=false")
 	return pinned
 }
