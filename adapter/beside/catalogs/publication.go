@@ -63,9 +63,9 @@ type publication struct {
 	source  Catalog
 	objects map[objKey]*entry
 	refused []catalog.Refusal
-	// dirty are the objects a watch saw change, during a publication too:
-	// checked against the cluster at the next reconcile, and not counted
-	// until they are.
+	// dirty are the objects a watch saw change, during a publication too,
+	// and those the packaging API refused: checked against the cluster at
+	// the end of the publication or at the next reconcile.
 	dirty map[objKey]bool
 	// gone are the objects the watch saw deleted since the catalog last
 	// wrote or found them: not counted until they are written again.

@@ -167,12 +167,19 @@ func (k *API) NeedLeaderElection() bool { return false }
 // fails. It returns an error only when its watches cannot be set up: an
 // API that is not there, or not answering, is waited for.
 func (k *API) Start(ctx context.Context) error {
-	if err := k.look(ctx); err != nil {
+	err := k.look(ctx)
+	switch {
+	case k.Ready():
+		// Open; a wake that failed leaves the BundleDeployments to their
+		// own events.
+		if err != nil {
+			log.FromContext(ctx).Error(err, "wake what waited for "+k.name)
+		}
+		return nil
+	case err != nil:
 		k.wait(err.Error())
 		log.FromContext(ctx).Info(k.name+" could not be looked for; looking again with backoff", "error", err.Error())
 		k.changed()
-	} else if k.Ready() {
-		return nil
 	}
 	k.said(ctx, 0)
 	log.FromContext(ctx).Info("waiting for "+k.name+" to be installed", "missing", k.kinds)
@@ -259,6 +266,9 @@ func (k *API) lookUntilServed(ctx context.Context) {
 		k.said(ctx, looks)
 		switch {
 		case k.Ready():
+			if err != nil {
+				log.FromContext(ctx).Error(err, "wake what waited for "+k.name)
+			}
 			return true, nil
 		case err != nil:
 			k.wait(err.Error())

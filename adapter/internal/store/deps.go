@@ -111,7 +111,7 @@ func catalogLookAgain(looks int) time.Duration {
 	return fetch.Doubling(catalogLookFirst, catalogLookMax, looks)
 }
 
-// waitOf is what a bundle whose unmet dependencies are unmet waits for.
+// waitOf is what a bundle waits for whose dependencies unmet are.
 func waitOf(unmet []convert.Unmet) *waitFor {
 	w := &waitFor{groups: map[string]bool{}, packages: map[string]bool{}}
 	for _, u := range unmet {
