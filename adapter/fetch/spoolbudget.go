@@ -33,12 +33,17 @@ func (e *spoolFull) Error() string {
 	return fmt.Sprintf("its catalog files do not fit beside the other catalogs' on the adapter's disk: their spools hold %d of the %d bytes catalog spools may hold together (--catalog-spool-max-bytes)", e.others, e.max)
 }
 
-// Unwrap makes a catalog that never fits invalid content.
+// ErrSpoolFull is a catalog that does not fit beside the other spools,
+// and may once they are closed.
+var ErrSpoolFull = errors.New("the catalog spools are full")
+
+// Unwrap makes a catalog that never fits invalid content, one that does
+// not fit now ErrSpoolFull.
 func (e *spoolFull) Unwrap() error {
 	if e.alone {
 		return ErrInvalidContent
 	}
-	return nil
+	return ErrSpoolFull
 }
 
 // take reserves n bytes more for a spool that holds held already.
@@ -72,9 +77,3 @@ func (b *SpoolBudget) Used() int64 {
 	return b.used
 }
 
-// SpoolFull says err is a catalog that did not fit beside the other
-// spools (and may once they are closed).
-func SpoolFull(err error) bool {
-	var full *spoolFull
-	return errors.As(err, &full) && !full.alone
-}

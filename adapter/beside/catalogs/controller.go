@@ -202,7 +202,7 @@ const failedLookAgain = 30 * time.Second
 func (r *Reconciler) read(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, id types.NamespacedName, key, input, pinned string, creds []byte) (*publication, reconcile.Result, error) {
 	pullKey, pullInput := key+invalidKey, input+"/"+pinned
 	source, err := r.pull(ctx, pinned, creds)
-	if fetch.SpoolFull(err) && r.publication(id) != nil {
+	if errors.Is(err, fetch.ErrSpoolFull) && r.publication(id) != nil {
 		// Its own last catalog may be what leaves no room: let it go (what
 		// it published stays), and read the new one again.
 		r.mu.Lock()

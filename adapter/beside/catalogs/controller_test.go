@@ -36,6 +36,8 @@ type images struct {
 	unbounded bool
 	// creds are the credentials of the last look-up.
 	creds []byte
+	// full, when set, says whether a pull finds the spools full.
+	full func() bool
 }
 
 // memCatalog is a catalog read, in memory.
@@ -82,6 +84,9 @@ func (i *images) Resolve(ctx context.Context, _ string, creds []byte) (string, e
 
 func (i *images) Pull(ctx context.Context, pinned string, _ []byte) (Catalog, error) {
 	i.pulls++
+	if i.full != nil && i.full() {
+		return nil, fmt.Errorf("read the catalog of %s: %w", pinned, fetch.ErrSpoolFull)
+	}
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > PullTimeout {
 		i.unbounded = true
 	}
@@ -521,5 +526,38 @@ func TestReportWaiting(t *testing.T) {
 	}
 	if c := meta.FindStatusCondition(h.catalog(t).Status.Conditions, catalogsv1alpha1.TypePublished); c.Reason != catalogsv1alpha1.ReasonPublished {
 		t.Errorf("after the API is back: %+v", c)
+	}
+}
+
+// A new digest that does not fit beside the catalog's own last spool lets
+// that one go and is read again at once; one that does not fit beside
+// other catalogs' is retried with backoff, saying so.
+func TestReconcile_SpoolFull(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	id := client.ObjectKey{Namespace: "ops", Name: "c"}
+	// Full while the catalog's last spool is kept.
+	h.images.full = func() bool { return h.r.publication(id) != nil }
+	h.images.digest = "sha256:2"
+	pulls := h.images.pulls
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	cat := h.catalog(t)
+	if h.images.pulls != pulls+2 || cat.Status.ResolvedImage != "registry.example/catalog@sha256:2" {
+		t.Fatalf("pulls %d, status %+v: want the last spool let go and the new digest read again", h.images.pulls-pulls, cat.Status)
+	}
+	// Full whatever it lets go: PullFailed, with the next attempt.
+	h.images.full = func() bool { return true }
+	h.images.digest = "sha256:1"
+	res, err := h.reconcile(t)
+	if err != nil || res.RequeueAfter <= 0 {
+		t.Fatalf("%v, %v: want a retry with backoff", res, err)
+	}
+	c := meta.FindStatusCondition(h.catalog(t).Status.Conditions, catalogsv1alpha1.TypePublished)
+	if c == nil || c.Reason != catalogsv1alpha1.ReasonPullFailed || !strings.Contains(c.Message, "spools are full") || !strings.Contains(c.Message, "pulled again at") {
+		t.Errorf("condition %+v", c)
 	}
 }
