@@ -76,4 +76,3 @@ func (b *SpoolBudget) Used() int64 {
 	defer b.mu.Unlock()
 	return b.used
 }
-
