@@ -239,7 +239,7 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		default:
 			return
 		}
-		err := catalogs.ReportWaiting(ctx, mgr.GetAPIReader(), kube.ConditionsWriter(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), catalogsv1alpha1.TypePublished))
+		err := catalogs.ReportWaiting(ctx, mgr.GetAPIReader(), catalogStatus(mgr))
 		if err != nil && !meta.IsNoMatchError(err) {
 			ctrl.Log.WithName("catalogs").Error(err, "say on OperatorCatalogs that kapp-controller's packaging API is not served")
 		}
@@ -366,11 +366,17 @@ func withCatalogs(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder) err
 		spoolMax = DefaultCatalogSpoolMaxBytes
 	}
 	r := catalogs.New(mgr.GetClient(), cl.GetCache(), mgr.GetAPIReader(), catalogs.Registry{Network: network, Dir: o.CatalogDir, Budget: fetch.NewSpoolBudget(spoolMax)},
-		kube.ConditionsWriter(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), catalogsv1alpha1.TypePublished))
+		catalogStatus(mgr))
 	if err := r.SetupWithManager(mgr, cl.GetCache()); err != nil {
 		return fmt.Errorf("set up the OperatorCatalog controller: %w", err)
 	}
 	return nil
+}
+
+// catalogStatus writes an OperatorCatalog's status, with an Event per
+// change of Published: the catalog controller's writer, and ReportWaiting's.
+func catalogStatus(mgr ctrl.Manager) catalogs.StatusWriter {
+	return kube.ConditionsWriter(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), catalogsv1alpha1.TypePublished)
 }
 
 // withKapp starts what needs kapp-controller's API, once it is served: the

@@ -19,12 +19,6 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 )
 
-// apiServed reads the adapter's rukpak_kapp_api_served gauge of api.
-func apiServed(ctx context.Context, api string) (string, error) {
-	v, err := adapterMetric(ctx, "rukpak_kapp_api_served", `api="`+api+`"`)
-	return strconv.FormatFloat(v, 'f', -1, 64), err
-}
-
 // adapterMetric is the sum of the adapter's samples of metric whose labels
 // hold labels (a name="value" pair).
 func adapterMetric(ctx context.Context, metric, labels string) (float64, error) {
@@ -86,8 +80,8 @@ var _ = Describe("kapp-controller stopped", Serial, func() {
 		for range 5 {
 			Expect(env.Adapter.Restart(ctx)).To(Succeed())
 		}
-		Expect(apiServed(ctx, "the OperatorCatalog API")).To(Equal("0"))
-		Expect(apiServed(ctx, "kapp-controller's API")).To(Equal("1"))
+		Expect(adapterMetric(ctx, "rukpak_kapp_api_served", `api="the OperatorCatalog API"`)).To(Equal(0.0))
+		Expect(adapterMetric(ctx, "rukpak_kapp_api_served", `api="kapp-controller's API"`)).To(Equal(1.0))
 		c := condition(ctx, cat, catalogsv1alpha1.ReasonPackagingAPIUnavailable)
 		Expect(c.Message).To(ContainSubstring("as soon as the API is back"))
 
@@ -105,6 +99,6 @@ var _ = Describe("kapp-controller stopped", Serial, func() {
 		Eventually(bdtest.GetBD(ctx, name)).WithContext(ctx).WithTimeout(2 * time.Minute).Should(
 			bdtest.HaveCondition(rukpakv1alpha2.TypeInstalled, metav1.ConditionTrue, rukpakv1alpha2.ReasonInstallationSucceeded, ""))
 		Expect(cat.Status.Packages).To(BeEquivalentTo(6))
-		Expect(apiServed(ctx, "the OperatorCatalog API")).To(Equal("1"))
+		Expect(adapterMetric(ctx, "rukpak_kapp_api_served", `api="the OperatorCatalog API"`)).To(Equal(1.0))
 	}, SpecTimeout(6*time.Minute))
 })

@@ -248,6 +248,8 @@ func (r *Reconciler) report(cat *catalogsv1alpha1.OperatorCatalog, pinned string
 		}
 	}
 	refused := refusalStrings(p)
+	// Every refusal is counted; the status lists the first maxRefused.
+	refusals := len(p.refused) + len(p.failed)
 	first := ""
 	if len(refused) > 0 {
 		first = fmt.Sprintf(" The first: %s.", refused[0])
@@ -259,7 +261,7 @@ func (r *Reconciler) report(cat *catalogsv1alpha1.OperatorCatalog, pinned string
 	status.Refused = refused
 	msg := fmt.Sprintf("Published %d Packages and %d PackageMetadatas of %s.", pkgs, metas, pinned)
 	if first != "" {
-		msg += fmt.Sprintf(" %d refused.%s", len(refused), first)
+		msg += fmt.Sprintf(" %d refused.%s", refusals, first)
 	}
 	switch {
 	case len(conflicts) > 0:
@@ -267,7 +269,7 @@ func (r *Reconciler) report(cat *catalogsv1alpha1.OperatorCatalog, pinned string
 			"the other then publishes them within seconds.", len(conflicts), strings.Join(owners, ", "), conflicts[0])
 		setPublished(status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonConflict, msg)
 	case pkgs == 0:
-		setPublished(status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonInvalid, fmt.Sprintf("No bundle of the catalog %s can be published as a Package (%d refused). Push a fixed catalog; the tag is looked up every %s.", pinned, len(refused), Poll(cat))+
+		setPublished(status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonInvalid, fmt.Sprintf("No bundle of the catalog %s can be published as a Package (%d refused). Push a fixed catalog; the tag is looked up every %s.", pinned, refusals, Poll(cat))+
 			first)
 	default:
 		setPublished(status, cat.Generation, metav1.ConditionTrue, catalogsv1alpha1.ReasonPublished, msg)

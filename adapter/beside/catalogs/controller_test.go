@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 )
 
@@ -559,5 +560,24 @@ func TestReconcile_SpoolFull(t *testing.T) {
 	c := meta.FindStatusCondition(h.catalog(t).Status.Conditions, catalogsv1alpha1.TypePublished)
 	if c == nil || c.Reason != catalogsv1alpha1.ReasonPullFailed || !strings.Contains(c.Message, "spools are full") || !strings.Contains(c.Message, "pulled again at") {
 		t.Errorf("condition %+v", c)
+	}
+}
+
+// The status lists the first maxRefused refusals and counts them all, the
+// catalog's and the packaging API's.
+func TestReport_CountsEveryRefusal(t *testing.T) {
+	r := New(nil, nil, nil, nil, nil)
+	p := &publication{objects: map[objKey]*entry{{kindPackage, "ok"}: {pkg: "ok", rv: "1"}}, failed: map[objKey]string{}}
+	for i := range 15 {
+		p.refused = append(p.refused, catalog.Refusal{Package: fmt.Sprintf("bad-%02d", i), Reason: "no version"})
+		k := objKey{kindPackage, fmt.Sprintf("refused-%02d", i)}
+		p.objects[k] = &entry{pkg: "x", rv: "1"}
+		p.failed[k] = "denied"
+	}
+	cat := &catalogsv1alpha1.OperatorCatalog{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+	r.report(cat, "registry.example/catalog@sha256:1", p)
+	c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished)
+	if len(cat.Status.Refused) != maxRefused || c == nil || !strings.Contains(c.Message, "30 refused") || cat.Status.Packages != 1 {
+		t.Errorf("refused %d, condition %+v, packages %d: want %d listed, 30 counted, 1 published", len(cat.Status.Refused), c, cat.Status.Packages, maxRefused)
 	}
 }

@@ -183,17 +183,19 @@ func (k *API) Start(ctx context.Context) error {
 	}
 	k.said(ctx, 0)
 	log.FromContext(ctx).Info("waiting for "+k.name+" to be installed", "missing", k.kinds)
-	for kind, concerns := range map[string]func(string) bool{"CustomResourceDefinition": k.crd, "APIService": k.apiService} {
-		gv := "apiextensions.k8s.io/v1"
-		if kind == "APIService" {
-			gv = "apiregistration.k8s.io/v1"
-		}
-		informer, err := k.cache.GetInformer(ctx, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: gv, Kind: kind}})
+	for _, w := range []struct {
+		kind     metav1.TypeMeta
+		concerns func(name string) bool
+	}{
+		{metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}, k.crd},
+		{metav1.TypeMeta{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService"}, k.apiService},
+	} {
+		informer, err := k.cache.GetInformer(ctx, &metav1.PartialObjectMetadata{TypeMeta: w.kind})
 		if err != nil {
-			return fmt.Errorf("watch %ss for %s: %w", kind, k.name, err)
+			return fmt.Errorf("watch %ss for %s: %w", w.kind.Kind, k.name, err)
 		}
 		changed := func(obj any) {
-			if o, ok := obj.(metav1.Object); ok && concerns(o.GetName()) {
+			if o, ok := obj.(metav1.Object); ok && w.concerns(o.GetName()) {
 				k.changed()
 			}
 		}
