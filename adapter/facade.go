@@ -78,11 +78,11 @@ const digestCacheBytes = 32 << 20
 
 // NewReconciler wires a Reconciler with both install modes. c reads from
 // the informer cache; direct reads from the API server, where the cache may
-// lag. classes are the provisioner classes it claims; BundleDeployments of
-// other classes are never touched. apis answers registry+v1 bundles'
-// olm.gvk dependencies.
+// lag (and catalogs' Packages are read there). classes are the provisioner
+// classes it claims; BundleDeployments of other classes are never touched.
+// apis answers registry+v1 bundles' olm.gvk dependencies.
 func NewReconciler(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *Reconciler {
-	r, _ := assemble(c, direct, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace, nil))
+	r, _ := assemble(c, direct, direct, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace, nil))
 	return r
 }
 
@@ -98,9 +98,9 @@ func newFetcher(c client.Reader, systemNamespace string, network *fetch.NetworkH
 	return store.SourceFetcher{Reader: c, Namespace: systemNamespace, Digests: fetch.NewDigestCache(digestCacheBytes), Network: network}
 }
 
-func assemble(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs,
+func assemble(c client.Client, direct, packages client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs,
 	installDefault InstallWith, kapp controller.KappReady, fetcher store.SourceFetcher) (*Reconciler, *store.Store) {
-	content := store.New(c, direct, cfg, fetcher, apis)
+	content := store.New(c, direct, packages, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
 	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content, kapp).
 		WithBundles(deployments.NewV1alpha1(c, recorder, deployments.New(c, direct, recorder), cfg.SystemNamespace, cfg.ContentAddress)), content

@@ -208,7 +208,8 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	var r *Reconciler
 	kapp := kappapi.New(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o, network) },
 		func(ctx context.Context) error { return r.WakeAll(ctx, mgr.GetCache()) })
-	r, content := assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp, fetcher)
+	packages := kube.NewLateReader("kapp-controller's packaging API (Packages)")
+	r, content := assemble(mgr.GetClient(), mgr.GetAPIReader(), packages, o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp, fetcher)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up controller: %w", err)
 	}
@@ -224,6 +225,17 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	if err := mgr.AddReadyzCheck("kapp-controller-api", kapp.Check); err != nil {
 		return nil, err
+	}
+	// Catalog bundles' dependencies are resolved from a cache of the
+	// catalogs' Packages, made once the packaging API is served.
+	packagesAPI := kappapi.NewFor(d, mgr.GetCache(), "kapp-controller's packaging API", packagingKinds,
+		func(context.Context) error { return withCatalogPackages(mgr, r, packages) }, func(context.Context) error { return nil })
+	if served, err := packagesAPI.OpenIfServed(context.Background()); err != nil {
+		return nil, err
+	} else if !served {
+		if err := mgr.Add(packagesAPI); err != nil {
+			return nil, err
+		}
 	}
 	// The catalog controller starts once the OperatorCatalog API
 	// (config/catalogs) and kapp-controller's packaging API are served, at
@@ -322,13 +334,42 @@ func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher 
 	return u, nil
 }
 
-// catalogKinds are what the catalog controller needs: the OperatorCatalog
-// API and kapp-controller's packaging API (aggregated; the CRD of its
-// storage, InternalPackages, says when to look again).
-var catalogKinds = map[string]string{
-	catalogsv1alpha1.GroupVersion.String():   "operatorcatalogs",
+// packagingKinds are kapp-controller's packaging API (aggregated; the CRD
+// of its storage, InternalPackages, says when to look again).
+var packagingKinds = map[string]string{
 	datav1alpha1.SchemeGroupVersion.String(): "packages",
 	"internal.packaging.carvel.dev/v1alpha1": "internalpackages",
+}
+
+// catalogKinds are what the catalog controller needs: the OperatorCatalog
+// API and kapp-controller's packaging API.
+var catalogKinds = func() map[string]string {
+	kinds := maps.Clone(packagingKinds)
+	kinds[catalogsv1alpha1.GroupVersion.String()] = "operatorcatalogs"
+	return kinds
+}()
+
+// withCatalogPackages starts the cache of catalogs' Packages (only their
+// metadata, in every namespace) that catalog bundles' dependencies are
+// resolved from, and the dispatcher's watch of it, once the packaging API is
+// served: a kind the manager's cache names must be served when it is made.
+func withCatalogPackages(mgr ctrl.Manager, r *Reconciler, packages *kube.LateReader) error {
+	cl, err := cluster.New(mgr.GetConfig(), func(co *cluster.Options) {
+		co.Scheme = mgr.GetScheme()
+		co.Cache.DefaultTransform = cache.TransformStripManagedFields()
+		co.Cache.ByObject = map[client.Object]cache.ByObject{store.PackagesMetadata(): {Label: store.CatalogPackagesSelector()}}
+	})
+	if err != nil {
+		return fmt.Errorf("set up the cache of catalogs' Packages: %w", err)
+	}
+	if err := mgr.Add(cl); err != nil {
+		return err
+	}
+	if err := r.WatchCatalogPackages(cl.GetCache(), store.PackagesMetadata()); err != nil {
+		return err
+	}
+	packages.Set(cl.GetCache())
+	return nil
 }
 
 // withCatalogs starts the catalog controller with a cache of its own, made

@@ -18,9 +18,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
+	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -39,19 +41,8 @@ var _ = Describe("dependencies from the catalog", func() {
 		const ns = "catalog-deps"
 		const efsCRD, rupturaCRD, headscaleCRD = "sharedvolumes.aws-efs.managed.openshift.io", "rupturainstances.ruptura.io", "headscales.headscale.jicoyne.io"
 		ruptura, widgets := "stable.ruptura-operator."+catalog.DefaultDomain, "stable.needs-widgets."+catalog.DefaultDomain
-		catalogsAPI(ctx)
 		createNamespace(ctx, ns)
-		By("the namespace lets the adapter install dependencies there (config/catalogs' ClusterRole " + catalog.DependenciesRole + ", bound here only)")
-		Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: catalog.DependenciesRole},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: catalog.DependenciesRole},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: harness.SystemNamespace, Name: harness.AdapterServiceAccount}}})).To(Succeed())
-		By("and names the account dependencies install with: ServiceAccount " + catalog.DependenciesServiceAccount + ", here with every right, as kctrl's own installer account")
-		Expect(env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: catalog.DependenciesServiceAccount}})).To(Succeed())
-		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + catalog.DependenciesServiceAccount},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: catalog.DependenciesServiceAccount}}}
-		Expect(env.Client.Create(ctx, binding)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) { Expect(env.Client.Delete(ctx, binding)).To(Succeed()) })
+		allowDependencies(ctx, ns)
 		pinned := pushDepsCatalog(ctx)
 		By("kctrl package repository add -r deps --url " + pinned)
 		Expect(harness.KctrlRepositoryAdd(ctx, env.ControlPlane.Config, ns, "deps", pinned)).To(Succeed())
@@ -109,6 +100,33 @@ var _ = Describe("dependencies from the catalog", func() {
 		Expect(installs.Items).To(HaveLen(4), "ruptura, its two dependencies and widgets: nothing else was written")
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: "catalog-widgets", Name: "ruptura-operator"}, &appsv1.Deployment{}))).To(BeTrue())
 
+		By("a Package that provides Widget joins the catalog (kubectl create): the refused bundle is woken by that Package's event, not a timer (a refusal has none), and installs it")
+		entry := catalog.Entry{Package: "widgets-provider", Channel: "stable", Bundle: "widgets-provider.v1.0.0", Version: "1.0.0", RefName: "stable.widgets-provider." + catalog.DefaultDomain}
+		offer := entry.Annotations()
+		offer[catalog.AnnotationDefaultChannel] = "true"
+		offer[catalog.AnnotationProvides] = catalog.ProvidesValue([]schema.GroupVersionKind{{Group: "example.com", Version: "v1", Kind: "Widget"}})
+		// Its bundle image was never pushed: the dependency's install fails
+		// to fetch, which is all this step needs of it.
+		providerPkg := &datav1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: entry.RefName + ".1.0.0", Labels: map[string]string{catalog.LabelPackage: entry.Package}, Annotations: offer},
+			Spec: datav1alpha1.PackageSpec{RefName: entry.RefName, Version: "1.0.0", Template: datav1alpha1.AppTemplateSpec{Spec: catalog.AppTemplate(catalog.Install{Entry: entry,
+				Image: env.Registry.Host + "/deps/widgets-provider:v1.0.0", InstallNamespace: "widgets-provider", Class: "core-rukpak-io-registry"})}}}
+		Expect(env.Client.Create(ctx, providerPkg)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, "widgets-provider")).To(Succeed())
+			Expect(client.IgnoreNotFound(env.Client.Delete(ctx, providerPkg))).To(Succeed())
+		})
+		Eventually(func(g Gomega) {
+			bd := &rukpakv1alpha2.BundleDeployment{}
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "widgets." + ns}, bd)).To(Succeed())
+			c := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
+			g.Expect(c).NotTo(BeNil())
+			// It installs it, then waits for it.
+			g.Expect(c.Message).To(Or(ContainSubstring("installing widgets-provider 1.0.0 from the catalog as PackageInstall "+ns+"/widgets-provider"),
+				ContainSubstring("waiting for PackageInstall "+ns+"/widgets-provider to install widgets-provider")))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "widgets-provider"}, &packagingv1alpha1.PackageInstall{})).To(Succeed())
+		Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, "widgets")).To(Succeed())
+
 		By("kctrl package installed delete -i ruptura: its dependency stays, as OLM v0 leaves it")
 		Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, "ruptura")).To(Succeed())
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "aws-efs-operator"}, dependency)).To(Succeed())
@@ -117,12 +135,29 @@ var _ = Describe("dependencies from the catalog", func() {
 		By("kctrl package install -i ruptura again: the dependency installed is reused, nothing else is installed")
 		Expect(install("ruptura", ruptura)).To(Succeed())
 		Expect(env.Client.List(ctx, installs, client.InNamespace(ns))).To(Succeed())
-		Expect(installs.Items).To(HaveLen(4))
+		Expect(installs.Items).To(HaveLen(4), "ruptura, its two dependencies and widgets-provider")
 		again := &packagingv1alpha1.PackageInstall{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "aws-efs-operator"}, again)).To(Succeed())
 		Expect(again.UID).To(Equal(dependency.UID))
 	}, SpecTimeout(6*time.Minute))
 })
+
+// allowDependencies lets the adapter install dependencies in ns (with
+// config/catalogs' ClusterRole), with an account that may install anything.
+func allowDependencies(ctx context.Context, ns string) {
+	catalogsAPI(ctx)
+	By("the namespace lets the adapter install dependencies there (config/catalogs' ClusterRole " + catalog.DependenciesRole + ", bound here only)")
+	Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: catalog.DependenciesRole},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: catalog.DependenciesRole},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: harness.SystemNamespace, Name: harness.AdapterServiceAccount}}})).To(Succeed())
+	By("and names the account dependencies install with: ServiceAccount " + catalog.DependenciesServiceAccount + ", here with every right, as kctrl's own installer account")
+	Expect(env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: catalog.DependenciesServiceAccount}})).To(Succeed())
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + catalog.DependenciesServiceAccount},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: catalog.DependenciesServiceAccount}}}
+	Expect(env.Client.Create(ctx, binding)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { Expect(env.Client.Delete(ctx, binding)).To(Succeed()) })
+}
 
 // pushDepsCatalog pushes the three packages' bundles and their catalog as a
 // package repository; it returns the repository's pinned reference.

@@ -80,6 +80,9 @@ func (f fakeContent) Forget(name string, _ types.UID) { f.add("content.Forget " 
 func (fakeContent) Wake(context.Context, client.Object) []reconcile.Request {
 	return nil
 }
+func (fakeContent) WakeForPackage(context.Context, client.Object) []reconcile.Request {
+	return nil
+}
 
 type kappAPI struct{ ready bool }
 

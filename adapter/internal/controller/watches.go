@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -109,6 +110,20 @@ func (r *Reconciler) WatchKapp(mgr ctrl.Manager) error {
 		if err := r.ctl.Watch(source.Kind(mgr.GetCache(), w.obj, w.h)); err != nil {
 			return fmt.Errorf("watch %T: %w", w.obj, err)
 		}
+	}
+	return nil
+}
+
+// WatchCatalogPackages adds the watch of catalogs' Packages, read in c by
+// their metadata (packages): a change wakes the catalog bundles waiting
+// for what one may offer. c is made once kapp-controller's packaging API
+// is served (an aggregated API must be served when a cache of it starts).
+func (r *Reconciler) WatchCatalogPackages(c cache.Cache, packages *metav1.PartialObjectMetadata) error {
+	wake := handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o *metav1.PartialObjectMetadata) []reconcile.Request {
+		return r.waits.WakeForPackage(ctx, o)
+	})
+	if err := r.ctl.Watch(source.Kind(c, packages, wake)); err != nil {
+		return fmt.Errorf("watch catalog Packages: %w", err)
 	}
 	return nil
 }

@@ -6,8 +6,10 @@
 // write of the adapter (PatchStatus, the one patch of a status
 // subresource: WriteStatus, WriteV1alpha1Status, WriteBundleStatus and the
 // OperatorCatalog's ConditionsWriter), the release of rukpak's finalizer
-// from a Bundle (ReleaseBundleFromRukpak) and the wake that has a
-// controller reconcile again the objects a change concerns (Wake).
+// from a Bundle (ReleaseBundleFromRukpak), the wake that has a
+// controller reconcile again the objects a change concerns (Wake), and a
+// reader of what is served only later (LateReader: a cache of an
+// aggregated API, set once it is served).
 //
 // It decides nothing about a BundleDeployment's route or content. The store,
 // the modes, the dispatcher, rukpak's first API (v1alpha1/deployments,

@@ -42,7 +42,7 @@ func appModeInstalled(t *testing.T) (*fakekube.Cluster, *Mode, *rukpakv1alpha2.B
 	if _, err := kube.ApplyApp(context.Background(), k.Raw, app, nil); err != nil {
 		t.Fatal(err)
 	}
-	return k, New(k.Client, k.Direct, store.New(k.Client, k.Direct, modeCfg, fakekube.Offline{T: t}, nil)), bd
+	return k, New(k.Client, k.Direct, store.New(k.Client, k.Direct, k.Direct, modeCfg, fakekube.Offline{T: t}, nil)), bd
 }
 
 // servedBD is a plain bundle from an image with a pull Secret, served at

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
-	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,12 +26,15 @@ import (
 // PackageInstall for is waited for, the rest is installed as PackageInstalls
 // of its own (labelled with the PackageInstall that needs it), and what no
 // Package of the catalog can meet is refused before anything is written.
-// It reads the catalog's Packages and PackageInstalls from the API server
-// (direct): kapp-controller serves Packages from its own API server, and a
-// dependency is resolved only while a bundle waits for one.
+// It reads the metadata of the catalog's Packages from packages (a cache of
+// every catalog Package's metadata, made once kapp-controller's packaging
+// API is served) and PackageInstalls from the API server (direct: a
+// namespace lets the adapter read them only where it installs dependencies,
+// and a dependency is resolved only while a bundle waits for one).
 type catalogDeps struct {
-	direct client.Reader
-	writer client.Client
+	direct   client.Reader
+	packages client.Reader
+	writer   client.Client
 	// waitsOn says the bundle of the PackageInstall other (ns/name) waits
 	// for the PackageInstall self: then the two need each other (nil:
 	// never known).
@@ -62,12 +64,22 @@ func fromCatalog(bd *rukpakv1alpha2.BundleDeployment) bool {
 		bd.Annotations[catalog.AnnotationPackagesNS] != "" && bd.Annotations[catalog.AnnotationInstall] != ""
 }
 
-// meet resolves unmet against bd's catalog. The failure says what the
-// bundle waits for (DependenciesInstalling) or why it cannot be installed
-// (DependenciesUnmet); nil: nothing to wait for (a dependency cycle whose
-// other end waits for this bundle). waited are the PackageInstalls
-// (ns/name) it waits for.
-func (c catalogDeps) meet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, unmet []convert.Unmet) (_ *status.Failure, waited []string, _ error) {
+// met is what meet found.
+type met struct {
+	// wait says what the bundle waits for (DependenciesInstalling) or why
+	// it cannot be installed (DependenciesUnmet); nil: nothing to wait for
+	// (a dependency cycle whose other end waits for this bundle).
+	wait *status.Failure
+	// waited are the PackageInstalls (ns/name) it waits for.
+	waited []string
+	// watched says that only a change the adapter watches can end the wait
+	// (the catalog's Packages: what no Package meets), so it is not looked
+	// at again on a timer.
+	watched bool
+}
+
+// meet resolves unmet against bd's catalog.
+func (c catalogDeps) meet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, unmet []convert.Unmet) (met, error) {
 	ns, self := bd.Annotations[catalog.AnnotationPackagesNS], bd.Annotations[catalog.AnnotationInstall]
 	var needs []catalog.Need
 	var others []string
@@ -85,31 +97,32 @@ func (c catalogDeps) meet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployme
 		}
 	}
 	if len(needs) == 0 {
-		return unmetFailure(others), nil, nil
+		// What is invalid changes only with the bundle.
+		return met{wait: unmetFailure(others), watched: true}, nil
 	}
 	offers, present, err := c.read(ctx, ns, self, needs)
 	if err != nil {
-		return nil, nil, err
+		return met{}, err
 	}
 	res := catalog.Resolve(needs, offers, present)
 	if len(res.Refused) > 0 {
-		return &status.Failure{Kind: status.DependenciesUnmet, Message: fmt.Sprintf("what the bundle requires cannot be met from its catalog (the Packages in namespace %s), so nothing was installed for it: %s",
-			ns, strings.Join(append(res.Refused, others...), "; "))}, nil, nil
+		return met{wait: &status.Failure{Kind: status.DependenciesUnmet, Message: fmt.Sprintf("what the bundle requires cannot be met from its catalog (the Packages in namespace %s), so nothing was installed for it: %s",
+			ns, strings.Join(append(res.Refused, others...), "; "))}, watched: true}, nil
 	}
 	chain, err := c.requiredBy(ctx, ns, self)
 	if err != nil {
-		return nil, nil, err
+		return met{}, err
 	}
 	if len(res.Install) > 0 {
 		if f, err := c.serviceAccount(ctx, ns); f != nil || err != nil {
-			return f, nil, err
+			return met{wait: f}, err
 		}
 	}
-	var doing []string
+	var doing, waited []string
 	for _, o := range res.Install {
 		name, f, err := c.install(ctx, ns, self, o)
 		if f != nil || err != nil {
-			return f, nil, err
+			return met{wait: f}, err
 		}
 		waited = append(waited, ns+"/"+name)
 		doing = append(doing, fmt.Sprintf("installing %s %s from the catalog as PackageInstall %s/%s (kctrl package installed get -i %s -n %s)",
@@ -132,12 +145,12 @@ func (c catalogDeps) meet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployme
 		doing = append(doing, fmt.Sprintf("waiting for PackageInstall %s/%s to install %s", ns, p.Name, p.Package))
 	}
 	if len(others) > 0 {
-		return unmetFailure(append(others, doing...)), waited, nil
+		return met{wait: unmetFailure(append(others, doing...)), waited: waited}, nil
 	}
 	if len(doing) == 0 {
-		return nil, nil, nil
+		return met{}, nil
 	}
-	return &status.Failure{Kind: status.DependenciesInstalling, Message: strings.Join(doing, "; ")}, waited, nil
+	return met{wait: &status.Failure{Kind: status.DependenciesInstalling, Message: strings.Join(doing, "; ")}, waited: waited}, nil
 }
 
 func unmetFailure(msgs []string) *status.Failure {
@@ -145,9 +158,8 @@ func unmetFailure(msgs []string) *status.Failure {
 }
 
 // read lists the catalog's Packages that may meet needs (those of the
-// packages named, unless an API is needed: then all of them, which a large
-// catalog makes a large read) and the PackageInstalls of its packages in
-// ns (but self's).
+// packages named, unless an API is needed: then all of them, from memory)
+// and the PackageInstalls of its packages in ns (but self's).
 func (c catalogDeps) read(ctx context.Context, ns, self string, needs []catalog.Need) ([]catalog.Offer, []catalog.Present, error) {
 	selectors := []client.ListOption{client.HasLabels{catalog.LabelPackage}}
 	if !slices.ContainsFunc(needs, func(n catalog.Need) bool { return n.Package == "" }) {
@@ -156,10 +168,10 @@ func (c catalogDeps) read(ctx context.Context, ns, self string, needs []catalog.
 			selectors = append(selectors, client.MatchingLabels{catalog.LabelPackage: n.Package})
 		}
 	}
-	var packages datav1alpha1.PackageList
+	var packages metav1.PartialObjectMetadataList
 	for _, sel := range selectors {
-		var page datav1alpha1.PackageList
-		if err := c.direct.List(ctx, &page, client.InNamespace(ns), sel); err != nil {
+		page := PackagesMetadataList()
+		if err := c.packages.List(ctx, page, client.InNamespace(ns), sel); err != nil {
 			return nil, nil, fmt.Errorf("list the catalog's Packages in namespace %s to resolve dependencies: %w", ns, err)
 		}
 		packages.Items = append(packages.Items, page.Items...)

@@ -57,6 +57,8 @@ func TestCatalogDeps_Meet(t *testing.T) {
 		created string // the PackageInstall made, "" none
 		// waitsOn: what the waiting set says of the other PackageInstalls.
 		waitsOn func(other, self string) bool
+		// watched: only a change of the catalog's Packages can end the wait.
+		watched bool
 	}{
 		{name: "a missing package is installed with the namespace's account", objs: []client.Object{pkg("b", "1.2.0"), pi("a", "stable.a", ""), account},
 			unmet: needs("b"), kind: status.DependenciesInstalling, words: "installing b 1.2.0 from the catalog as PackageInstall ops/b", created: "b"},
@@ -71,14 +73,19 @@ func TestCatalogDeps_Meet(t *testing.T) {
 		{name: "a PackageInstall named after the package that installs another is not written over", objs: []client.Object{pkg("b", "1.2.0"), pi("a", "stable.a", ""), pi("b", "stable.other", ""), account},
 			unmet: needs("b"), kind: status.DependenciesUnmet, words: "as PackageInstall ops/b, but a PackageInstall of that name installs something else, so nothing was installed for it"},
 		{name: "what the catalog lacks is refused", objs: []client.Object{pi("a", "stable.a", ""), account},
-			unmet: needs("z"), kind: status.DependenciesUnmet, words: "cannot be met from its catalog (the Packages in namespace ops), so nothing was installed for it: olm.package z >=1.0.0: the catalog holds no package z"},
+			unmet: needs("z"), kind: status.DependenciesUnmet, words: "cannot be met from its catalog (the Packages in namespace ops), so nothing was installed for it: olm.package z >=1.0.0: the catalog holds no package z",
+			watched: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k := fakekube.New(nil, tt.objs...)
-			f, _, err := catalogDeps{direct: k.Direct, writer: k.Client, waitsOn: tt.waitsOn}.meet(context.Background(), bd, tt.unmet)
+			m, err := catalogDeps{direct: k.Direct, packages: k.Direct, writer: k.Client, waitsOn: tt.waitsOn}.meet(context.Background(), bd, tt.unmet)
 			if err != nil {
 				t.Fatal(err)
+			}
+			f := m.wait
+			if m.watched != tt.watched {
+				t.Errorf("watched %v, want %v", m.watched, tt.watched)
 			}
 			switch {
 			case tt.kind == 0 && f != nil:

@@ -92,9 +92,11 @@ type waitFor struct {
 	self     string
 	installs map[string]bool
 	// looks counts the looks at a catalog bundle's dependencies since it
-	// began waiting: the catalog's Packages change without an event the
-	// adapter sees (kapp-controller serves them), so it is looked at again
-	// with a backoff of its own (catalogLookAgain).
+	// began waiting: what it waits for may change without an event the
+	// adapter sees (the namespace's ServiceAccount for dependencies, its
+	// RBAC, a PackageInstall that is not the adapter's), so it is looked
+	// at again with a backoff of its own (catalogLookAgain), unless only
+	// the catalog's Packages can end the wait (they are watched).
 	looks int
 }
 
@@ -131,9 +133,9 @@ func waitOf(unmet []convert.Unmet) *waitFor {
 	return w
 }
 
-func newDependencies(c client.Client, direct client.Reader, cfg translate.Config, apis APIs) *Dependencies {
+func newDependencies(c client.Client, direct, packages client.Reader, cfg translate.Config, apis APIs) *Dependencies {
 	d := &Dependencies{client: c, cfg: cfg, apis: apis, waiting: map[string]*waitFor{}}
-	d.catalog = catalogDeps{direct: direct, writer: c, waitsOn: d.waitsOn}
+	d.catalog = catalogDeps{direct: direct, packages: packages, writer: c, waitsOn: d.waitsOn}
 	return d
 }
 
@@ -165,21 +167,24 @@ func (d *Dependencies) check(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 	}
 	unmet, err := d.unmet(ctx, bd, f.Bundle)
 	if err == nil && len(unmet) > 0 && fromCatalog(bd) {
-		var wait *status.Failure
-		var waited []string
-		wait, waited, err = d.catalog.meet(ctx, bd, unmet)
+		var m met
+		m, err = d.catalog.meet(ctx, bd, unmet)
 		if err == nil {
-			if wait == nil {
+			if m.wait == nil {
 				d.set(bd.Name, nil)
 				return nil, 0, nil
 			}
 			w := waitOf(unmet)
 			w.self = bd.Annotations[catalog.AnnotationPackagesNS] + "/" + bd.Annotations[catalog.AnnotationInstall]
 			w.installs = map[string]bool{}
-			for _, k := range waited {
+			for _, k := range m.waited {
 				w.installs[k] = true
 			}
-			return wait, catalogLookAgain(d.set(bd.Name, w)), nil
+			looks := d.set(bd.Name, w)
+			if m.watched {
+				return m.wait, 0, nil
+			}
+			return m.wait, catalogLookAgain(looks), nil
 		}
 	}
 	if err != nil {
@@ -305,6 +310,34 @@ func (d *Dependencies) Wake(_ context.Context, o client.Object) []reconcile.Requ
 	var out []reconcile.Request
 	for name, w := range d.waiting {
 		if meets(w) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
+		}
+	}
+	return out
+}
+
+// WakeForPackage maps a change of a catalog Package (its metadata) to the
+// catalog bundles of its namespace that wait for what it may offer: its
+// package, or an API of a group it provides. A Package of another
+// namespace, or of what no one waits for, wakes none.
+func (d *Dependencies) WakeForPackage(_ context.Context, o client.Object) []reconcile.Request {
+	offer, ok := catalog.OfferOf(o.GetLabels(), o.GetAnnotations())
+	if !ok {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []reconcile.Request
+	for name, w := range d.waiting {
+		ns, _, _ := strings.Cut(w.self, "/")
+		if w.self == "" || ns != o.GetNamespace() {
+			continue
+		}
+		meets := w.anyPackage || w.packages[offer.Entry.Package]
+		for _, gvk := range offer.Provides {
+			meets = meets || w.groups[gvk.Group]
+		}
+		if meets {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
 		}
 	}

@@ -6,9 +6,11 @@
 // restart) and, for registry+v1 bundles, checked against the dependencies
 // the bundle declares (with the set of BundleDeployments waiting for them,
 // each with the API groups and packages it waits for: Wake maps a CRD, an
-// APIService or an App to only the ones it may meet);
+// APIService or an App, WakeForPackage a catalog Package, to only the ones
+// it may meet);
 // a catalog bundle's unmet dependencies are met from its catalog, as
-// PackageInstalls of their own (catalogdeps.go). The content of one
+// PackageInstalls of their own (catalogdeps.go), the catalog's Packages
+// read from a cache of their metadata (catalogpackages.go). The content of one
 // generation is keyed by the catalog step it installs too, since a walk
 // along a channel installs several bundles with one generation.
 //

@@ -27,11 +27,12 @@ type Store struct {
 }
 
 // New is a Store that reads and writes through c (the informer cache for
-// reads), fetches with fetcher, answers olm.gvk dependencies with apis and
-// reads a catalog's Packages and PackageInstalls through direct (the API
-// server).
-func New(c client.Client, direct client.Reader, cfg translate.Config, fetcher Fetcher, apis APIs) *Store {
-	return &Store{client: c, cfg: cfg, fetcher: fetcher, cache: newContentCache(), deps: newDependencies(c, direct, cfg, apis)}
+// reads), fetches with fetcher, answers olm.gvk dependencies with apis,
+// reads the metadata of catalogs' Packages through packages (a cache of
+// PackagesMetadata selected by CatalogPackagesSelector) and a catalog
+// namespace's PackageInstalls through direct (the API server).
+func New(c client.Client, direct, packages client.Reader, cfg translate.Config, fetcher Fetcher, apis APIs) *Store {
+	return &Store{client: c, cfg: cfg, fetcher: fetcher, cache: newContentCache(), deps: newDependencies(c, direct, packages, cfg, apis)}
 }
 
 // Fetcher is how the store fetches sources, for what reads a bundle as it
@@ -53,4 +54,10 @@ func (s *Store) RetryFetchesNow() { s.retries.ForgetAll() }
 // Wake maps any event to the BundleDeployments waiting for a dependency.
 func (s *Store) Wake(ctx context.Context, o client.Object) []reconcile.Request {
 	return s.deps.Wake(ctx, o)
+}
+
+// WakeForPackage maps a change of a catalog Package's metadata to the
+// catalog bundles waiting for what it may offer.
+func (s *Store) WakeForPackage(ctx context.Context, o client.Object) []reconcile.Request {
+	return s.deps.WakeForPackage(ctx, o)
 }
