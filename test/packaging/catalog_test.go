@@ -391,6 +391,15 @@ func installedAt(bd *rukpakv1alpha2.BundleDeployment) bool {
 // catalogUIDs are the UIDs of the BundleDeployment, the operator's
 // Deployment, one of its CRDs and the install namespace.
 func catalogUIDs(ctx context.Context, bdName, ns string) map[string]types.UID {
+	return uidsOf(ctx, map[string]client.ObjectKey{
+		"bd": {Name: bdName}, "deployment": {Namespace: ns, Name: "prometheus-operator"},
+		"crd": {Name: "prometheuses.monitoring.coreos.com"}, "namespace": {Name: ns},
+	})
+}
+
+// uidsOf are the UIDs of a BundleDeployment ("bd"), a Deployment
+// ("deployment"), a CRD ("crd") and a Namespace ("namespace"), by key.
+func uidsOf(ctx context.Context, keys map[string]client.ObjectKey) map[string]types.UID {
 	out := map[string]types.UID{}
 	for key, o := range map[string]client.Object{
 		"bd":         &rukpakv1alpha2.BundleDeployment{},
@@ -398,11 +407,7 @@ func catalogUIDs(ctx context.Context, bdName, ns string) map[string]types.UID {
 		"crd":        &apiextensionsv1.CustomResourceDefinition{},
 		"namespace":  &corev1.Namespace{},
 	} {
-		name := map[string]client.ObjectKey{
-			"bd": {Name: bdName}, "deployment": {Namespace: ns, Name: "prometheus-operator"},
-			"crd": {Name: "prometheuses.monitoring.coreos.com"}, "namespace": {Name: ns},
-		}[key]
-		ExpectWithOffset(1, env.Client.Get(ctx, name, o)).To(Succeed(), "%s %s", key, name)
+		ExpectWithOffset(2, env.Client.Get(ctx, keys[key], o)).To(Succeed(), "%s %s", key, keys[key])
 		out[key] = o.GetUID()
 	}
 	return out

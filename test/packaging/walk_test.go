@@ -37,7 +37,7 @@ var _ = Describe("walking a channel", func() {
 		createNamespace(ctx, ns)
 
 		By("pushing the bundles (1.2.0's CRD without status.message) and the catalog as a package repository")
-		pinned := pushWalkCatalog(ctx)
+		pinned := pushWalkCatalog(ctx, "walk", "1.2.0")
 
 		By("kctrl package repository add -r efs --url " + pinned)
 		Expect(harness.KctrlRepositoryAdd(ctx, env.ControlPlane.Config, ns, "efs", pinned)).To(Succeed())
@@ -92,11 +92,11 @@ var _ = Describe("walking a channel", func() {
 	}, SpecTimeout(6*time.Minute))
 })
 
-// pushWalkCatalog pushes aws-efs-operator 0.0.8's bundle as versions 1.0.0,
-// 1.1.0 and 2.0.0, and as 1.2.0 with a field of its CRD removed, then the
-// catalog of channel stable as a package repository; it returns the
-// repository's pinned reference.
-func pushWalkCatalog(ctx context.Context) string {
+// pushWalkCatalog pushes aws-efs-operator 0.0.8's bundle under repo as
+// versions 1.0.0, 1.1.0, 1.2.0 and 2.0.0, the one of them named unsafe (""
+// none) with a field of its CRD removed, then the catalog of channel stable
+// as a package repository; it returns the repository's pinned reference.
+func pushWalkCatalog(ctx context.Context, repo, unsafeAt string) string {
 	bundle := filepath.Join(env.Root, "test", "testdata", "registry-v1-corpus", "aws-efs-operator", "0.0.8")
 	unsafe := GinkgoT().TempDir()
 	Expect(os.CopyFS(unsafe, os.DirFS(bundle))).To(Succeed())
@@ -124,7 +124,7 @@ func pushWalkCatalog(ctx context.Context) string {
 		// real catalog's bundles are: a move is a change of the image.
 		dir := GinkgoT().TempDir()
 		from := bundle
-		if v == "1.2.0" {
+		if v == unsafeAt {
 			from = unsafe
 		}
 		Expect(os.CopyFS(dir, os.DirFS(from))).To(Succeed())
@@ -132,7 +132,7 @@ func pushWalkCatalog(ctx context.Context) string {
 		csv, err := os.ReadFile(csvFile)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(os.WriteFile(csvFile, []byte(strings.NewReplacer("name: aws-efs-operator.v0.0.8", "name: aws-efs-operator.v"+v, "\n  version: 0.0.8", "\n  version: "+v).Replace(string(csv))), 0o644)).To(Succeed())
-		image, _, err := env.Registry.PushDir(dir, "walk/aws-efs-operator:v"+v)
+		image, _, err := env.Registry.PushDir(dir, repo+"/aws-efs-operator:v"+v)
 		Expect(err).NotTo(HaveOccurred())
 		name := pkg + ".v" + v
 		cfg.Channels[0].Entries = append(cfg.Channels[0].Entries, declcfg.ChannelEntry{Name: name, Replaces: previous})
@@ -143,6 +143,6 @@ func pushWalkCatalog(ctx context.Context) string {
 	// The corpus operators' own images are on registries this machine
 	// cannot reach: only the bundles are locked (the air-gap suite locks
 	// both).
-	pinned, _ := pushCatalog(ctx, cfg, env.Registry.Host+"/walk/repository", "--operator-images=false")
+	pinned, _ := pushCatalog(ctx, cfg, env.Registry.Host+"/"+repo+"/repository", "--operator-images=false")
 	return pinned
 }
