@@ -44,8 +44,20 @@ run: run-tools build
 ## fresh machine, the cold lanes left them too little of the two cores
 ## (vet alone took 23 minutes at nice 10) and the run took longer
 ## (docs/benchmarks.md).
-test: tools verify unit fuzz prebuilt
-	$(MAKE) --no-print-directory -j5 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile
+##
+## Every phase, lane and suite prints how long it took (">> phase NAME took
+## Ns"); .ci/run closes with them in one table, beside the budgets of
+## .ci/budgets (docs/development.md).
+test:
+	@$(call phase,tools,$(MAKE) --no-print-directory tools)
+	@$(call phase,verify,$(MAKE) --no-print-directory verify)
+	@$(call phase,unit,$(MAKE) --no-print-directory unit)
+	@$(call phase,fuzz,$(MAKE) --no-print-directory fuzz)
+	@$(call phase,prebuilt,$(MAKE) --no-print-directory prebuilt)
+	@$(call phase,lanes,$(MAKE) --no-print-directory -j5 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile)
+
+# $(call phase,NAME,COMMAND): COMMAND, then a line saying how long it took.
+phase = t0=$$(date +%s); $(2); rc=$$?; echo ">> phase $(1) took $$(($$(date +%s) - t0))s (exit $$rc)"; exit $$rc
 
 # The suites' test binaries, the adapter and the harness's helpers, each
 # compiled once in one go command per kind.
@@ -70,24 +82,17 @@ suite = t0=$$(date +%s); $(if $(PREBUILT),(cd test/$(1) && RUKPAK_KAPP_PREBUILT=
 # release suite goes last, so that cross-compile has had the lanes' idle
 # time to compile its second platform.
 lane-e2e-b:
-	$(MAKE) --no-print-directory e2e-b
-	$(MAKE) --no-print-directory bench-smoke
+	@$(call phase,$@,$(MAKE) --no-print-directory e2e-b && $(MAKE) --no-print-directory bench-smoke)
 # The OLM v1 suite runs operator-controller's own tests, whose waits are
 # theirs (a minute for an install that includes kapp waiting for the
 # operator's Deployment): it goes last in a lane, past the start, when
 # every lane boots its control plane at once on the two cores.
 lane-e2e-a:
-	$(MAKE) --no-print-directory e2e-a
-	$(MAKE) --no-print-directory conformance-olm-test
+	@$(call phase,$@,$(MAKE) --no-print-directory e2e-a && $(MAKE) --no-print-directory conformance-olm-test)
 lane-rukpak:
-	$(MAKE) --no-print-directory conformance-test
-	$(MAKE) --no-print-directory takeover-test
-	$(MAKE) --no-print-directory packaging-test
+	@$(call phase,$@,$(MAKE) --no-print-directory conformance-test && $(MAKE) --no-print-directory takeover-test && $(MAKE) --no-print-directory packaging-test)
 lane-suites:
-	$(MAKE) --no-print-directory api-test
-	$(MAKE) --no-print-directory reconciler-test
-	$(MAKE) --no-print-directory nokapp-test
-	$(MAKE) --no-print-directory release-test
+	@$(call phase,$@,$(MAKE) --no-print-directory api-test && $(MAKE) --no-print-directory reconciler-test && $(MAKE) --no-print-directory nokapp-test && $(MAKE) --no-print-directory release-test)
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
 ## (make run needs RUN_TOOLS only; rukpak v0.24.0's binaries and its e2e suite, rukpak v0.16.0's
@@ -236,5 +241,4 @@ bench-bundles:
 # Under make test the benchmark and the adapter it starts are prebuilt.
 SCALE := $(if $(PREBUILT),RUKPAK_KAPP_PREBUILT=$(BIN) $(BIN)/scale,go run ./test/bench/scale)
 bench-smoke:
-	$(SCALE) -n 5 -idle 20s -drift 3 -check
-	$(SCALE) -standalone -n 5 -idle 5s -check
+	@$(call phase,$@,$(SCALE) -n 5 -idle 20s -drift 3 -check && $(SCALE) -standalone -n 5 -idle 5s -check)

@@ -78,6 +78,24 @@ declare -A after=([rukpak-e2e]=rukpak [operator-controller-e2e]=operator-control
 only=" ${*:-} "
 wanted() { [[ "$only" == "  " || "$only" == *" $1 "* ]]; }
 
+# Kubernetes binaries a developer already has, laid out as setup-envtest lays
+# them out (KUBEBUILDER_ASSETS: a directory with etcd and kube-apiserver; a
+# kube-controller-manager or kube-scheduler put beside them is taken too),
+# are linked into bin/ instead of built. What the directory lacks is built;
+# the three Kubernetes components build in one go command, so taking
+# kube-apiserver alone saves its link, and etcd its whole build.
+taken=" "
+if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler; do
+    if wanted "$name" && [[ -x "$KUBEBUILDER_ASSETS/$name" ]]; then
+      ln -sfn "$(cd "$KUBEBUILDER_ASSETS" && pwd)/$name" "$bin/$name"
+      taken+="$name "
+      echo ">> $name from KUBEBUILDER_ASSETS: $("$bin/$name" --version 2>/dev/null | head -1)"
+    fi
+  done
+fi
+fromassets() { [[ "$taken" == *" $1 "* ]]; }
+
 # keyof MODULE KIND: a job's own ldflags (a version stamp) are part of its key;
 # "-", "k8s" and "test" add nothing (their flags are the recipe's).
 keyof() {
@@ -95,7 +113,7 @@ build_job() {
   key=$(keyof "$mod" "$kind")
   for pair in "$@"; do
     name=${pair%%=*} pkg=${pair#*=}
-    wanted "$name" || continue
+    wanted "$name" && ! fromassets "$name" || continue
     if [[ ! -x "$cache/$name-$key/$name" ]]; then
       names+=("$name") pkgs+=("$pkg")
     fi
@@ -132,7 +150,7 @@ build_job() {
   fi
   for pair in "$@"; do
     name=${pair%%=*}
-    wanted "$name" && ln -sfn "$cache/$name-$key/$name" "$bin/$name"
+    if wanted "$name" && ! fromassets "$name"; then ln -sfn "$cache/$name-$key/$name" "$bin/$name"; fi
   done
   return 0
 }
@@ -151,8 +169,8 @@ for entry in "${jobs_table[@]}"; do
     lines+=("$entry")
   fi
 done
-export -f build_job wanted keyof
-export here bin cache recipe k8s_ldflags only
+export -f build_job wanted keyof fromassets
+export here bin cache recipe k8s_ldflags only taken
 printf '%s\n' "${lines[@]}" | xargs -d '\n' -P "$jobs" -I{} bash -c '
   set -euo pipefail
   IFS=";" read -ra js <<<"$1"
