@@ -97,7 +97,7 @@ var _ = Describe("registry+v1 corpus", Ordered, func() {
 	})
 
 	// Each bundle converts and passes a server-side dry-run apply, or is
-	// refused with its problems. 57 of 61 convert (47 of 60 before issue 18):
+	// refused with its problems. 57 of 61 convert:
 	//   - awss3-operator-registry 1.0.1, dbaas-operator 0.5.0,
 	//     kuadrant-operator 0.11.1, mercury-operator 1.0.2,
 	//     rabbitmq-messaging-topology-operator 1.19.3, shipwright-operator
@@ -108,7 +108,7 @@ var _ = Describe("registry+v1 corpus", Ordered, func() {
 	//   - ack-secretsmanager-controller 1.4.1, ecr-secret-operator 0.6.0:
 	//     the samples of their own API (kinds named Secret) are left out, as
 	//     OLM never creates them.
-	//   - external-secrets-operator 0.11.0 (added with issue 28): three CRDs
+	//   - external-secrets-operator 0.11.0: three CRDs
 	//     with two versions name a conversion webhook that the CSV does not
 	//     declare and only its operand serves, once the operator deploys it;
 	//     they are installed with the stanza as shipped and a note (OLM and

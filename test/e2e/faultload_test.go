@@ -27,7 +27,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
-// The fault test of issue 27 (make fault-test; docs/reliability.md): 60
+// The fault test (make fault-test; docs/reliability.md): 60
 // BundleDeployments installing and upgrading while kapp-controller is killed
 // (SIGKILL) during the installs and the upgrades, and kube-apiserver is
 // stopped while kapp-controller finishes runs. Its own label keeps it out of
