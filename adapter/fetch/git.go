@@ -100,6 +100,7 @@ func RemoteHead(ctx context.Context, opts GitOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	installGitClient()
 	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{opts.Repository}})
 	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth, InsecureSkipTLS: tlsOpts.insecure, CABundle: tlsOpts.caBundle, ProxyOptions: tlsOpts.proxy})
 	if err != nil {

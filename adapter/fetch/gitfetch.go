@@ -23,6 +23,7 @@ type gitFetcher struct {
 }
 
 func newGitFetcher(opts GitOptions, auth transport.AuthMethod, limit int64) (*gitFetcher, error) {
+	installGitClient()
 	tlsOpts, err := gitTLSFor(opts)
 	if err != nil {
 		return nil, err

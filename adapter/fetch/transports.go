@@ -80,13 +80,15 @@ func (n *Network) transport(host, extraPEM string, insecure, skippable bool) (*h
 // MaxConnsPerServer connections to a server and which keeps one transport
 // per setting (a CA bundle, a proxy, a skip of verification), at most
 // MaxTransports of them, instead of a new one, with its own connections,
-// for each fetch that has a setting. go-git's clients are process-wide; the
-// adapter's fetches are its only git.
-func init() {
+// for each fetch that has a setting. go-git's clients are process-wide
+// (its fetch takes no client of its own), so the first git fetch installs
+// it, not the import of this package; the adapter's fetches are its only
+// git.
+var installGitClient = sync.OnceFunc(func() {
 	c := githttp.NewClientWithOptions(&http.Client{Transport: bounded()}, &githttp.ClientOptions{CacheMaxEntries: MaxTransports})
 	client.InstallProtocol("http", c)
 	client.InstallProtocol("https", c)
-}
+})
 
 // bounded is a transport as go-containerregistry makes one, that opens at
 // most MaxConnsPerServer connections to a server and keeps them.
