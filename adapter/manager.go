@@ -130,9 +130,53 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 }
 
 func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
-	scheme, err := Scheme()
+	opts, err := managerOptions(o)
 	if err != nil {
 		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	d, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create discovery client: %w", err)
+	}
+	o = withContentAddress(o)
+	network := &fetch.NetworkHolder{}
+	fetcher := newFetcher(mgr.GetClient(), o.Config.SystemNamespace, network)
+	r, content, err := addDispatcher(mgr, cfg, d, o, network, fetcher)
+	if err != nil {
+		return nil, err
+	}
+	if err := addCatalogs(mgr, d, o, network); err != nil {
+		return nil, err
+	}
+	unpacker, err := addServers(mgr, o, fetcher)
+	if err != nil {
+		return nil, err
+	}
+	if err := addKappConfig(mgr, o, network, r, content, unpacker); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// managerOptions are the manager's: leader election in the system
+// namespace, and a cache of Apps, PackageInstalls, Secrets and ConfigMaps of
+// the adapter's own namespaces only, of the installed workloads it judges
+// Healthy by, and of kapp-controller-config alone in kapp-controller's
+// namespace.
+func managerOptions(o Options) (ctrl.Options, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return ctrl.Options{}, err
 	}
 	// own are the namespaces the adapter reads Apps, Secrets and ConfigMaps
 	// in: the system namespace, and the app namespaces Apps are spread over
@@ -161,7 +205,7 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 			byObject[obj] = cache.ByObject{Namespaces: namespaces}
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	return ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.ProbeAddr,
@@ -183,68 +227,73 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 			DefaultNamespaces: own,
 			ByObject:          byObject,
 		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create manager: %w", err)
-	}
-	apis, err := ServedAPIs(cfg)
-	if err != nil {
-		return nil, err
-	}
-	d, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("create discovery client: %w", err)
-	}
+	}, nil
+}
+
+// withContentAddress is o with the address contentURLs name: none when
+// webhooks are off (nothing would serve it), else the Service's by default.
+func withContentAddress(o Options) Options {
 	webhooksOn := o.WebhookAddr != "" && o.WebhookAddr != "0"
 	switch {
 	case !webhooksOn:
-		// Nothing would serve it.
 		o.Config.ContentAddress = ""
 	case o.Config.ContentAddress == "":
 		o.Config.ContentAddress = DefaultContentAddress(o.Config.SystemNamespace)
 	}
-	network := &fetch.NetworkHolder{}
-	fetcher := newFetcher(mgr.GetClient(), o.Config.SystemNamespace, network)
+	return o
+}
+
+// addDispatcher adds the BundleDeployment controller and what opens the
+// parts of it that need kapp-controller's API once it is served: the App and
+// PackageInstall watches (with drift and stall repair), and the cache of
+// catalogs' Packages that catalog bundles' dependencies are resolved from.
+// Its wait is the adapter's readiness detail.
+func addDispatcher(mgr ctrl.Manager, cfg *rest.Config, d discovery.DiscoveryInterface, o Options, network *fetch.NetworkHolder,
+	fetcher store.SourceFetcher) (*Reconciler, *store.Store, error) {
+	apis, err := ServedAPIs(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	var r *Reconciler
 	kapp := kappapi.New(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o, network) },
 		func(ctx context.Context) error { return r.WakeAll(ctx, mgr.GetCache()) })
 	packages := kube.NewLateReader("kapp-controller's packaging API (Packages)")
 	r, content := assemble(mgr.GetClient(), mgr.GetAPIReader(), packages, o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp, fetcher)
 	if err := r.SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("set up controller: %w", err)
+		return nil, nil, fmt.Errorf("set up controller: %w", err)
 	}
-	served, err := kapp.OpenIfServed(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	if !served {
-		// Waits for kapp-controller's API, and starts what needs it then.
-		if err := mgr.Add(kapp); err != nil {
-			return nil, err
-		}
+	if err := openWhenServed(mgr, kapp); err != nil {
+		return nil, nil, err
 	}
 	if err := mgr.AddReadyzCheck("kapp-controller-api", kapp.Check); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	// Catalog bundles' dependencies are resolved from a cache of the
-	// catalogs' Packages, made once the packaging API is served.
 	packagesAPI := kappapi.NewFor(d, mgr.GetCache(), "kapp-controller's packaging API", packagingKinds,
 		func(context.Context) error { return withCatalogPackages(mgr, r, packages) }, func(context.Context) error { return nil })
-	if served, err := packagesAPI.OpenIfServed(context.Background()); err != nil {
-		return nil, err
-	} else if !served {
-		if err := mgr.Add(packagesAPI); err != nil {
-			return nil, err
-		}
+	if err := openWhenServed(mgr, packagesAPI); err != nil {
+		return nil, nil, err
 	}
-	// The catalog controller starts once the OperatorCatalog API
-	// (config/catalogs) and kapp-controller's packaging API are served, at
-	// start or whenever they are installed; an adapter without them runs
-	// as before.
+	return r, content, nil
+}
+
+// openWhenServed opens what api guards now if its API is served, or else
+// runs api with the manager, to open it once it is.
+func openWhenServed(mgr ctrl.Manager, api *kappapi.API) error {
+	served, err := api.OpenIfServed(context.Background())
+	if err != nil || served {
+		return err
+	}
+	return mgr.Add(api)
+}
+
+// addCatalogs adds what starts the catalog controller once the
+// OperatorCatalog API (config/catalogs) and kapp-controller's packaging API
+// are served, at start or whenever they are installed (an adapter without
+// them runs as before), and, while the packaging API is not served, says so
+// on the OperatorCatalogs (the leader writes).
+func addCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, network *fetch.NetworkHolder) error {
 	catalogAPI := kappapi.NewFor(d, mgr.GetCache(), "the OperatorCatalog API", catalogKinds,
 		func(context.Context) error { return withCatalogs(mgr, o, network) }, func(context.Context) error { return nil })
-	// While the packaging API is not served, the OperatorCatalogs say so
-	// (the leader writes).
 	catalogAPI.OnWaiting(func(ctx context.Context) {
 		select {
 		case <-mgr.Elected():
@@ -256,13 +305,13 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 			ctrl.Log.WithName("catalogs").Error(err, "say on OperatorCatalogs that kapp-controller's packaging API is not served")
 		}
 	})
-	if served, err := catalogAPI.OpenIfServed(context.Background()); err != nil {
-		return nil, err
-	} else if !served {
-		if err := mgr.Add(catalogAPI); err != nil {
-			return nil, err
-		}
-	}
+	return openWhenServed(mgr, catalogAPI)
+}
+
+// addServers adds the webhook server with its webhooks (CRD upgrade
+// safety, catalog upgrade edges, the conversion) and Bundles on their own,
+// whose content it serves.
+func addServers(mgr ctrl.Manager, o Options, fetcher store.SourceFetcher) (*bundles.Unpacker, error) {
 	srv, err := webhook.New(mgr, webhook.DefaultOptions(o.WebhookAddr, o.Config.SystemNamespace))
 	if err == nil {
 		err = crdsafety.Add(mgr, srv, crdsafety.OptionsFrom(o.Config, o.Classes.Claims))
@@ -273,37 +322,32 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err == nil {
 		err = versions.Add(srv)
 	}
-	var unpacker *bundles.Unpacker
-	if err == nil {
-		unpacker, err = addBundleContent(mgr, srv, o, fetcher)
-	}
-	if err == nil && o.KappControllerNamespace != "" {
-		// A change wakes what failed to unpack, which it may have failed on:
-		// on the leader, whose controllers run (another replica's would
-		// wait for it forever).
-		wake := func(ctx context.Context) error {
-			select {
-			case <-mgr.Elected():
-			default:
-				return nil
-			}
-			// Every fetch that failed may pass now: none waits out its
-			// backoff.
-			content.RetryFetchesNow()
-			return errors.Join(r.WakeUnpackFailed(ctx, mgr.GetCache()), unpacker.WakeUnpackFailed(ctx, mgr.GetCache()))
-		}
-		err = kappconfig.New(mgr.GetCache(), o.KappControllerNamespace, os.Getenv("KUBERNETES_SERVICE_HOST"), network, wake).SetupWithManager(mgr)
-	}
 	if err != nil {
 		return nil, err
 	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, err
+	return addBundleContent(mgr, srv, o, fetcher)
+}
+
+// addKappConfig follows kapp-controller-config (unless
+// o.KappControllerNamespace is empty) into network; a change wakes, on the
+// leader, what failed to unpack, which it may have failed on (another
+// replica's controllers would wait for it forever).
+func addKappConfig(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder, r *Reconciler, content *store.Store, unpacker *bundles.Unpacker) error {
+	if o.KappControllerNamespace == "" {
+		return nil
 	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
-		return nil, err
+	wake := func(ctx context.Context) error {
+		select {
+		case <-mgr.Elected():
+		default:
+			return nil
+		}
+		// Every fetch that failed may pass now: none waits out its
+		// backoff.
+		content.RetryFetchesNow()
+		return errors.Join(r.WakeUnpackFailed(ctx, mgr.GetCache()), unpacker.WakeUnpackFailed(ctx, mgr.GetCache()))
 	}
-	return mgr, nil
+	return kappconfig.New(mgr.GetCache(), o.KappControllerNamespace, os.Getenv("KUBERNETES_SERVICE_HOST"), network, wake).SetupWithManager(mgr)
 }
 
 // addBundleContent unpacks Bundles on their own (which needs no
