@@ -256,7 +256,7 @@ func addDispatcher(mgr ctrl.Manager, cfg *rest.Config, d discovery.DiscoveryInte
 	}
 	var r *Reconciler
 	kapp := kappapi.New(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o, network) },
-		func(ctx context.Context) error { return r.WakeAll(ctx, mgr.GetCache()) })
+		func(ctx context.Context) error { return r.EnqueueAll(ctx, mgr.GetCache()) })
 	packages := kube.NewLateReader("kapp-controller's packaging API (Packages)")
 	r, content := assemble(mgr.GetClient(), mgr.GetAPIReader(), packages, o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp, fetcher)
 	if err := r.SetupWithManager(mgr); err != nil {
@@ -336,7 +336,7 @@ func addKappConfig(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder, r 
 	if o.KappControllerNamespace == "" {
 		return nil
 	}
-	wake := func(ctx context.Context) error {
+	requeue := func(ctx context.Context) error {
 		select {
 		case <-mgr.Elected():
 		default:
@@ -345,9 +345,9 @@ func addKappConfig(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder, r 
 		// Every fetch that failed may pass now: none waits out its
 		// backoff.
 		content.RetryFetchesNow()
-		return errors.Join(r.WakeUnpackFailed(ctx, mgr.GetCache()), unpacker.WakeUnpackFailed(ctx, mgr.GetCache()))
+		return errors.Join(r.EnqueueUnpackFailed(ctx, mgr.GetCache()), unpacker.EnqueueUnpackFailed(ctx, mgr.GetCache()))
 	}
-	return kappconfig.New(mgr.GetCache(), o.KappControllerNamespace, os.Getenv("KUBERNETES_SERVICE_HOST"), network, wake).SetupWithManager(mgr)
+	return kappconfig.New(mgr.GetCache(), o.KappControllerNamespace, os.Getenv("KUBERNETES_SERVICE_HOST"), network, requeue).SetupWithManager(mgr)
 }
 
 // addBundleContent unpacks Bundles on their own (which needs no

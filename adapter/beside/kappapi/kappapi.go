@@ -27,10 +27,10 @@ type API struct {
 	discovery discovery.DiscoveryInterface
 	cache     cache.Cache
 	// open starts what needs the API (the App and PackageInstall watches,
-	// drift repair); it runs once. wake reconciles every BundleDeployment
+	// drift repair); it runs once. requeue reconciles every BundleDeployment
 	// once the API appeared while the adapter ran.
-	open func(ctx context.Context) error
-	wake func(ctx context.Context) error
+	open    func(ctx context.Context) error
+	requeue func(ctx context.Context) error
 	// ready is read by the readiness probe; the looks that set it run one
 	// at a time (Start's, then lookOnChanges').
 	ready atomic.Bool
@@ -79,19 +79,19 @@ func Missing(namespaces []string) string {
 }
 
 // New watches for the API through discovery and the CRD metadata in
-// c; open runs once it is served, and wake after open when the API
+// c; open runs once it is served, and requeue after open when the API
 // appeared while the adapter ran.
-func New(d discovery.DiscoveryInterface, c cache.Cache, open, wake func(ctx context.Context) error) *API {
-	return NewFor(d, c, "kapp-controller's API", kappKinds, open, wake)
+func New(d discovery.DiscoveryInterface, c cache.Cache, open, requeue func(ctx context.Context) error) *API {
+	return NewFor(d, c, "kapp-controller's API", kappKinds, open, requeue)
 }
 
 // NewFor is New for another API the adapter opens when it appears (the
 // OperatorCatalog API, config/catalogs), named name for logs and
 // readiness, of kinds (group/version → resource, each a CRD's, or an
 // aggregated API's whose CRDs are not watched).
-func NewFor(d discovery.DiscoveryInterface, c cache.Cache, name string, kinds map[string]string, open, wake func(ctx context.Context) error) *API {
+func NewFor(d discovery.DiscoveryInterface, c cache.Cache, name string, kinds map[string]string, open, requeue func(ctx context.Context) error) *API {
 	served.WithLabelValues(name).Set(0)
-	return &API{discovery: d, cache: c, open: open, wake: wake, name: name, kinds: kinds,
+	return &API{discovery: d, cache: c, open: open, requeue: requeue, name: name, kinds: kinds,
 		changes: make(chan struct{}, 1), looks: lookBackoff, window: lookWindow}
 }
 
@@ -170,10 +170,10 @@ func (k *API) Start(ctx context.Context) error {
 	err := k.look(ctx)
 	switch {
 	case k.Ready():
-		// Open; a wake that failed leaves the BundleDeployments to their
+		// Open; a requeue that failed leaves the BundleDeployments to their
 		// own events.
 		if err != nil {
-			log.FromContext(ctx).Error(err, "wake what waited for "+k.name)
+			log.FromContext(ctx).Error(err, "requeue what waited for "+k.name)
 		}
 		return nil
 	case err != nil:
@@ -269,7 +269,7 @@ func (k *API) lookUntilServed(ctx context.Context) {
 		switch {
 		case k.Ready():
 			if err != nil {
-				log.FromContext(ctx).Error(err, "wake what waited for "+k.name)
+				log.FromContext(ctx).Error(err, "requeue what waited for "+k.name)
 			}
 			return true, nil
 		case err != nil:
@@ -303,7 +303,7 @@ func (k *API) look(ctx context.Context) error {
 	}
 	k.opened()
 	log.FromContext(ctx).Info(k.name + " is installed")
-	return k.wake(ctx)
+	return k.requeue(ctx)
 }
 
 // opened marks the API open.

@@ -50,12 +50,12 @@ func (k *kappDiscovery) serve(gv ...string) {
 }
 
 // opened counts the API's open and wake calls.
-type opened struct{ open, wake int }
+type opened struct{ open, requeue int }
 
 func kappAPIOver(d *kappDiscovery, o *opened) *API {
 	return New(d.d, nil,
 		func(context.Context) error { o.open++; return nil },
-		func(context.Context) error { o.wake++; return nil })
+		func(context.Context) error { o.requeue++; return nil })
 }
 
 const appsGV, packagingGV = "kappctrl.k14s.io/v1alpha1", "packaging.carvel.dev/v1alpha1"
@@ -81,7 +81,7 @@ func TestAPIOpensOnceEveryKindIsServed(t *testing.T) {
 	if err := k.look(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if *o != (opened{open: 1, wake: 1}) {
+	if *o != (opened{open: 1, requeue: 1}) {
 		t.Errorf("opened %+v after two looks at a served API; want one open and one wake", *o)
 	}
 }
@@ -125,7 +125,7 @@ func TestAPILooksAgainUntilServed(t *testing.T) {
 		return false, nil, nil
 	})
 	k.lookUntilServed(context.Background())
-	if !k.Ready() || o.open != 1 || o.wake != 1 {
+	if !k.Ready() || o.open != 1 || o.requeue != 1 {
 		t.Fatalf("after lookUntilServed: Ready %t, opened %+v", k.Ready(), *o)
 	}
 }
@@ -196,7 +196,7 @@ func TestAPILooksAgainAtAChangeSeenWhileItLooked(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("lookOnChanges did not open the API after a change")
 	}
-	if !k.Ready() || *o != (opened{open: 1, wake: 1}) {
+	if !k.Ready() || *o != (opened{open: 1, requeue: 1}) {
 		t.Fatalf("Ready %t, opened %+v", k.Ready(), *o)
 	}
 }

@@ -33,10 +33,10 @@ type Reconciler struct {
 	// replaced, until the cache has the write.
 	written memo.OwnWrites
 	kapp    KappReady
-	// ctl is the controller SetupWithManager built; wakeAll feeds it every
+	// ctl is the controller SetupWithManager built; enqueue feeds it every
 	// BundleDeployment once kapp-controller's API appears.
 	ctl     controller.Controller
-	wakeAll chan event.GenericEvent
+	enqueue chan event.GenericEvent
 	now     func() time.Time
 }
 
@@ -44,7 +44,7 @@ type Reconciler struct {
 // from the API server, where the cache may lag; recorder may be nil.
 func New(c client.Client, direct client.Reader, recorder events.EventRecorder, set Settings, app AppMode, serve ServeMode, waits DependencyWaits, kapp KappReady) *Reconciler {
 	return &Reconciler{client: c, direct: direct, recorder: recorder, set: set, app: app, serve: serve, waits: waits, kapp: kapp,
-		wakeAll: make(chan event.GenericEvent), now: time.Now}
+		enqueue: make(chan event.GenericEvent), now: time.Now}
 }
 
 // Reconcile brings one BundleDeployment's App and status up to date in

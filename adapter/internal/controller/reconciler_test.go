@@ -77,10 +77,10 @@ func (f fakeServe) Forget(name string, _ types.UID) { f.add("serve.Forget " + na
 type fakeContent struct{ *calls }
 
 func (f fakeContent) Forget(name string, _ types.UID) { f.add("content.Forget " + name) }
-func (fakeContent) Wake(context.Context, client.Object) []reconcile.Request {
+func (fakeContent) DependentsOf(context.Context, client.Object) []reconcile.Request {
 	return nil
 }
-func (fakeContent) WakeForPackage(context.Context, client.Object) []reconcile.Request {
+func (fakeContent) DependentsOfPackage(context.Context, client.Object) []reconcile.Request {
 	return nil
 }
 

@@ -34,13 +34,13 @@ type ServeMode interface {
 
 // DependencyWaits is what the dispatcher needs of the content store: the
 // BundleDeployments whose registry+v1 bundles wait for a dependency, woken
-// by the watches when o (a CRD, an APIService, an App) may be one (Wake) or
-// o (a catalog Package's metadata) may offer one (WakeForPackage), and its
+// by the watches when o (a CRD, an APIService, an App) may be one (DependentsOf) or
+// o (a catalog Package's metadata) may offer one (DependentsOfPackage), and its
 // memory of them.
 type DependencyWaits interface {
 	Memory
-	Wake(ctx context.Context, o client.Object) []reconcile.Request
-	WakeForPackage(ctx context.Context, o client.Object) []reconcile.Request
+	DependentsOf(ctx context.Context, o client.Object) []reconcile.Request
+	DependentsOfPackage(ctx context.Context, o client.Object) []reconcile.Request
 }
 
 // Bundles serves BundleDeployments of rukpak's first API (v1alpha1):

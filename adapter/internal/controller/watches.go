@@ -74,10 +74,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// What registry+v1 bundles waiting for dependencies wait for: an API
 		// served (a CRD or an APIService appearing), a bundle installed (an
 		// App's status). Metadata only: the adapter never reads their specs.
-		WatchesMetadata(metadataOf("apiextensions.k8s.io/v1", "CustomResourceDefinition"), handler.EnqueueRequestsFromMapFunc(r.waits.Wake)).
-		WatchesMetadata(metadataOf("apiregistration.k8s.io/v1", "APIService"), handler.EnqueueRequestsFromMapFunc(r.waits.Wake)).
+		WatchesMetadata(metadataOf("apiextensions.k8s.io/v1", "CustomResourceDefinition"), handler.EnqueueRequestsFromMapFunc(r.waits.DependentsOf)).
+		WatchesMetadata(metadataOf("apiregistration.k8s.io/v1", "APIService"), handler.EnqueueRequestsFromMapFunc(r.waits.DependentsOf)).
 		// Every BundleDeployment, once kapp-controller's API appears.
-		WatchesRawSource(source.Channel(r.wakeAll, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(r.enqueue, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](backoffBase, backoffMax),
 		}).
@@ -105,7 +105,7 @@ func (r *Reconciler) WatchKapp(mgr ctrl.Manager) error {
 		{&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(ownerOf)},
 		{&packagingv1alpha1.PackageInstall{}, handler.EnqueueRequestsFromMapFunc(ownerOf)},
 		// A bundle installed, which a waiting dependency may be.
-		{&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(r.waits.Wake)},
+		{&kappctrlv1alpha1.App{}, handler.EnqueueRequestsFromMapFunc(r.waits.DependentsOf)},
 	} {
 		if err := r.ctl.Watch(source.Kind(mgr.GetCache(), w.obj, w.h)); err != nil {
 			return fmt.Errorf("watch %T: %w", w.obj, err)
@@ -120,7 +120,7 @@ func (r *Reconciler) WatchKapp(mgr ctrl.Manager) error {
 // is served (an aggregated API must be served when a cache of it starts).
 func (r *Reconciler) WatchCatalogPackages(c cache.Cache, packages *metav1.PartialObjectMetadata) error {
 	wake := handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o *metav1.PartialObjectMetadata) []reconcile.Request {
-		return r.waits.WakeForPackage(ctx, o)
+		return r.waits.DependentsOfPackage(ctx, o)
 	})
 	if err := r.ctl.Watch(source.Kind(c, packages, wake)); err != nil {
 		return fmt.Errorf("watch catalog Packages: %w", err)
@@ -128,19 +128,19 @@ func (r *Reconciler) WatchCatalogPackages(c cache.Cache, packages *metav1.Partia
 	return nil
 }
 
-// WakeAll has every BundleDeployment reconciled again: what waited for
+// EnqueueAll has every BundleDeployment reconciled again: what waited for
 // kapp-controller's API goes on.
-func (r *Reconciler) WakeAll(ctx context.Context, c client.Reader) error {
-	return kube.Wake(ctx, c, &rukpakv1alpha2.BundleDeploymentList{}, func(*rukpakv1alpha2.BundleDeployment) bool { return true }, r.wakeAll)
+func (r *Reconciler) EnqueueAll(ctx context.Context, c client.Reader) error {
+	return kube.EnqueueMatching(ctx, c, &rukpakv1alpha2.BundleDeploymentList{}, func(*rukpakv1alpha2.BundleDeployment) bool { return true }, r.enqueue)
 }
 
-// WakeUnpackFailed has every BundleDeployment whose source could not be
+// EnqueueUnpackFailed has every BundleDeployment whose source could not be
 // fetched reconciled again now, not at the end of its backoff: what it
 // failed on (kapp-controller-config's CAs or proxies) changed.
-func (r *Reconciler) WakeUnpackFailed(ctx context.Context, c client.Reader) error {
-	return kube.Wake(ctx, c, &rukpakv1alpha2.BundleDeploymentList{}, func(bd *rukpakv1alpha2.BundleDeployment) bool {
+func (r *Reconciler) EnqueueUnpackFailed(ctx context.Context, c client.Reader) error {
+	return kube.EnqueueMatching(ctx, c, &rukpakv1alpha2.BundleDeploymentList{}, func(bd *rukpakv1alpha2.BundleDeployment) bool {
 		return status.UnpackFailed(bd.Status.Conditions)
-	}, r.wakeAll)
+	}, r.enqueue)
 }
 
 // configMapIndex indexes BundleDeployments by the ConfigMaps their

@@ -6,8 +6,8 @@
 // write of the adapter (PatchStatus, the one patch of a status
 // subresource: WriteStatus, WriteV1alpha1Status, WriteBundleStatus and the
 // OperatorCatalog's ConditionsWriter), the release of rukpak's finalizer
-// from a Bundle (ReleaseBundleFromRukpak), the wake that has a
-// controller reconcile again the objects a change concerns (Wake), and a
+// from a Bundle (ReleaseBundleFromRukpak), the list that has a controller
+// reconcile again the objects a change concerns (EnqueueMatching), and a
 // reader of what is served only later (LateReader: a cache of an
 // aggregated API, set once it is served).
 //

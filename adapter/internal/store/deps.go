@@ -277,12 +277,12 @@ func (d *Dependencies) Waiting(name string) bool {
 	return d.waiting[name] != nil
 }
 
-// Wake maps an event to the waiting BundleDeployments it may meet: a CRD
+// DependentsOf maps an event to the waiting BundleDeployments it may meet: a CRD
 // (plural.group) or an APIService (version.group) to those that need a
 // kind of its group, an App that deployed a registry+v1 bundle to those
 // that need its package. Any other event wakes none: an App of no bundle,
 // or of a bundle no one waits for, costs nothing.
-func (d *Dependencies) Wake(_ context.Context, o client.Object) []reconcile.Request {
+func (d *Dependencies) DependentsOf(_ context.Context, o client.Object) []reconcile.Request {
 	d.mu.Lock()
 	empty := len(d.waiting) == 0
 	d.mu.Unlock()
@@ -316,11 +316,11 @@ func (d *Dependencies) Wake(_ context.Context, o client.Object) []reconcile.Requ
 	return out
 }
 
-// WakeForPackage maps a change of a catalog Package (its metadata) to the
+// DependentsOfPackage maps a change of a catalog Package (its metadata) to the
 // catalog bundles of its namespace that wait for what it may offer: its
 // package, or an API of a group it provides. A Package of another
 // namespace, or of what no one waits for, wakes none.
-func (d *Dependencies) WakeForPackage(_ context.Context, o client.Object) []reconcile.Request {
+func (d *Dependencies) DependentsOfPackage(_ context.Context, o client.Object) []reconcile.Request {
 	offer, ok := catalog.OfferOf(o.GetLabels(), o.GetAnnotations())
 	if !ok {
 		return nil

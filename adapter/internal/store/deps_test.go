@@ -23,12 +23,12 @@ import (
 // woken are the BundleDeployments a change of the CRD of Argo CD's
 // Applications wakes.
 func woken(s *Store) []string {
-	return wokenBy(s, crdNamed("applications.argoproj.io"))
+	return dependentsOf(s, crdNamed("applications.argoproj.io"))
 }
 
-func wokenBy(s *Store, o client.Object) []string {
+func dependentsOf(s *Store, o client.Object) []string {
 	var out []string
-	for _, r := range s.Wake(context.Background(), o) {
+	for _, r := range s.DependentsOf(context.Background(), o) {
 		out = append(out, r.Name)
 	}
 	slices.Sort(out)
@@ -76,12 +76,12 @@ func TestGatherWaitsForDependencies(t *testing.T) {
 		}
 	}
 	if got := woken(s); !cmp.Equal(got, []string{"a", "b"}) {
-		t.Errorf("Wake = %v, want a and b", got)
+		t.Errorf("DependentsOf = %v, want a and b", got)
 	}
 
 	s.Forget(a.Name, a.UID)
 	if s.deps.Waiting(a.Name) || !cmp.Equal(woken(s), []string{"b"}) {
-		t.Errorf("after Forget(a): waiting %v, Wake %v, want only b", s.deps.Waiting(a.Name), woken(s))
+		t.Errorf("after Forget(a): waiting %v, DependentsOf %v, want only b", s.deps.Waiting(a.Name), woken(s))
 	}
 	if _, ok := s.cache.get(a); ok {
 		t.Error("Forget(a) kept what was fetched for a")
@@ -93,7 +93,7 @@ func TestGatherWaitsForDependencies(t *testing.T) {
 		t.Fatalf("served: stop %v, err %v, failure %+v", stop, o.Err, o.Failure)
 	}
 	if got := woken(s); len(got) != 0 {
-		t.Errorf("Wake = %v once the dependency is served", got)
+		t.Errorf("DependentsOf = %v once the dependency is served", got)
 	}
 }
 
@@ -111,7 +111,7 @@ func TestGatherSkipsTheDependencyCheckWhenAsked(t *testing.T) {
 // A waiting bundle is woken by what can meet what it waits for, and by
 // nothing else: an App of another package or of no bundle, a CRD or an
 // APIService of another group cost nothing.
-func TestWakeOnlyWhatCanMeetTheWait(t *testing.T) {
+func TestDependentsOf_OnlyWhatCanMeetTheWait(t *testing.T) {
 	t.Parallel()
 	d := newDependencies(nil, nil, nil, testCfg, nil)
 	d.set("needs-argo", waitOf([]convert.Unmet{{Dependency: convert.Dependency{Type: convert.DependencyGVK, GVK: argoApplication}}}))
@@ -135,12 +135,12 @@ func TestWakeOnlyWhatCanMeetTheWait(t *testing.T) {
 		if c.event != nil {
 			name = c.event.GetName()
 		}
-		if got := wokenBy(s, c.event); !cmp.Equal(got, c.want) {
+		if got := dependentsOf(s, c.event); !cmp.Equal(got, c.want) {
 			t.Errorf("%s woke %v, want %v", name, got, c.want)
 		}
 	}
 	d.Forget("needs-label")
-	if got := wokenBy(s, appOf("prometheus")); got != nil {
+	if got := dependentsOf(s, appOf("prometheus")); got != nil {
 		t.Errorf("after Forget: an App of another package woke %v", got)
 	}
 }
@@ -149,7 +149,7 @@ func TestWakeOnlyWhatCanMeetTheWait(t *testing.T) {
 // that wait for what it may offer (its package, an API of a group it
 // provides), and nothing else: a Package of another namespace or package,
 // a bundle that is no catalog bundle, a Package of no catalog.
-func TestWakeForPackage(t *testing.T) {
+func TestDependentsOfPackage(t *testing.T) {
 	t.Parallel()
 	d := newDependencies(nil, nil, nil, testCfg, nil)
 	catalogWait := func(self string, unmet ...convert.Dependency) *waitFor {
@@ -187,7 +187,7 @@ func TestWakeForPackage(t *testing.T) {
 		{"a Package of no catalog", &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "etcd.example.com.1.0.0"}}, nil},
 	} {
 		var got []string
-		for _, r := range s.WakeForPackage(context.Background(), c.event) {
+		for _, r := range s.DependentsOfPackage(context.Background(), c.event) {
 			got = append(got, r.Name)
 		}
 		slices.Sort(got)

@@ -5,8 +5,8 @@
 // remembered by name (a bounded cache, recovered from the App after a
 // restart) and, for registry+v1 bundles, checked against the dependencies
 // the bundle declares (with the set of BundleDeployments waiting for them,
-// each with the API groups and packages it waits for: Wake maps a CRD, an
-// APIService or an App, WakeForPackage a catalog Package, to only the ones
+// each with the API groups and packages it waits for: a CRD, an
+// APIService or an App (DependentsOf), a catalog Package (DependentsOfPackage), to only the ones
 // it may meet);
 // a catalog bundle's unmet dependencies are met from its catalog, as
 // PackageInstalls of their own (catalogdeps.go), the catalog's Packages

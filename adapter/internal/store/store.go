@@ -51,13 +51,13 @@ func (s *Store) Forget(name string, uid types.UID) {
 // (kapp-controller-config's CAs or proxies) changed.
 func (s *Store) RetryFetchesNow() { s.retries.ForgetAll() }
 
-// Wake maps any event to the BundleDeployments waiting for a dependency.
-func (s *Store) Wake(ctx context.Context, o client.Object) []reconcile.Request {
-	return s.deps.Wake(ctx, o)
+// DependentsOf maps any event to the BundleDeployments waiting for a dependency.
+func (s *Store) DependentsOf(ctx context.Context, o client.Object) []reconcile.Request {
+	return s.deps.DependentsOf(ctx, o)
 }
 
-// WakeForPackage maps a change of a catalog Package's metadata to the
+// DependentsOfPackage maps a change of a catalog Package's metadata to the
 // catalog bundles waiting for what it may offer.
-func (s *Store) WakeForPackage(ctx context.Context, o client.Object) []reconcile.Request {
-	return s.deps.WakeForPackage(ctx, o)
+func (s *Store) DependentsOfPackage(ctx context.Context, o client.Object) []reconcile.Request {
+	return s.deps.DependentsOfPackage(ctx, o)
 }

@@ -18,9 +18,9 @@ import (
 type fetches struct {
 	mu   sync.Mutex
 	jobs map[string]*fetchJob
-	// wake queues the named Bundle again, giving up when ctx ends; nil:
+	// requeue queues the named Bundle again, giving up when ctx ends; nil:
 	// nothing is woken (the tests reconcile by hand).
-	wake func(ctx context.Context, name string)
+	requeue func(ctx context.Context, name string)
 }
 
 // fetchJob is one fetch of one Bundle's source.
@@ -67,8 +67,8 @@ func (f *fetches) start(ctx context.Context, b *rukpakv1alpha1.Bundle, src rukpa
 	go func() {
 		j.files, j.resolved, j.err = fn(ctx)
 		close(j.done)
-		if f.wake != nil {
-			f.wake(ctx, name)
+		if f.requeue != nil {
+			f.requeue(ctx, name)
 		}
 	}()
 	return j
@@ -85,7 +85,7 @@ func (j *fetchJob) wait(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	// A fetch that ended as the wait did is taken now, not at its wake.
+	// A fetch that ended as the wait did is taken now, not at its requeue.
 	select {
 	case <-j.done:
 		return true

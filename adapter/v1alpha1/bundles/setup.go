@@ -46,7 +46,7 @@ func (u *Unpacker) SetupWithManager(mgr ctrl.Manager) error {
 		return claimed && !plan.Generated(b)
 	}
 	// A fetch that outlived its reconcile queues its Bundle when it ends.
-	u.fetches.wake = u.queue
+	u.fetches.requeue = u.queue
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("bundle").
 		For(&rukpakv1alpha1.Bundle{}, builder.WithPredicates(predicate.Funcs{
@@ -84,14 +84,14 @@ func (u *Unpacker) queue(ctx context.Context, name string) {
 	}
 }
 
-// WakeUnpackFailed has every Bundle whose unpack failed reconciled again
+// EnqueueUnpackFailed has every Bundle whose unpack failed reconciled again
 // now, not at the end of its backoff: what it failed on
 // (kapp-controller-config's CAs or proxies) changed.
-func (u *Unpacker) WakeUnpackFailed(ctx context.Context, c client.Reader) error {
+func (u *Unpacker) EnqueueUnpackFailed(ctx context.Context, c client.Reader) error {
 	// Every fetch that failed may pass now: none waits out its backoff
 	// (forgotten before any is queued, so none is looked at with it).
 	u.retries.ForgetAll()
-	return kube.Wake(ctx, c, &rukpakv1alpha1.BundleList{}, func(b *rukpakv1alpha1.Bundle) bool {
+	return kube.EnqueueMatching(ctx, c, &rukpakv1alpha1.BundleList{}, func(b *rukpakv1alpha1.Bundle) bool {
 		return status.UnpackFailed(b.Status.Conditions)
 	}, u.queued)
 }

@@ -200,7 +200,7 @@ func TestUnpack_ASlowFetchSaysUnpackingMeanwhile(t *testing.T) {
 	w := newWorld(t, standaloneBundle("slow", rukpakv1alpha1.ClassPlain, "registry.example/slow:v1"))
 	w.f.gate = make(chan struct{})
 	woken := make(chan string, 1)
-	w.u.fetches.wake = func(_ context.Context, name string) { woken <- name }
+	w.u.fetches.requeue = func(_ context.Context, name string) { woken <- name }
 	// The reconcile returns while the fetch goes on, having said so: the
 	// status is written by reconciles only, never by the fetch.
 	if err := w.reconcile(t, "slow"); err != nil {

@@ -11,14 +11,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
-// Wake has the objects of list's kind that which picks, as c lists them
+// EnqueueMatching sends the objects of list's kind that which picks, as c lists them
 // now, reconciled again: each is sent to to, the channel source of their
 // controller. It lists before it returns (a failure is the caller's to
 // retry) and sends from a goroutine of its own, which gives up when ctx
 // ends: the channel is unbuffered, its controller may not have started yet
 // or be busy, and the caller (a watch's change, a runnable) must not wait
 // for it.
-func Wake[T client.Object](ctx context.Context, c client.Reader, list client.ObjectList, which func(T) bool, to chan<- event.GenericEvent) error {
+func EnqueueMatching[T client.Object](ctx context.Context, c client.Reader, list client.ObjectList, which func(T) bool, to chan<- event.GenericEvent) error {
 	kind := strings.TrimSuffix(reflect.Indirect(reflect.ValueOf(list)).Type().Name(), "List")
 	if err := c.List(ctx, list); err != nil {
 		return fmt.Errorf("list the %ss to wake: %w", kind, err)

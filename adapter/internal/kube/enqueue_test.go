@@ -14,9 +14,9 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/test/fakekube"
 )
 
-// Wake sends what its filter picks, as listed, to the channel, without
+// EnqueueMatching sends what its filter picks, as listed, to the channel, without
 // waiting for a reader; once its context has ended it sends nothing.
-func TestWake(t *testing.T) {
+func TestEnqueueMatching(t *testing.T) {
 	failed := func(bd *rukpakv1alpha2.BundleDeployment) {
 		meta.SetStatusCondition(&bd.Status.Conditions, metav1.Condition{Type: "Unpacked", Status: metav1.ConditionFalse, Reason: "UnpackFailed"})
 	}
@@ -24,7 +24,7 @@ func TestWake(t *testing.T) {
 	picked := func(bd *rukpakv1alpha2.BundleDeployment) bool { return len(bd.Status.Conditions) > 0 }
 
 	to := make(chan event.GenericEvent)
-	if err := Wake(context.Background(), k.Client, &rukpakv1alpha2.BundleDeploymentList{}, picked, to); err != nil {
+	if err := EnqueueMatching(context.Background(), k.Client, &rukpakv1alpha2.BundleDeploymentList{}, picked, to); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -49,7 +49,7 @@ func TestWake(t *testing.T) {
 	// A context that has ended sends nothing, though a reader waits.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Wake(ctx, k.Client, &rukpakv1alpha2.BundleDeploymentList{}, picked, to); err != nil {
+	if err := EnqueueMatching(ctx, k.Client, &rukpakv1alpha2.BundleDeploymentList{}, picked, to); err != nil {
 		t.Fatal(err)
 	}
 	select {
