@@ -27,8 +27,8 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// Reconciler turns BundleDeployments of the claimed classes into Apps.
-type Reconciler = controller.Reconciler
+// BundleDeploymentReconciler turns BundleDeployments of the claimed classes into Apps.
+type BundleDeploymentReconciler = controller.BundleDeploymentReconciler
 
 // Classes maps each claimed provisioner class to the built-in class it is
 // installed as (controller.Classes).
@@ -76,12 +76,12 @@ func ServedAPIs(cfg *rest.Config) (APIs, error) { return store.ServedAPIs(cfg) }
 // digestCacheBytes bounds the images kept unpacked in memory.
 const digestCacheBytes = 32 << 20
 
-// NewReconciler wires a Reconciler with both install modes. c reads from
+// NewBundleDeploymentReconciler wires a BundleDeploymentReconciler with both install modes. c reads from
 // the informer cache; direct reads from the API server, where the cache may
 // lag (and catalogs' Packages are read there). classes are the provisioner
 // classes it claims; BundleDeployments of other classes are never touched.
 // apis answers registry+v1 bundles' olm.gvk dependencies.
-func NewReconciler(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *Reconciler {
+func NewBundleDeploymentReconciler(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *BundleDeploymentReconciler {
 	r, _ := assemble(c, direct, direct, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace, nil))
 	return r
 }
@@ -99,7 +99,7 @@ func newFetcher(c client.Reader, systemNamespace string, network *fetch.NetworkH
 }
 
 func assemble(c client.Client, direct, packages client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs,
-	installDefault InstallWith, kapp controller.KappReady, fetcher store.SourceFetcher) (*Reconciler, *store.Store) {
+	installDefault InstallWith, kapp controller.KappReady, fetcher store.SourceFetcher) (*BundleDeploymentReconciler, *store.Store) {
 	content := store.New(c, direct, packages, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
 	return controller.New(c, direct, recorder, set, appmode.New(c, content, recorder), servemode.New(c, direct, content), content, kapp).

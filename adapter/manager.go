@@ -249,12 +249,12 @@ func withContentAddress(o Options) Options {
 // catalogs' Packages that catalog bundles' dependencies are resolved from.
 // Its wait is the adapter's readiness detail.
 func addDispatcher(mgr ctrl.Manager, cfg *rest.Config, d discovery.DiscoveryInterface, o Options, network *fetch.NetworkHolder,
-	fetcher store.SourceFetcher) (*Reconciler, *store.Store, error) {
+	fetcher store.SourceFetcher) (*BundleDeploymentReconciler, *store.Store, error) {
 	apis, err := ServedAPIs(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	var r *Reconciler
+	var r *BundleDeploymentReconciler
 	kapp := kappapi.New(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o, network) },
 		func(ctx context.Context) error { return r.EnqueueAll(ctx, mgr.GetCache()) })
 	packages := kube.NewLateReader("kapp-controller's packaging API (Packages)")
@@ -332,7 +332,7 @@ func addServers(mgr ctrl.Manager, o Options, fetcher store.SourceFetcher) (*bund
 // o.KappControllerNamespace is empty) into network; a change wakes, on the
 // leader, what failed to unpack, which it may have failed on (another
 // replica's controllers would wait for it forever).
-func addKappConfig(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder, r *Reconciler, content *store.Store, unpacker *bundles.Unpacker) error {
+func addKappConfig(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder, r *BundleDeploymentReconciler, content *store.Store, unpacker *bundles.Unpacker) error {
 	if o.KappControllerNamespace == "" {
 		return nil
 	}
@@ -397,7 +397,7 @@ var catalogKinds = func() map[string]string {
 // metadata, in every namespace) that catalog bundles' dependencies are
 // resolved from, and the dispatcher's watch of it, once the packaging API is
 // served: a kind the manager's cache names must be served when it is made.
-func withCatalogPackages(mgr ctrl.Manager, r *Reconciler, packages *kube.LateReader) error {
+func withCatalogPackages(mgr ctrl.Manager, r *BundleDeploymentReconciler, packages *kube.LateReader) error {
 	cl, err := cluster.New(mgr.GetConfig(), func(co *cluster.Options) {
 		co.Scheme = mgr.GetScheme()
 		co.Cache.DefaultTransform = cache.TransformStripManagedFields()
@@ -467,7 +467,7 @@ func catalogStatus(mgr ctrl.Manager) catalogs.StatusWriter {
 // withKapp starts what needs kapp-controller's API, once it is served: the
 // dispatcher's watches of Apps and PackageInstalls, the chart CRD
 // controller, drift repair and the stall repair.
-func withKapp(mgr ctrl.Manager, r *Reconciler, o Options, network *fetch.NetworkHolder) error {
+func withKapp(mgr ctrl.Manager, r *BundleDeploymentReconciler, o Options, network *fetch.NetworkHolder) error {
 	if err := r.WatchKapp(mgr); err != nil {
 		return err
 	}

@@ -167,7 +167,7 @@ var _ = Describe("the uninstall finalizer", func() {
 		Expect(err).NotTo(HaveOccurred())
 		apis, err := adapter.ServedAPIs(env.ControlPlane.Config)
 		Expect(err).NotTo(HaveOccurred())
-		r := adapter.NewReconciler(staleReader{Client: env.Client, stale: stale}, env.Client,
+		r := adapter.NewBundleDeploymentReconciler(staleReader{Client: env.Client, stale: stale}, env.Client,
 			translate.Config{SystemNamespace: harness.SystemNamespace, ServiceAccountName: "rukpak-kapp-installer", SyncPeriod: time.Minute}, classes, nil, apis)
 		_, _ = r.Reconcile(ctx, reconcileRequest(name))
 		Expect(bdtest.MustBD(ctx, name).Finalizers).To(ContainElement("example.com/other"))

@@ -49,8 +49,8 @@ const maxRefused = 20
 // status write (kube.ConditionsWriter), which the facade gives.
 type StatusWriter func(ctx context.Context, obj, before client.Object, was, now []metav1.Condition) error
 
-// Reconciler publishes OperatorCatalogs.
-type Reconciler struct {
+// OperatorCatalogReconciler publishes OperatorCatalogs.
+type OperatorCatalogReconciler struct {
 	client client.Client
 	cached client.Reader
 	direct client.Reader
@@ -75,8 +75,8 @@ type Reconciler struct {
 // labelled packages); direct reads a catalog's pull secret and confirms a
 // published object before writing it again; images reaches the catalog
 // images; status writes the catalog's status.
-func New(c client.Client, cached, direct client.Reader, images Images, status StatusWriter) *Reconciler {
-	return &Reconciler{client: c, cached: cached, direct: direct, packages: packagingapi.NewWriter(c, direct), images: images, status: status, kept: map[types.NamespacedName]*publication{}}
+func New(c client.Client, cached, direct client.Reader, images Images, status StatusWriter) *OperatorCatalogReconciler {
+	return &OperatorCatalogReconciler{client: c, cached: cached, direct: direct, packages: packagingapi.NewWriter(c, direct), images: images, status: status, kept: map[types.NamespacedName]*publication{}}
 }
 
 // Poll is how often cat's image is looked up.
@@ -89,7 +89,7 @@ func Poll(cat *catalogsv1alpha1.OperatorCatalog) time.Duration {
 
 // Reconcile reads the catalog, runs its steps, then writes its status
 // once, as the dispatcher does.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (r *OperatorCatalogReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	cat := &catalogsv1alpha1.OperatorCatalog{}
 	if err := r.cached.Get(ctx, req.NamespacedName, cat); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -120,7 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // steps keep the finalizer, look the image up, publish a new digest or
 // repair what changed of the last one, and say so in cat's status (not
 // yet written).
-func (r *Reconciler) steps(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog) (reconcile.Result, error) {
+func (r *OperatorCatalogReconciler) steps(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(cat, Finalizer) {
 		patch := client.MergeFrom(cat.DeepCopy())
 		controllerutil.AddFinalizer(cat, Finalizer)
@@ -199,7 +199,7 @@ const failedLookAgain = 30 * time.Second
 // read pulls the catalog image pinned and keeps it as id's publication to
 // be; nil when it cannot, with the status saying why and the result when
 // to look again.
-func (r *Reconciler) read(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, id types.NamespacedName, key, input, pinned string, creds []byte) (*publication, reconcile.Result, error) {
+func (r *OperatorCatalogReconciler) read(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, id types.NamespacedName, key, input, pinned string, creds []byte) (*publication, reconcile.Result, error) {
 	pullKey, pullInput := key+invalidKey, input+"/"+pinned
 	source, err := r.pull(ctx, pinned, creds)
 	if errors.Is(err, fetch.ErrSpoolFull) && r.publication(id) != nil {
@@ -232,13 +232,13 @@ func (r *Reconciler) read(ctx context.Context, cat *catalogsv1alpha1.OperatorCat
 // writeFailed says the packaging API refused a write, and backs off. err
 // names the object and says when the API is not available
 // (packagingapi.Error).
-func (r *Reconciler) writeFailed(cat *catalogsv1alpha1.OperatorCatalog, pinned string, err error) (reconcile.Result, error) {
+func (r *OperatorCatalogReconciler) writeFailed(cat *catalogsv1alpha1.OperatorCatalog, pinned string, err error) (reconcile.Result, error) {
 	setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonWriteFailed, fmt.Sprintf("The packages of %s could not be written: %v. Written again with backoff.", pinned, err))
 	return reconcile.Result{}, err
 }
 
 // report says what p publishes, in cat's status.
-func (r *Reconciler) report(cat *catalogsv1alpha1.OperatorCatalog, pinned string, p *publication) {
+func (r *OperatorCatalogReconciler) report(cat *catalogsv1alpha1.OperatorCatalog, pinned string, p *publication) {
 	r.mu.Lock()
 	pkgs, metas, conflicts := p.counts()
 	var owners []string
@@ -302,7 +302,7 @@ const invalidKey = "/invalid"
 // retry reports a failed request to the registry, remembered under key
 // for input, with the time of its next attempt (msg says it), and looks
 // again then.
-func (r *Reconciler) retry(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, key, input string, err error, msg func(next string) string) (reconcile.Result, error) {
+func (r *OperatorCatalogReconciler) retry(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, key, input string, err error, msg func(next string) string) (reconcile.Result, error) {
 	next := fetch.NextAttempt(r.retries.Failed(key, input, err, true, time.Now()))
 	setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonPullFailed, msg(next.UTC().Format(time.RFC3339)))
 	log.FromContext(ctx).Error(err, "catalog image unreachable; retrying with backoff", "nextAttempt", next.UTC().Format(time.RFC3339))
@@ -312,7 +312,7 @@ func (r *Reconciler) retry(ctx context.Context, cat *catalogsv1alpha1.OperatorCa
 // writeStatus writes cat's status when it says something new (one write
 // per change, none at rest), through the adapter's status writer, with
 // its Event.
-func (r *Reconciler) writeStatus(ctx context.Context, cat, before *catalogsv1alpha1.OperatorCatalog) error {
+func (r *OperatorCatalogReconciler) writeStatus(ctx context.Context, cat, before *catalogsv1alpha1.OperatorCatalog) error {
 	if reflect.DeepEqual(&cat.Status, &before.Status) {
 		return nil
 	}
@@ -322,14 +322,14 @@ func (r *Reconciler) writeStatus(ctx context.Context, cat, before *catalogsv1alp
 	return nil
 }
 
-func (r *Reconciler) publication(id types.NamespacedName) *publication {
+func (r *OperatorCatalogReconciler) publication(id types.NamespacedName) *publication {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.kept[id]
 }
 
 // keep makes p id's publication, letting the last one go.
-func (r *Reconciler) keep(id types.NamespacedName, p *publication) {
+func (r *OperatorCatalogReconciler) keep(id types.NamespacedName, p *publication) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.kept[id].close()
@@ -337,7 +337,7 @@ func (r *Reconciler) keep(id types.NamespacedName, p *publication) {
 }
 
 // forget lets id's publication and backoff go.
-func (r *Reconciler) forget(id types.NamespacedName) {
+func (r *OperatorCatalogReconciler) forget(id types.NamespacedName) {
 	r.mu.Lock()
 	r.kept[id].close()
 	delete(r.kept, id)

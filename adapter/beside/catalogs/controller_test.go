@@ -113,7 +113,7 @@ func catalogOf(versions ...string) *declcfg.DeclarativeConfig {
 
 type harness struct {
 	client client.Client
-	r      *Reconciler
+	r      *OperatorCatalogReconciler
 	images *images
 	writes []string
 	// failCreates fails that many creates, as a packaging API that is down.

@@ -165,7 +165,7 @@ func metadataOf(kind string) *metav1.PartialObjectMetadata {
 // when missing, changed, or edited since the catalog wrote it (e.rv); left
 // to another OperatorCatalog that publishes it (e.conflict); an object
 // nobody publishes (made by hand) is taken over.
-func (r *Reconciler) put(ctx context.Context, live client.Reader, cat string, want client.Object, e *entry) error {
+func (r *OperatorCatalogReconciler) put(ctx context.Context, live client.Reader, cat string, want client.Object, e *entry) error {
 	hash, err := prepare(want, cat)
 	if err != nil {
 		return err
@@ -196,7 +196,7 @@ func (r *Reconciler) put(ctx context.Context, live client.Reader, cat string, wa
 
 // record says what the catalog wrote or found of e (under the lock the
 // watch takes).
-func (r *Reconciler) record(e *entry, rv, conflict string) {
+func (r *OperatorCatalogReconciler) record(e *entry, rv, conflict string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e.rv, e.conflict = rv, conflict
@@ -204,7 +204,7 @@ func (r *Reconciler) record(e *entry, rv, conflict string) {
 
 // publishAll publishes every package of p's source, a package at a time:
 // only one package's objects are held at once.
-func (r *Reconciler) publishAll(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, p *publication) error {
+func (r *OperatorCatalogReconciler) publishAll(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, p *publication) error {
 	publisher := catalog.NewPublisher(catalog.Options{Domain: cat.Spec.Domain, Namespace: cat.Namespace})
 	r.mu.Lock()
 	p.refused = nil
@@ -235,7 +235,7 @@ func (r *Reconciler) publishAll(ctx context.Context, cat *catalogsv1alpha1.Opera
 // refused is a refusal of its own, tried again at the next look, and the
 // rest goes on; an API that is not available ends the publication (every
 // write would fail).
-func (r *Reconciler) written(p *publication, k objKey, err error) error {
+func (r *OperatorCatalogReconciler) written(p *publication, k objKey, err error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -255,7 +255,7 @@ func (r *Reconciler) written(p *publication, k objKey, err error) error {
 
 // entry is p's entry for k, made when new (under the lock the watch
 // takes).
-func (r *Reconciler) entry(p *publication, k objKey, pkg string) *entry {
+func (r *OperatorCatalogReconciler) entry(p *publication, k objKey, pkg string) *entry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := p.objects[k]
@@ -271,7 +271,7 @@ func (r *Reconciler) entry(p *publication, k objKey, pkg string) *entry {
 // packaging API refused, reading each object directly: the package it
 // comes from is published again from the catalog read, without a pull.
 // What a failure leaves unchecked stays to check.
-func (r *Reconciler) repair(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, p *publication) (err error) {
+func (r *OperatorCatalogReconciler) repair(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, p *publication) (err error) {
 	r.mu.Lock()
 	dirty := p.dirty
 	p.dirty = map[objKey]bool{}
@@ -318,7 +318,7 @@ func (r *Reconciler) repair(ctx context.Context, cat *catalogsv1alpha1.OperatorC
 	return nil
 }
 
-func (r *Reconciler) markDirty(p *publication, k objKey) {
+func (r *OperatorCatalogReconciler) markDirty(p *publication, k objKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p.dirty[k] = true

@@ -21,7 +21,7 @@ const PullSecretsRole = "rukpak-kapp-catalog-pull-secrets"
 // never watched: the adapter may not list Secrets), so a Secret created,
 // fixed or let read after a failure is used at the next attempt the status
 // names.
-func (r *Reconciler) credentials(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog) ([]byte, error) {
+func (r *OperatorCatalogReconciler) credentials(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog) ([]byte, error) {
 	name := cat.Spec.PullSecret
 	if name == "" {
 		return nil, nil

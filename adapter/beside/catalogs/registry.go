@@ -57,13 +57,13 @@ const (
 	workers = 4
 )
 
-func (r *Reconciler) resolve(ctx context.Context, ref string, creds []byte) (string, error) {
+func (r *OperatorCatalogReconciler) resolve(ctx context.Context, ref string, creds []byte) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, ResolveTimeout)
 	defer cancel()
 	return r.images.Resolve(ctx, ref, creds)
 }
 
-func (r *Reconciler) pull(ctx context.Context, pinned string, creds []byte) (Catalog, error) {
+func (r *OperatorCatalogReconciler) pull(ctx context.Context, pinned string, creds []byte) (Catalog, error) {
 	ctx, cancel := context.WithTimeout(ctx, PullTimeout)
 	defer cancel()
 	return r.images.Pull(ctx, pinned, creds)

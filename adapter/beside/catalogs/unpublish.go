@@ -19,7 +19,7 @@ import (
 // unpublish withdraws exactly what cat published (its label; never what
 // another catalog keeps), then lets it go. Another catalog that wanted
 // the same objects is woken by their deletes and publishes them.
-func (r *Reconciler) unpublish(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog) error {
+func (r *OperatorCatalogReconciler) unpublish(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog) error {
 	if !controllerutil.ContainsFinalizer(cat, Finalizer) {
 		return nil
 	}
@@ -51,7 +51,7 @@ func (r *Reconciler) unpublish(ctx context.Context, cat *catalogsv1alpha1.Operat
 // PackageMetadatas in its namespace with its label (kapp-controller's API
 // adds those of its global packaging namespace to every namespace's list;
 // they are not cat's).
-func (r *Reconciler) published(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog) ([]client.Object, error) {
+func (r *OperatorCatalogReconciler) published(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog) ([]client.Object, error) {
 	var out []client.Object
 	for _, kind := range []string{kindMetadata, kindPackage} {
 		list := &metav1.PartialObjectMetadataList{}

@@ -28,7 +28,7 @@ import (
 // catalog watches what it wrote instead: an object deleted or edited by hand
 // is written again within seconds, and one released by the catalog that kept
 // it is taken up by the one that wanted it.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, c cache.Cache) error {
+func (r *OperatorCatalogReconciler) SetupWithManager(mgr ctrl.Manager, c cache.Cache) error {
 	queue := &handler.TypedEnqueueRequestForObject[*catalogsv1alpha1.OperatorCatalog]{}
 	return ctrl.NewControllerManagedBy(mgr).Named("operatorcatalogs").
 		// Its own status write and finalizer are no news to it.
@@ -45,7 +45,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, c cache.Cache) error {
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // onPublished queues the catalogs a change of a published object concerns.
-func (r *Reconciler) onPublished(kind string) handler.TypedEventHandler[*metav1.PartialObjectMetadata, reconcile.Request] {
+func (r *OperatorCatalogReconciler) onPublished(kind string) handler.TypedEventHandler[*metav1.PartialObjectMetadata, reconcile.Request] {
 	return handler.TypedFuncs[*metav1.PartialObjectMetadata, reconcile.Request]{
 		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[*metav1.PartialObjectMetadata], q queue) {
 			r.changed(kind, e.Object, false, q)
@@ -65,7 +65,7 @@ func (r *Reconciler) onPublished(kind string) handler.TypedEventHandler[*metav1.
 // queued when nothing of it is kept (the adapter restarted: it is
 // published whole). A catalog's own writes come back with the
 // resourceVersion it recorded, and queue nothing.
-func (r *Reconciler) changed(kind string, o *metav1.PartialObjectMetadata, deleted bool, q queue) {
+func (r *OperatorCatalogReconciler) changed(kind string, o *metav1.PartialObjectMetadata, deleted bool, q queue) {
 	k := objKey{kind, o.Name}
 	owner := o.Labels[LabelCatalog]
 	r.mu.Lock()

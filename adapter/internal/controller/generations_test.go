@@ -94,11 +94,11 @@ func (d deployingApp) Install(ctx context.Context, s *scope.Scope) scope.Outcome
 	return scope.Outcome{}
 }
 
-// v1alpha1Fixture is a Reconciler serving rukpak's first API, whose status
+// v1alpha1Fixture is a BundleDeploymentReconciler serving rukpak's first API, whose status
 // writes at v1alpha1 (made through the conversion webhook on a real API
 // server) are caught.
 type v1alpha1Fixture struct {
-	r        *Reconciler
+	r        *BundleDeploymentReconciler
 	c        client.Client
 	log      *calls
 	bundles  *fakeBundles

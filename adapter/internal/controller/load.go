@@ -43,7 +43,7 @@ type loaded struct {
 // live App and, for rukpak's first API, its generated Bundles (the one to
 // make among them: the install's prepare step makes it). nil: the
 // BundleDeployment is gone.
-func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error) {
+func (r *BundleDeploymentReconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error) {
 	bd := &rukpakv1alpha2.BundleDeployment{}
 	if err := r.client.Get(ctx, req.NamespacedName, bd); err != nil {
 		return nil, client.IgnoreNotFound(err)
@@ -96,7 +96,7 @@ func (r *Reconciler) load(ctx context.Context, req ctrl.Request) (*loaded, error
 
 // readApp reads the App of name in ns; without kapp-controller's API no
 // App can exist.
-func (r *Reconciler) readApp(ctx context.Context, ns, name string) (*kappctrlv1alpha1.App, error) {
+func (r *BundleDeploymentReconciler) readApp(ctx context.Context, ns, name string) (*kappctrlv1alpha1.App, error) {
 	if !r.kapp.Ready() {
 		return nil, nil
 	}

@@ -19,11 +19,11 @@ import (
 )
 
 // The dispatcher's memories of each BundleDeployment. Each has one owner
-// and a Forget; finish calls every Memory the Reconciler holds.
+// and a Forget; finish calls every Memory the BundleDeploymentReconciler holds.
 
 // finish forgets the BundleDeployment and removes the finalizer: the one
 // place a BundleDeployment leaves the adapter.
-func (r *Reconciler) finish(ctx context.Context, s *scope.Scope) error {
+func (r *BundleDeploymentReconciler) finish(ctx context.Context, s *scope.Scope) error {
 	for _, m := range r.memories() {
 		m.Forget(s.BD.Name, s.BD.UID)
 	}
@@ -34,8 +34,8 @@ func (r *Reconciler) finish(ctx context.Context, s *scope.Scope) error {
 	return nil
 }
 
-// memories are every Memory the Reconciler holds.
-func (r *Reconciler) memories() []Memory {
+// memories are every Memory the BundleDeploymentReconciler holds.
+func (r *BundleDeploymentReconciler) memories() []Memory {
 	return []Memory{&r.placed, &r.progress, &r.states, &r.written, r.waits, r.serve}
 }
 

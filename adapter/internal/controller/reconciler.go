@@ -14,8 +14,8 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 )
 
-// Reconciler turns BundleDeployments of the claimed classes into Apps.
-type Reconciler struct {
+// BundleDeploymentReconciler turns BundleDeployments of the claimed classes into Apps.
+type BundleDeploymentReconciler struct {
 	client   client.Client
 	direct   client.Reader
 	recorder events.EventRecorder
@@ -40,10 +40,10 @@ type Reconciler struct {
 	now     func() time.Time
 }
 
-// New wires a Reconciler. c reads from the informer cache; direct reads
+// New wires a BundleDeploymentReconciler. c reads from the informer cache; direct reads
 // from the API server, where the cache may lag; recorder may be nil.
-func New(c client.Client, direct client.Reader, recorder events.EventRecorder, set Settings, app AppMode, serve ServeMode, waits DependencyWaits, kapp KappReady) *Reconciler {
-	return &Reconciler{client: c, direct: direct, recorder: recorder, set: set, app: app, serve: serve, waits: waits, kapp: kapp,
+func New(c client.Client, direct client.Reader, recorder events.EventRecorder, set Settings, app AppMode, serve ServeMode, waits DependencyWaits, kapp KappReady) *BundleDeploymentReconciler {
+	return &BundleDeploymentReconciler{client: c, direct: direct, recorder: recorder, set: set, app: app, serve: serve, waits: waits, kapp: kapp,
 		enqueue: make(chan event.GenericEvent), now: time.Now}
 }
 
@@ -51,7 +51,7 @@ func New(c client.Client, direct client.Reader, recorder events.EventRecorder, s
 // three phases: load reads (and writes nothing), run takes the route's
 // steps in order, each returning an outcome, and report writes the status
 // once, from what the steps found.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *BundleDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	l, err := r.load(ctx, req)
 	switch {
 	case err != nil || l == nil:

@@ -109,7 +109,7 @@ func newBD(name, class string, finalizers ...string) *rukpakv1alpha2.BundleDeplo
 
 type fixture struct {
 	c       client.Client
-	r       *Reconciler
+	r       *BundleDeploymentReconciler
 	log     *calls
 	patches int
 }
@@ -329,7 +329,7 @@ func TestReconcile_UnchangedInstallWritesNothing(t *testing.T) {
 	}
 }
 
-// TestMemories: finish forgets every memory the Reconciler holds, so a field
+// TestMemories: finish forgets every memory the BundleDeploymentReconciler holds, so a field
 // that remembers BundleDeployments and is missing from memories() fails.
 func TestMemories(t *testing.T) {
 	t.Parallel()
@@ -357,7 +357,7 @@ func TestMemories(t *testing.T) {
 		}
 		found++
 		if !listed[m] {
-			t.Errorf("Reconciler.%s remembers BundleDeployments but finish does not forget it: add it to memories()", v.Type().Field(i).Name)
+			t.Errorf("BundleDeploymentReconciler.%s remembers BundleDeployments but finish does not forget it: add it to memories()", v.Type().Field(i).Name)
 		}
 	}
 	if found != len(listed) {

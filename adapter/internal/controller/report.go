@@ -85,7 +85,7 @@ func decide(p policy, out status.Computed, o scope.Outcome, failure *status.Fail
 // report computes the status from the scope's facts and writes it
 // (writeStatus): every status the adapter writes for a BundleDeployment
 // goes through here.
-func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p policy) (ctrl.Result, error) {
+func (r *BundleDeploymentReconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p policy) (ctrl.Result, error) {
 	s := l.s
 	// A copy: what load and the steps gathered stays as they left it.
 	facts := *s.Facts
@@ -135,7 +135,7 @@ func (r *Reconciler) report(ctx context.Context, l *loaded, o scope.Outcome, p p
 type statusWriter func(ctx context.Context, s *scope.Scope, facts status.Facts, out status.Computed, write, installing bool) (wrote bool, installed *metav1.Condition, err error)
 
 // writeV1alpha2 is the statusWriter of a v1alpha2 BundleDeployment.
-func (r *Reconciler) writeV1alpha2(ctx context.Context, s *scope.Scope, _ status.Facts, out status.Computed, write, _ bool) (bool, *metav1.Condition, error) {
+func (r *BundleDeploymentReconciler) writeV1alpha2(ctx context.Context, s *scope.Scope, _ status.Facts, out status.Computed, write, _ bool) (bool, *metav1.Condition, error) {
 	if !write {
 		return false, nil, nil
 	}

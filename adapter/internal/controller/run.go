@@ -34,7 +34,7 @@ func reported(o scope.Outcome) ending { return ending{report: true, o: o} }
 
 // run takes l's route's steps in order; the first that ends the run says
 // how. A failed read ends it before any step.
-func (r *Reconciler) run(ctx context.Context, l *loaded) ending {
+func (r *BundleDeploymentReconciler) run(ctx context.Context, l *loaded) ending {
 	s := l.s
 	switch l.route {
 	case HandBack:
@@ -71,7 +71,7 @@ func (r *Reconciler) run(ctx context.Context, l *loaded) ending {
 // prepare is an install's first step: what load found missing is made:
 // the adapter's finalizer (where the admission policy did not add it) and,
 // for rukpak's first API, the template's Bundle. stop ends the run with e.
-func (r *Reconciler) prepare(ctx context.Context, l *loaded) (e ending, stop bool) {
+func (r *BundleDeploymentReconciler) prepare(ctx context.Context, l *loaded) (e ending, stop bool) {
 	err := kube.PatchFinalizers(ctx, r.client, l.s.BD, controllerutil.AddFinalizer)
 	switch {
 	case apierrors.IsConflict(err):
@@ -92,7 +92,7 @@ func (r *Reconciler) prepare(ctx context.Context, l *loaded) (e ending, stop boo
 // install runs an install route: the serve mode, or the App mode once a
 // PackageInstall left from the serve mode is gone (what it installed stays
 // in place for the App to adopt).
-func (r *Reconciler) install(ctx context.Context, s *scope.Scope, route Route, modeErr error) scope.Outcome {
+func (r *BundleDeploymentReconciler) install(ctx context.Context, s *scope.Scope, route Route, modeErr error) scope.Outcome {
 	switch {
 	case route == InstallInvalid:
 		return scope.Outcome{Err: modeErr}
@@ -111,7 +111,7 @@ func (r *Reconciler) install(ctx context.Context, s *scope.Scope, route Route, m
 
 // remove deletes what the BundleDeployment installed: the serve mode's
 // PackageInstall first, then the App; gone once the App is.
-func (r *Reconciler) remove(ctx context.Context, s *scope.Scope) (bool, scope.Outcome) {
+func (r *BundleDeploymentReconciler) remove(ctx context.Context, s *scope.Scope) (bool, scope.Outcome) {
 	if !r.kapp.Ready() {
 		// No PackageInstall can exist.
 	} else if waits, err := r.serve.Finalize(ctx, s); waits || err != nil {
@@ -125,7 +125,7 @@ func (r *Reconciler) remove(ctx context.Context, s *scope.Scope) (bool, scope.Ou
 }
 
 // handBack releases a BundleDeployment whose class is no longer claimed.
-func (r *Reconciler) handBack(ctx context.Context, s *scope.Scope) error {
+func (r *BundleDeploymentReconciler) handBack(ctx context.Context, s *scope.Scope) error {
 	done, err := r.app.Release(ctx, s)
 	if err != nil || !done {
 		return err

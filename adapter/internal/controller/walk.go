@@ -21,7 +21,7 @@ import (
 // The channel's graph is read from its published Packages, which carry
 // their edges and their image (the same graph the upgrade webhook judges),
 // only when the App is more than one edge behind.
-func (r *Reconciler) walk(ctx context.Context, s *scope.Scope) error {
+func (r *BundleDeploymentReconciler) walk(ctx context.Context, s *scope.Scope) error {
 	bd := s.View
 	asked, ok := catalog.EntryOf(bd.Labels, bd.Annotations)
 	if !ok || s.Live == nil || bd.Spec.Source.Image == nil {
@@ -82,7 +82,7 @@ func (r *Reconciler) walk(ctx context.Context, s *scope.Scope) error {
 
 // channel reads asked's channel, as the upgrade webhook reads it
 // (packagingapi.Channel), from the API server.
-func (r *Reconciler) channel(ctx context.Context, namespace string, asked catalog.Entry) (nodes []catalog.Node, unreadable, err error) {
+func (r *BundleDeploymentReconciler) channel(ctx context.Context, namespace string, asked catalog.Entry) (nodes []catalog.Node, unreadable, err error) {
 	if namespace == "" || asked.RefName == "" {
 		return nil, nil, fmt.Errorf("the BundleDeployment does not name its catalog Packages (annotations %s and %s), so the channel's path from the installed bundle cannot be read: install the version asked for through its PackageInstall",
 			catalog.AnnotationPackagesNS, catalog.AnnotationRefName)

@@ -40,7 +40,7 @@ const (
 // SetupWithManager registers the controller: BundleDeployments of the
 // claimed classes and what the adapter writes for them. The watches of
 // kapp-controller's kinds come with WatchKapp, once its API is installed.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *BundleDeploymentReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rukpakv1alpha2.BundleDeployment{}, configMapIndex, r.configMapsRead); err != nil {
 		return fmt.Errorf("index bundle deployments by configmap: %w", err)
 	}
@@ -87,7 +87,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // WatchKapp adds the watches of kapp-controller's kinds, whose API must be
 // served.
-func (r *Reconciler) WatchKapp(mgr ctrl.Manager) error {
+func (r *BundleDeploymentReconciler) WatchKapp(mgr ctrl.Manager) error {
 	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &rukpakv1alpha2.BundleDeployment{}, handler.OnlyControllerOwner())
 	for _, w := range []struct {
 		obj client.Object
@@ -118,7 +118,7 @@ func (r *Reconciler) WatchKapp(mgr ctrl.Manager) error {
 // their metadata (packages): a change wakes the catalog bundles waiting
 // for what one may offer. c is made once kapp-controller's packaging API
 // is served (an aggregated API must be served when a cache of it starts).
-func (r *Reconciler) WatchCatalogPackages(c cache.Cache, packages *metav1.PartialObjectMetadata) error {
+func (r *BundleDeploymentReconciler) WatchCatalogPackages(c cache.Cache, packages *metav1.PartialObjectMetadata) error {
 	wake := handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o *metav1.PartialObjectMetadata) []reconcile.Request {
 		return r.waits.DependentsOfPackage(ctx, o)
 	})
@@ -130,14 +130,14 @@ func (r *Reconciler) WatchCatalogPackages(c cache.Cache, packages *metav1.Partia
 
 // EnqueueAll has every BundleDeployment reconciled again: what waited for
 // kapp-controller's API goes on.
-func (r *Reconciler) EnqueueAll(ctx context.Context, c client.Reader) error {
+func (r *BundleDeploymentReconciler) EnqueueAll(ctx context.Context, c client.Reader) error {
 	return kube.EnqueueMatching(ctx, c, &rukpakv1alpha2.BundleDeploymentList{}, func(*rukpakv1alpha2.BundleDeployment) bool { return true }, r.enqueue)
 }
 
 // EnqueueUnpackFailed has every BundleDeployment whose source could not be
 // fetched reconciled again now, not at the end of its backoff: what it
 // failed on (kapp-controller-config's CAs or proxies) changed.
-func (r *Reconciler) EnqueueUnpackFailed(ctx context.Context, c client.Reader) error {
+func (r *BundleDeploymentReconciler) EnqueueUnpackFailed(ctx context.Context, c client.Reader) error {
 	return kube.EnqueueMatching(ctx, c, &rukpakv1alpha2.BundleDeploymentList{}, func(bd *rukpakv1alpha2.BundleDeployment) bool {
 		return status.UnpackFailed(bd.Status.Conditions)
 	}, r.enqueue)
@@ -149,7 +149,7 @@ func (r *Reconciler) EnqueueUnpackFailed(ctx context.Context, c client.Reader) e
 // index lookup instead of a pass over every BundleDeployment.
 const configMapIndex = "rukpak-kapp.configMapsRead"
 
-func (r *Reconciler) configMapsRead(o client.Object) []string {
+func (r *BundleDeploymentReconciler) configMapsRead(o client.Object) []string {
 	bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
 	if !ok || !r.set.Classes.Claims(bd) || !bundlefiles.AdapterFetches(r.set.Classes.asBuiltin(bd)) {
 		return nil
@@ -163,7 +163,7 @@ func (r *Reconciler) configMapsRead(o client.Object) []string {
 
 // bundlesReading maps a ConfigMap in the system namespace to the
 // BundleDeployments whose adapter-fetched source reads it.
-func (r *Reconciler) bundlesReading(ctx context.Context, o client.Object) []reconcile.Request {
+func (r *BundleDeploymentReconciler) bundlesReading(ctx context.Context, o client.Object) []reconcile.Request {
 	if o.GetNamespace() != r.set.Config.SystemNamespace {
 		return nil
 	}
@@ -190,7 +190,7 @@ const referencesIndex = "rukpak-kapp.references"
 
 // watchReferences keeps the copies current: a change of an original, or of
 // a copy by hand, reconciles every BundleDeployment that references it.
-func (r *Reconciler) watchReferences(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
+func (r *BundleDeploymentReconciler) watchReferences(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
 	if len(r.set.Config.AppNamespaces) == 0 {
 		return b, nil
 	}
@@ -205,7 +205,7 @@ func (r *Reconciler) watchReferences(mgr ctrl.Manager, b *builder.Builder) (*bui
 
 // referencesHeld are the Secrets and ConfigMaps of the system namespace a
 // claimed BundleDeployment references, as referencesIndex keys them.
-func (r *Reconciler) referencesHeld(o client.Object) []string {
+func (r *BundleDeploymentReconciler) referencesHeld(o client.Object) []string {
 	bd, ok := o.(*rukpakv1alpha2.BundleDeployment)
 	if !ok || !r.set.Classes.Claims(bd) {
 		return nil
@@ -219,7 +219,7 @@ func (r *Reconciler) referencesHeld(o client.Object) []string {
 
 // referencing maps a Secret (secret) or ConfigMap to the BundleDeployments
 // that reference it.
-func (r *Reconciler) referencing(secret bool) handler.MapFunc {
+func (r *BundleDeploymentReconciler) referencing(secret bool) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		list := &rukpakv1alpha2.BundleDeploymentList{}
 		key := kube.Reference{Secret: secret, Name: o.GetName()}.String()
@@ -256,7 +256,7 @@ func packageInstallApp(_ context.Context, o client.Object) []reconcile.Request {
 }
 
 // AppKey names the App of the BundleDeployment bd (for drift repair).
-func (r *Reconciler) AppKey(ctx context.Context, bd string) (client.ObjectKey, bool) {
+func (r *BundleDeploymentReconciler) AppKey(ctx context.Context, bd string) (client.ObjectKey, bool) {
 	if bd == "" {
 		return client.ObjectKey{}, false
 	}

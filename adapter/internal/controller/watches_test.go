@@ -87,7 +87,7 @@ func TestBundlesReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Reconciler{set: Settings{Config: translate.Config{SystemNamespace: "rukpak-system"}, Classes: classes}}
+	r := &BundleDeploymentReconciler{set: Settings{Config: translate.Config{SystemNamespace: "rukpak-system"}, Classes: classes}}
 	objs := []client.Object{
 		configMapBD("reads-a", rukpakv1alpha2.ClassRegistry, "a", "b"),
 		configMapBD("alias-reads-a", "kapp-registry", "a"),
@@ -126,7 +126,7 @@ func TestReferencing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Reconciler{set: Settings{Config: translate.Config{SystemNamespace: "rukpak-system", AppNamespaces: []string{"apps-0"}}, Classes: classes}}
+	r := &BundleDeploymentReconciler{set: Settings{Config: translate.Config{SystemNamespace: "rukpak-system", AppNamespaces: []string{"apps-0"}}, Classes: classes}}
 	pulled := newBD("pulled", rukpakv1alpha2.ClassPlain)
 	pulled.Spec.Source.Image.ImagePullSecretName = "pull"
 	r.client = fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(pulled, newBD("public", rukpakv1alpha2.ClassPlain)).
