@@ -289,7 +289,7 @@ func openWhenServed(mgr ctrl.Manager, api *kappapi.API) error {
 // addCatalogs adds what starts the catalog controller once the
 // OperatorCatalog API (config/catalogs) and kapp-controller's packaging API
 // are served, at start or whenever they are installed (an adapter without
-// them runs as before), and, while the packaging API is not served, says so
+// them runs everything else), and, while the packaging API is not served, says so
 // on the OperatorCatalogs (the leader writes).
 func addCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, network *fetch.NetworkHolder) error {
 	catalogAPI := kappapi.NewFor(d, mgr.GetCache(), "the OperatorCatalog API", catalogKinds,

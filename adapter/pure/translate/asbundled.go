@@ -18,7 +18,7 @@ type Style string
 const (
 	// StyleAsBundled leaves selectors and pod-template labels as the bundle
 	// has them, as rukpak did: kapp still labels every object's metadata
-	// (ownership, drift repair and deletion work as before), but does not
+	// (ownership, drift repair and deletion work as with the default style), but does not
 	// scope selectors to the App or label pod templates. A BundleDeployment
 	// owner reference left by rukpak is dropped, so kapp alone owns what it
 	// installs. Every App made from this version on has it.

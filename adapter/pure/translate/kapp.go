@@ -21,10 +21,10 @@ const KappControllerFinalizer = "finalizers.kapp-ctrl.k14s.io/delete"
 //
 //   - --wait-check-interval=250ms: kapp sleeps 3 s between readiness checks
 //     by default, so a Deployment that is available a quarter of a second
-//     after it is applied held its App (and kapp-controller's status ticks
-//     every 2 s) for 3 s more. kapp waits exactly as before, only checks
-//     sooner, so a workload that is ready at once no longer holds its App
-//     for 3 s (docs/benchmarks.md, "Cheaper Apps"). The price is reads: while a workload is
+//     after it is applied would hold its App (and kapp-controller's status
+//     ticks every 2 s) for 3 s more. kapp waits for the same conditions,
+//     only checks sooner, so a workload that is ready at once does not hold
+//     its App for 3 s (docs/benchmarks.md, "Cheaper Apps"). The price is reads: while a workload is
 //     not ready yet, kapp reads it (and its ReplicaSets and Pods) four times
 //     a second, for at most kapp-controller's -concurrency Apps at once.
 //   - --app-changes-max-to-keep=0: kapp records no app-change ConfigMap per
