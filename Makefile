@@ -57,7 +57,8 @@ test:
 	@$(call phase,lanes,$(MAKE) --no-print-directory -j5 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile)
 
 # $(call phase,NAME,COMMAND): COMMAND, then a line saying how long it took.
-phase = t0=$$(date +%s); $(2); rc=$$?; echo ">> phase $(1) took $$(($$(date +%s) - t0))s (exit $$rc)"; exit $$rc
+# Under a lane (LANE, which the lanes pass down), the line names it.
+phase = t0=$$(date +%s); $(2); rc=$$?; echo ">> phase $(1) took $$(($$(date +%s) - t0))s (exit $$rc)$(if $(LANE), in $(LANE))"; exit $$rc
 
 # The suites' test binaries, the adapter and the harness's helpers, each
 # compiled once in one go command per kind.
@@ -76,23 +77,23 @@ cross-compile:
 # directory as go test runs it, with the adapter and helpers from bin/.
 # The last line it prints says how long it took.
 suite = t0=$$(date +%s); $(if $(PREBUILT),(cd test/$(1) && RUKPAK_KAPP_PREBUILT=$(BIN) $(SUITES)/$(1).test -test.v -test.timeout $(2) $(3)),go test -v -count=1 -timeout $(2) ./test/$(1)/... $(3)); \
-	rc=$$?; echo ">> suite $@ took $$(($$(date +%s) - t0))s (exit $$rc)"; exit $$rc
+	rc=$$?; echo ">> suite $@ took $$(($$(date +%s) - t0))s (exit $$rc)$(if $(LANE), in $(LANE))"; exit $$rc
 
 # One target per line: a lane runs its suites one after the other. The
 # release suite goes last, so that cross-compile has had the lanes' idle
 # time to compile its second platform.
 lane-e2e-b:
-	@$(call phase,$@,$(MAKE) --no-print-directory e2e-b && $(MAKE) --no-print-directory bench-smoke)
+	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ e2e-b && $(MAKE) --no-print-directory LANE=$@ bench-smoke)
 # The OLM v1 suite runs operator-controller's own tests, whose waits are
 # theirs (a minute for an install that includes kapp waiting for the
 # operator's Deployment): it goes last in a lane, past the start, when
 # every lane boots its control plane at once on the two cores.
 lane-e2e-a:
-	@$(call phase,$@,$(MAKE) --no-print-directory e2e-a && $(MAKE) --no-print-directory conformance-olm-test)
+	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ e2e-a && $(MAKE) --no-print-directory LANE=$@ conformance-olm-test)
 lane-rukpak:
-	@$(call phase,$@,$(MAKE) --no-print-directory conformance-test && $(MAKE) --no-print-directory takeover-test && $(MAKE) --no-print-directory packaging-test)
+	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ conformance-test && $(MAKE) --no-print-directory LANE=$@ takeover-test && $(MAKE) --no-print-directory LANE=$@ packaging-test)
 lane-suites:
-	@$(call phase,$@,$(MAKE) --no-print-directory api-test && $(MAKE) --no-print-directory reconciler-test && $(MAKE) --no-print-directory nokapp-test && $(MAKE) --no-print-directory release-test)
+	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ api-test && $(MAKE) --no-print-directory LANE=$@ reconciler-test && $(MAKE) --no-print-directory LANE=$@ nokapp-test && $(MAKE) --no-print-directory LANE=$@ release-test)
 
 ## tools: build etcd, kube-apiserver, kapp-controller and the Carvel tools once (cached outside the checkout)
 ## (make run needs RUN_TOOLS only; rukpak v0.24.0's binaries and its e2e suite, rukpak v0.16.0's
