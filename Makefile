@@ -15,7 +15,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 # before the lanes start (PREBUILT=1 in the lanes).
 SUITES := $(BIN)/suites
 
-.PHONY: generated vet prebuilt cross-compile lane-e2e-a lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
+.PHONY: generated vet prebuilt cross-compile fuzz-beside lane-e2e-a lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
 
 ## run: the product on an embedded local control plane, whatever KUBECONFIG
 ## says; `make run CLUSTER=kubeconfig` runs the adapter against the cluster
@@ -39,11 +39,12 @@ run: run-tools build
 ## Before the lanes, every binary they run is built once (prebuilt), so four
 ## lanes on two cores never compile or link the same package side by side,
 ## and the release suite's second platform is compiled (cross-compile, at the
-## lowest priority) while the lanes wait. gofmt and vet, the unit tests and
-## the fuzz targets run before the lanes, not beside them: measured on a
-## fresh machine, the cold lanes left them too little of the two cores
-## (vet alone took 23 minutes at nice 10) and the run took longer
-## (docs/benchmarks.md).
+## lowest priority) while the lanes wait, and so are the fuzz targets (their
+## instrumented compile, then ten seconds each). gofmt and vet and the unit
+## tests run before the lanes, not beside them: measured on a fresh machine
+## when the lanes still compiled their own binaries, the lanes left them too
+## little of the two cores (vet alone took 23 minutes at nice 10) and the
+## run took longer (docs/benchmarks.md).
 ##
 ## Every phase, lane and suite prints how long it took (">> phase NAME took
 ## Ns"); .ci/run closes with them in one table, beside the budgets of
@@ -52,9 +53,13 @@ test:
 	@$(call phase,tools,$(MAKE) --no-print-directory tools)
 	@$(call phase,verify,$(MAKE) --no-print-directory verify)
 	@$(call phase,unit,$(MAKE) --no-print-directory unit)
-	@$(call phase,fuzz,$(MAKE) --no-print-directory fuzz)
 	@$(call phase,prebuilt,$(MAKE) --no-print-directory prebuilt)
-	@$(call phase,lanes,$(MAKE) --no-print-directory -j5 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile)
+	@$(call phase,lanes,$(MAKE) --no-print-directory -j6 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile fuzz-beside)
+
+# The fuzz targets beside the lanes, at the lowest priority: they take only
+# what the lanes leave of the two cores.
+fuzz-beside:
+	@$(call phase,fuzz,nice -n 19 $(MAKE) --no-print-directory fuzz)
 
 # $(call phase,NAME,COMMAND): COMMAND, then a line saying how long it took.
 # Under a lane (LANE, which the lanes pass down), the line names it.
