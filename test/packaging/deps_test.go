@@ -39,7 +39,7 @@ import (
 var _ = Describe("dependencies from the catalog", func() {
 	It("installs required packages from the catalog first, transitively, and then the bundle; refuses an API no package provides; leaves a dependency when its dependent goes and reuses it", func(ctx context.Context) {
 		const ns = "catalog-deps"
-		const efsCRD, rupturaCRD, headscaleCRD = "sharedvolumes.aws-efs.managed.openshift.io", "rupturainstances.ruptura.io", "headscales.headscale.jicoyne.io"
+		const rupturaCRD, headscaleCRD = "rupturainstances.ruptura.io", "headscales.headscale.jicoyne.io"
 		ruptura, widgets := "stable.ruptura-operator."+catalog.DefaultDomain, "stable.needs-widgets."+catalog.DefaultDomain
 		createNamespace(ctx, ns)
 		allowDependencies(ctx, ns)

@@ -27,24 +27,9 @@ import (
 var _ = Describe("faults in the middle of a catalog install", func() {
 	It("converges when the adapter is killed and kapp-controller stopped in the middle of a channel walk: the head installed, nothing recreated", func(ctx context.Context) {
 		const ns, install, installNS = "catalog-walk-faults", "efs", "catalog-efs-faults"
-		const crdName = "sharedvolumes.aws-efs.managed.openshift.io"
-		ref := "stable.aws-efs-operator." + catalog.DefaultDomain
 		bdName := install + "." + ns
 		createNamespace(ctx, ns)
-		pinned := pushWalkCatalog(ctx, "walk-faults", "")
-		By("kctrl package repository add -r efs --url " + pinned)
-		Expect(harness.KctrlRepositoryAdd(ctx, env.ControlPlane.Config, ns, "efs", pinned)).To(Succeed())
-		By("kctrl package install -i efs -p " + ref + " --version 1.0.0")
-		DeferCleanup(func(ctx context.Context) {
-			Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, install)).To(Succeed())
-			Eventually(func() bool {
-				return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: crdName}, &apiextensionsv1.CustomResourceDefinition{}))
-			}).WithContext(ctx).Should(BeTrue(), "the CRD goes with the BundleDeployment")
-		})
-		Expect(kctrl(ctx, func(ctx context.Context) error {
-			return harness.KctrlPackageInstall(ctx, env.ControlPlane.Config, harness.KctrlInstall{Namespace: ns, Name: install, Package: ref, Version: "1.0.0",
-				Values: []byte("installNamespace: " + installNS + "\n")})
-		})).To(Succeed())
+		installEfs(ctx, ns, install, installNS, pushWalkCatalog(ctx, "walk-faults", ""))
 		before := efsUIDs(ctx, bdName, installNS)
 
 		By("kctrl package installed update -i efs --version 2.0.0, without waiting: a walk of three steps")
@@ -84,7 +69,7 @@ var _ = Describe("faults in the middle of a catalog install", func() {
 
 	It("converges when the adapter is killed and kapp-controller stopped in the middle of a dependency install: each dependency installed once", func(ctx context.Context) {
 		const ns = "catalog-deps-faults"
-		const efsCRD, rupturaCRD, headscaleCRD = "sharedvolumes.aws-efs.managed.openshift.io", "rupturainstances.ruptura.io", "headscales.headscale.jicoyne.io"
+		const rupturaCRD, headscaleCRD = "rupturainstances.ruptura.io", "headscales.headscale.jicoyne.io"
 		ruptura := "stable.ruptura-operator." + catalog.DefaultDomain
 		createNamespace(ctx, ns)
 		allowDependencies(ctx, ns)
@@ -206,6 +191,6 @@ func expectOneEach(ctx context.Context, ns string, names ...string) {
 func efsUIDs(ctx context.Context, bdName, installNS string) map[string]types.UID {
 	return uidsOf(ctx, map[string]client.ObjectKey{
 		"bd": {Name: bdName}, "deployment": {Namespace: installNS, Name: "aws-efs-operator"},
-		"crd": {Name: "sharedvolumes.aws-efs.managed.openshift.io"}, "namespace": {Name: installNS},
+		"crd": {Name: efsCRD}, "namespace": {Name: installNS},
 	})
 }

@@ -31,32 +31,15 @@ import (
 var _ = Describe("walking a channel", func() {
 	It("stops at a step CRD upgrade safety refuses, with the step before it installed and every object kept", func(ctx context.Context) {
 		const ns, install, installNS = "catalog-walk", "efs", "catalog-efs-op"
-		const crdName = "sharedvolumes.aws-efs.managed.openshift.io"
-		ref := "stable.aws-efs-operator." + catalog.DefaultDomain
 		bdName := install + "." + ns
 		createNamespace(ctx, ns)
 
 		By("pushing the bundles (1.2.0's CRD without status.message) and the catalog as a package repository")
-		pinned := pushWalkCatalog(ctx, "walk", "1.2.0")
-
-		By("kctrl package repository add -r efs --url " + pinned)
-		Expect(harness.KctrlRepositoryAdd(ctx, env.ControlPlane.Config, ns, "efs", pinned)).To(Succeed())
-
-		By("kctrl package install -i efs -p " + ref + " --version 1.0.0")
-		DeferCleanup(func(ctx context.Context) {
-			Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, install)).To(Succeed())
-			Eventually(func() bool {
-				return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: crdName}, &apiextensionsv1.CustomResourceDefinition{}))
-			}).WithContext(ctx).Should(BeTrue(), "the CRD goes with the BundleDeployment")
-		})
-		Expect(kctrl(ctx, func(ctx context.Context) error {
-			return harness.KctrlPackageInstall(ctx, env.ControlPlane.Config, harness.KctrlInstall{Namespace: ns, Name: install, Package: ref, Version: "1.0.0",
-				Values: []byte("installNamespace: " + installNS + "\n")})
-		})).To(Succeed())
+		installEfs(ctx, ns, install, installNS, pushWalkCatalog(ctx, "walk", "1.2.0"))
 		deployment := &appsv1.Deployment{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: installNS, Name: "aws-efs-operator"}, deployment)).To(Succeed())
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		Expect(env.Client.Get(ctx, client.ObjectKey{Name: crdName}, crd)).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: efsCRD}, crd)).To(Succeed())
 		uids := []string{string(deployment.UID), string(crd.UID)}
 
 		By("kctrl package installed update -i efs --version 2.0.0: the walk installs 1.1.0, then stops at 1.2.0")
@@ -74,7 +57,7 @@ var _ = Describe("walking a channel", func() {
 		Expect(installed.Reason).To(Equal(rukpakv1alpha2.ReasonUpgradeFailed))
 		Expect(installed.Message).To(And(
 			ContainSubstring("The upgrade along channel stable (1.0.0 → 1.1.0 → 1.2.0 → 2.0.0) stopped at 1.2.0; 1.1.0 stays installed"),
-			ContainSubstring("failed to validate safety of UPDATE for CRD \""+crdName+"\"")))
+			ContainSubstring("failed to validate safety of UPDATE for CRD \""+efsCRD+"\"")))
 		progressing := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeProgressing)
 		Expect(progressing).NotTo(BeNil())
 		Expect(progressing.Status).To(BeEquivalentTo("False"))
@@ -85,12 +68,36 @@ var _ = Describe("walking a channel", func() {
 		}), "the walk went no further than the refused step")
 
 		By("what 1.1.0 installed runs on: the CRD keeps its field, nothing was recreated")
-		Expect(env.Client.Get(ctx, client.ObjectKey{Name: crdName}, crd)).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: efsCRD}, crd)).To(Succeed())
 		Expect(crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties).To(HaveKey("message"))
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: installNS, Name: "aws-efs-operator"}, deployment)).To(Succeed())
 		Expect([]string{string(deployment.UID), string(crd.UID)}).To(Equal(uids))
 	}, SpecTimeout(6*time.Minute))
 })
+
+// installEfs adds the package repository pinned in namespace ns and
+// installs aws-efs-operator 1.0.0 from it as PackageInstall install, into
+// installNS, through the calls kctrl makes; when the spec ends it is
+// uninstalled and its CRD waited for until gone.
+func installEfs(ctx context.Context, ns, install, installNS, pinned string) {
+	ref := "stable.aws-efs-operator." + catalog.DefaultDomain
+	By("kctrl package repository add -r efs --url " + pinned)
+	ExpectWithOffset(1, harness.KctrlRepositoryAdd(ctx, env.ControlPlane.Config, ns, "efs", pinned)).To(Succeed())
+	By("kctrl package install -i " + install + " -p " + ref + " --version 1.0.0")
+	DeferCleanup(func(ctx context.Context) {
+		Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, install)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: efsCRD}, &apiextensionsv1.CustomResourceDefinition{}))
+		}).WithContext(ctx).Should(BeTrue(), "the CRD goes with the BundleDeployment")
+	})
+	ExpectWithOffset(1, kctrl(ctx, func(ctx context.Context) error {
+		return harness.KctrlPackageInstall(ctx, env.ControlPlane.Config, harness.KctrlInstall{Namespace: ns, Name: install, Package: ref, Version: "1.0.0",
+			Values: []byte("installNamespace: " + installNS + "\n")})
+	})).To(Succeed())
+}
+
+// efsCRD is aws-efs-operator's CRD.
+const efsCRD = "sharedvolumes.aws-efs.managed.openshift.io"
 
 // pushWalkCatalog pushes aws-efs-operator 0.0.8's bundle under repo as
 // versions 1.0.0, 1.1.0, 1.2.0 and 2.0.0, the one of them named unsafe (""
