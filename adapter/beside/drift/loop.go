@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// The one loop both parts of drift run (the Watcher's re-applies and the
+// The one loop both parts of drift run (the Repairer's re-applies and the
 // StallRepair's new runs): the App informer's events, through a handler
 // that decides what is due, feed a queue of App keys, worked one at a time
 // with backoff until the manager stops.

@@ -30,9 +30,9 @@ import (
 // re-applied: a bundle deleted with one command is one re-apply.
 const coalesce = 250 * time.Millisecond
 
-// Watcher is the drift repair loop, run by the controller manager on the
+// Repairer is the drift repair loop, run by the controller manager on the
 // leader only.
-type Watcher struct {
+type Repairer struct {
 	client client.Client
 	// api reads past the cache, after a conflict.
 	api      client.Reader
@@ -49,7 +49,7 @@ type Watcher struct {
 	apps  map[client.ObjectKey]*appState
 }
 
-// appState is what the Watcher knows of one App.
+// appState is what the Repairer knows of one App.
 type appState struct {
 	// pending is when the earliest change not yet repaired was seen, and
 	// what it was.
@@ -67,19 +67,19 @@ type appState struct {
 	kinds    []schema.GroupKind
 }
 
-// New makes a Watcher. appOf finds the App that installs a
+// New makes a Repairer. appOf finds the App that installs a
 // BundleDeployment's objects.
 func New(c client.Client, api client.Reader, ca cache.Cache, meta metadata.Interface, recorder events.EventRecorder,
-	appOf func(ctx context.Context, bd string) (client.ObjectKey, bool)) *Watcher {
-	return &Watcher{client: c, api: api, cache: ca, meta: meta, recorder: recorder, appOf: appOf, now: time.Now,
+	appOf func(ctx context.Context, bd string) (client.ObjectKey, bool)) *Repairer {
+	return &Repairer{client: c, api: api, cache: ca, meta: meta, recorder: recorder, appOf: appOf, now: time.Now,
 		apps: map[client.ObjectKey]*appState{}}
 }
 
 // NeedLeaderElection: re-applies are writes, the leader's alone.
-func (w *Watcher) NeedLeaderElection() bool { return true }
+func (w *Repairer) NeedLeaderElection() bool { return true }
 
 // Start runs the watches and the re-apply loop until ctx ends.
-func (w *Watcher) Start(ctx context.Context) error {
+func (w *Repairer) Start(ctx context.Context) error {
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithName("drift"))
 	w.queue = newAppQueue("drift")
 	defer w.queue.ShutDown()
@@ -103,7 +103,7 @@ func (w *Watcher) Start(ctx context.Context) error {
 
 // appChanged follows an App: the kinds it installed, the spec it last
 // deployed, and whether a change waiting for it can be repaired now.
-func (w *Watcher) appChanged(obj any) {
+func (w *Repairer) appChanged(obj any) {
 	app, ok := obj.(*kappctrlv1alpha1.App)
 	if !ok {
 		return
@@ -124,7 +124,7 @@ func (w *Watcher) appChanged(obj any) {
 	}
 }
 
-func (w *Watcher) appGone(obj any) {
+func (w *Repairer) appGone(obj any) {
 	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
@@ -143,7 +143,7 @@ func (w *Watcher) appGone(obj any) {
 }
 
 // state is key's state, made on first use; w.mu is held.
-func (w *Watcher) state(key client.ObjectKey) *appState {
+func (w *Repairer) state(key client.ObjectKey) *appState {
 	st, ok := w.apps[key]
 	if !ok {
 		st = &appState{}
@@ -152,7 +152,7 @@ func (w *Watcher) state(key client.ObjectKey) *appState {
 	return st
 }
 
-func (w *Watcher) objectChanged(ctx context.Context, gk schema.GroupKind, old, cur any) {
+func (w *Repairer) objectChanged(ctx context.Context, gk schema.GroupKind, old, cur any) {
 	o, ok1 := old.(*metav1.PartialObjectMetadata)
 	c, ok2 := cur.(*metav1.PartialObjectMetadata)
 	if ok1 && ok2 && ChangedByOthers(o, c) {
@@ -160,7 +160,7 @@ func (w *Watcher) objectChanged(ctx context.Context, gk schema.GroupKind, old, c
 	}
 }
 
-func (w *Watcher) objectDeleted(ctx context.Context, gk schema.GroupKind, obj any) {
+func (w *Repairer) objectDeleted(ctx context.Context, gk schema.GroupKind, obj any) {
 	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
@@ -170,7 +170,7 @@ func (w *Watcher) objectDeleted(ctx context.Context, gk schema.GroupKind, obj an
 }
 
 // changed records a change of an installed object for its App's re-apply.
-func (w *Watcher) changed(ctx context.Context, gk schema.GroupKind, m *metav1.PartialObjectMetadata, how string) {
+func (w *Repairer) changed(ctx context.Context, gk schema.GroupKind, m *metav1.PartialObjectMetadata, how string) {
 	key, ok := w.appOf(ctx, m.Labels[ownerNameLabel])
 	if !ok {
 		return
@@ -234,7 +234,7 @@ func byThisRun(app *kappctrlv1alpha1.App, m *metav1.PartialObjectMetadata) bool 
 }
 
 // repair re-applies key's App if a change waits and the App can take it.
-func (w *Watcher) repair(ctx context.Context, key client.ObjectKey) error {
+func (w *Repairer) repair(ctx context.Context, key client.ObjectKey) error {
 	app := &kappctrlv1alpha1.App{}
 	if err := w.cache.Get(ctx, key, app); err != nil {
 		return client.IgnoreNotFound(err)
@@ -308,7 +308,7 @@ func (w *Watcher) repair(ctx context.Context, key client.ObjectKey) error {
 // The Events API folds Events of one reason and action about one object
 // into a series that keeps the first note, so deletes and changes get a
 // reason each.
-func (w *Watcher) record(ctx context.Context, app *kappctrlv1alpha1.App, what string, deleted bool) {
+func (w *Repairer) record(ctx context.Context, app *kappctrlv1alpha1.App, what string, deleted bool) {
 	bd := &rukpakv1alpha2.BundleDeployment{}
 	if w.recorder == nil || w.cache.Get(ctx, client.ObjectKey{Name: app.Labels[ownerNameLabel]}, bd) != nil {
 		return

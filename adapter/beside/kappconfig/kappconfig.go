@@ -23,8 +23,8 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 )
 
-// Watcher keeps holder at what kapp-controller-config says.
-type Watcher struct {
+// ConfigReconciler keeps holder at what kapp-controller-config says.
+type ConfigReconciler struct {
 	reader    client.Reader
 	namespace string
 	holder    *fetch.NetworkHolder
@@ -39,12 +39,12 @@ type Watcher struct {
 // New follows kapp-controller-config in namespace (kapp-controller's),
 // reading it through reader (the manager's cache, which holds only that
 // name there), into holder; onChange runs after each change.
-func New(reader client.Reader, namespace, serviceHost string, holder *fetch.NetworkHolder, onChange func(context.Context) error) *Watcher {
-	return &Watcher{reader: reader, namespace: namespace, serviceHost: serviceHost, holder: holder, onChange: onChange}
+func New(reader client.Reader, namespace, serviceHost string, holder *fetch.NetworkHolder, onChange func(context.Context) error) *ConfigReconciler {
+	return &ConfigReconciler{reader: reader, namespace: namespace, serviceHost: serviceHost, holder: holder, onChange: onChange}
 }
 
 // SetupWithManager watches the Secret and the ConfigMap of that name.
-func (w *Watcher) SetupWithManager(mgr ctrl.Manager) error {
+func (w *ConfigReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	only := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetNamespace() == w.namespace && o.GetName() == fetch.KappControllerConfigName
 	}))
@@ -66,7 +66,7 @@ func (w *Watcher) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile reads the Secret, else the ConfigMap, and stores what it says;
 // with neither, fetches go back to the adapter's environment, as
 // kapp-controller's do before it has read a config.
-func (w *Watcher) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (w *ConfigReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	cfg, err := Read(ctx, w.reader, w.namespace)
 	if err != nil {
 		return reconcile.Result{}, err

@@ -14,7 +14,7 @@ import (
 // the App is gone, the content the adapter stored for it goes too (the
 // garbage collector leaves what an orphaning delete let go), and gone says
 // the BundleDeployment may go.
-func (m *Mode) Finalize(ctx context.Context, s *scope.Scope) (bool, error) {
+func (m *AppInstaller) Finalize(ctx context.Context, s *scope.Scope) (bool, error) {
 	app := s.Live
 	if app == nil {
 		if err := m.store.Prune(ctx, s.AppNS, s.BD.Name, nil); err != nil {

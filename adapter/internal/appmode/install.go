@@ -20,7 +20,7 @@ import (
 // facts of the status. The order is load-bearing: the copies of what the
 // App references are made before the App is applied, and superseded
 // content goes only once the App deployed the current content.
-func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
+func (m *AppInstaller) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
 	bd, facts, live := s.View, s.Facts, s.Live
 	if handled, o := m.takeOver(ctx, s); handled {
 		return o
@@ -60,7 +60,7 @@ func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
 // Package, so the same step recorded again (a look that read the App
 // before the cache saw this write) adds to that step's Event series
 // instead of making another, and each step has its own Event.
-func (m *Mode) recordStep(s *scope.Scope, live *kappctrlv1alpha1.App) {
+func (m *AppInstaller) recordStep(s *scope.Scope, live *kappctrlv1alpha1.App) {
 	w := s.Facts.Walk
 	if w == nil || m.recorder == nil || (live != nil && live.Annotations[catalog.AnnotationBundle] == s.View.Annotations[catalog.AnnotationBundle]) {
 		return

@@ -7,8 +7,8 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 )
 
-// Mode is the App mode.
-type Mode struct {
+// AppInstaller is the App mode.
+type AppInstaller struct {
 	client client.Client
 	store  *store.Store
 	// recorder says what a hand-back waits for; nil records nothing.
@@ -17,6 +17,6 @@ type Mode struct {
 
 // New is the App mode writing through c, fetching content through s and
 // recording Events with recorder (nil: none).
-func New(c client.Client, s *store.Store, recorder events.EventRecorder) *Mode {
-	return &Mode{client: c, store: s, recorder: recorder}
+func New(c client.Client, s *store.Store, recorder events.EventRecorder) *AppInstaller {
+	return &AppInstaller{client: c, store: s, recorder: recorder}
 }

@@ -26,7 +26,7 @@ import (
 // says the BundleDeployment may go. kapp's record of the App stays in the
 // namespace, so the objects are adopted again, not duplicated, if the class
 // comes back.
-func (m *Mode) Release(ctx context.Context, s *scope.Scope) (bool, error) {
+func (m *AppInstaller) Release(ctx context.Context, s *scope.Scope) (bool, error) {
 	bd, app := s.BD, s.Live
 	switch {
 	case app == nil:
@@ -90,7 +90,7 @@ func deploying(app *kappctrlv1alpha1.App) bool {
 
 // cancel stops the App's deploy in flight (kapp-controller kills kapp when
 // spec.canceled is set); the App's status change brings the hand-back back.
-func (m *Mode) cancel(ctx context.Context, s *scope.Scope) error {
+func (m *AppInstaller) cancel(ctx context.Context, s *scope.Scope) error {
 	app := s.Live
 	if app.Spec.Canceled {
 		return nil
@@ -103,7 +103,7 @@ func (m *Mode) cancel(ctx context.Context, s *scope.Scope) error {
 }
 
 // waitsFor records what a hand-back waits for, once per step taken.
-func (m *Mode) waitsFor(s *scope.Scope, format string, args ...any) {
+func (m *AppInstaller) waitsFor(s *scope.Scope, format string, args ...any) {
 	if m.recorder == nil {
 		return
 	}

@@ -26,7 +26,7 @@ import (
 // so a rukpak still running cannot apply its release over kapp's.
 // rukpak-kapp's own rendering takes over at the next generation. It reports
 // false when there is nothing of rukpak's to take over.
-func (m *Mode) takeOver(ctx context.Context, s *scope.Scope) (bool, scope.Outcome) {
+func (m *AppInstaller) takeOver(ctx context.Context, s *scope.Scope) (bool, scope.Outcome) {
 	bd, facts, live := s.View, s.Facts, s.Live
 	if live != nil {
 		if !takeover.KeepsRukpakRendering(bd, live.Annotations) {
@@ -87,7 +87,7 @@ func (m *Mode) takeOver(ctx context.Context, s *scope.Scope) (bool, scope.Outcom
 // App deployed it: release Secrets (rukpak writes them again if it still
 // runs and wakes), and rukpak's finalizers, which would otherwise hold a
 // delete forever.
-func (m *Mode) clearRukpak(ctx context.Context, s *scope.Scope) error {
+func (m *AppInstaller) clearRukpak(ctx context.Context, s *scope.Scope) error {
 	bd := s.View
 	secrets := &corev1.SecretList{}
 	if err := m.client.List(ctx, secrets, client.InNamespace(s.Cfg.SystemNamespace)); err != nil {
@@ -108,7 +108,7 @@ func (m *Mode) clearRukpak(ctx context.Context, s *scope.Scope) error {
 	return nil
 }
 
-func (m *Mode) deleteReleaseSecrets(ctx context.Context, releases []corev1.Secret) error {
+func (m *AppInstaller) deleteReleaseSecrets(ctx context.Context, releases []corev1.Secret) error {
 	for i := range releases {
 		secret := &releases[i]
 		if err := m.client.Delete(ctx, secret, client.Preconditions{UID: &secret.UID}); client.IgnoreNotFound(err) != nil {

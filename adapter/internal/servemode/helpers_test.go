@@ -31,7 +31,7 @@ var modeCfg = translate.Config{SystemNamespace: systemNS, AppNamespaces: []strin
 
 // appModeInstalled is servedBD, installed by the App mode so far, and
 // the serve mode over its cluster.
-func appModeInstalled(t *testing.T) (*fakekube.Cluster, *Mode, *rukpakv1alpha2.BundleDeployment) {
+func appModeInstalled(t *testing.T) (*fakekube.Cluster, *PackageInstaller, *rukpakv1alpha2.BundleDeployment) {
 	t.Helper()
 	bd := servedBD()
 	k := fakekube.New(nil, bd.DeepCopy(), pullSecret.DeepCopy())

@@ -27,7 +27,7 @@ import (
 // app), so switching keeps every installed object. The order is
 // load-bearing: publish, mirror, hand the App over, apply the
 // PackageInstall.
-func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
+func (m *PackageInstaller) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
 	bd, facts, live := s.View, s.Facts, s.Live
 	f, gathered, stop := m.store.Gather(ctx, s)
 	if stop {
@@ -76,7 +76,7 @@ func (m *Mode) Install(ctx context.Context, s *scope.Scope) scope.Outcome {
 
 // livePackageInstall is the PackageInstall ns/name from the informer
 // cache; nil when there is none.
-func (m *Mode) livePackageInstall(ctx context.Context, ns, name string) (*packagingv1alpha1.PackageInstall, error) {
+func (m *PackageInstaller) livePackageInstall(ctx context.Context, ns, name string) (*packagingv1alpha1.PackageInstall, error) {
 	pi := &packagingv1alpha1.PackageInstall{}
 	err := m.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pi)
 	if apierrors.IsNotFound(err) {
@@ -90,7 +90,7 @@ func (m *Mode) livePackageInstall(ctx context.Context, ns, name string) (*packag
 
 // applyPackageInstall writes the PackageInstall only when it differs from
 // the live one, so an unchanged BundleDeployment costs no API writes.
-func (m *Mode) applyPackageInstall(ctx context.Context, desired, live *packagingv1alpha1.PackageInstall) (*packagingv1alpha1.PackageInstall, error) {
+func (m *PackageInstaller) applyPackageInstall(ctx context.Context, desired, live *packagingv1alpha1.PackageInstall) (*packagingv1alpha1.PackageInstall, error) {
 	if live != nil && live.DeletionTimestamp.IsZero() && packagingapi.LabelsHold(live, desired) &&
 		apiequality.Semantic.DeepEqual(desired.Spec, live.Spec) && apiequality.Semantic.DeepEqual(desired.OwnerReferences, live.OwnerReferences) {
 		if _, ok := live.Annotations[packagingDowngradable]; ok {
@@ -109,7 +109,7 @@ func (m *Mode) applyPackageInstall(ctx context.Context, desired, live *packaging
 
 // pruneSuperseded removes what bd published for other versions, and the
 // content Secrets only they read, once this version is installed.
-func (m *Mode) pruneSuperseded(ctx context.Context, s *scope.Scope, set *packageSet, f store.Fetched) error {
+func (m *PackageInstaller) pruneSuperseded(ctx context.Context, s *scope.Scope, set *packageSet, f store.Fetched) error {
 	keepValues := ""
 	if set.values != nil {
 		keepValues = set.values.Name
@@ -123,7 +123,7 @@ func (m *Mode) pruneSuperseded(ctx context.Context, s *scope.Scope, set *package
 // removePackaging deletes bdName's Packages in ns but the one of version,
 // its values Secrets but keepValues, and, with no version kept, its
 // PackageMetadata.
-func (m *Mode) removePackaging(ctx context.Context, ns, bdName, version, keepValues string) error {
+func (m *PackageInstaller) removePackaging(ctx context.Context, ns, bdName, version, keepValues string) error {
 	refName := packaging.RefName(bdName)
 	pkgs := &datav1alpha1.PackageList{}
 	if err := m.direct.List(ctx, pkgs, client.InNamespace(ns)); err != nil {

@@ -9,8 +9,8 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 )
 
-// Mode is the serve mode.
-type Mode struct {
+// PackageInstaller is the serve mode.
+type PackageInstaller struct {
 	client client.Client
 	// direct reads the packaging API, which the informer cache does not hold.
 	direct client.Reader
@@ -32,12 +32,12 @@ type Mode struct {
 
 // New is the serve mode writing through c, reading the packaging API
 // through direct and fetching content through s.
-func New(c client.Client, direct client.Reader, s *store.Store) *Mode {
-	return &Mode{client: c, direct: direct, packages: packagingapi.NewWriter(c, direct), store: s}
+func New(c client.Client, direct client.Reader, s *store.Store) *PackageInstaller {
+	return &PackageInstaller{client: c, direct: direct, packages: packagingapi.NewWriter(c, direct), store: s}
 }
 
 // Forget drops what is remembered of name's packaging.
-func (m *Mode) Forget(name string, _ types.UID) {
+func (m *PackageInstaller) Forget(name string, _ types.UID) {
 	m.pruned.Delete(name)
 	m.published.Delete(name)
 }

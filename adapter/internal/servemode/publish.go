@@ -32,7 +32,7 @@ const templateFile = "package-template.json"
 
 // desiredPackage makes the packaging objects for the scope's generation,
 // reading what the bundle says of itself and what is published already.
-func (m *Mode) desiredPackage(ctx context.Context, s *scope.Scope, f store.Fetched) (*packageSet, error) {
+func (m *PackageInstaller) desiredPackage(ctx context.Context, s *scope.Scope, f store.Fetched) (*packageSet, error) {
 	bd := s.View
 	d, err := draftPackage(bd, s.Cfg, f.Packed(), translate.StyleOf(s.Live))
 	if err != nil {
@@ -53,7 +53,7 @@ func (m *Mode) desiredPackage(ctx context.Context, s *scope.Scope, f store.Fetch
 
 // identityOf is what the bundle says of itself: a chart's Chart.yaml (and
 // its values schema) from the content Secrets, a registry+v1 bundle's CSV.
-func (m *Mode) identityOf(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, ns string, f store.Fetched) (packaging.Identity, []byte, error) {
+func (m *PackageInstaller) identityOf(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, ns string, f store.Fetched) (packaging.Identity, []byte, error) {
 	switch bd.Spec.ProvisionerClassName {
 	case rukpakv1alpha2.ClassRegistry:
 		var csv *convert.Package
@@ -86,7 +86,7 @@ func (m *Mode) identityOf(ctx context.Context, bd *rukpakv1alpha2.BundleDeployme
 // keeps it, even after the first is cleaned up. made names what the
 // version was picked from: the bundle's own version and the template's
 // content version.
-func (m *Mode) packageVersion(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, ns string, identity packaging.Identity, template *kappctrlv1alpha1.AppSpec) (version, made string, err error) {
+func (m *PackageInstaller) packageVersion(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, ns string, identity packaging.Identity, template *kappctrlv1alpha1.AppSpec) (version, made string, err error) {
 	files, err := templateFiles(template)
 	if err != nil {
 		return "", "", err
@@ -118,7 +118,7 @@ func (m *Mode) packageVersion(ctx context.Context, bd *rukpakv1alpha2.BundleDepl
 
 // publishedVersion is the content version of the template the published
 // Package of version holds; "" when there is none.
-func (m *Mode) publishedVersion(ctx context.Context, ns, bdName, version string) (string, error) {
+func (m *PackageInstaller) publishedVersion(ctx context.Context, ns, bdName, version string) (string, error) {
 	pkg := &datav1alpha1.Package{}
 	name := packaging.PackageName(packaging.RefName(bdName), version)
 	err := m.direct.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pkg)
@@ -146,7 +146,7 @@ func templateFiles(template *kappctrlv1alpha1.AppSpec) (map[string][]byte, error
 // publish writes the PackageMetadata, the Package (never changed once
 // published: its version names its template) and the values Secret.
 // What was published for bdName's current template is not read again.
-func (m *Mode) publish(ctx context.Context, bdName string, set *packageSet) error {
+func (m *PackageInstaller) publish(ctx context.Context, bdName string, set *packageSet) error {
 	if _, ok := m.published.get(bdName, set.made); !ok {
 		if err := m.publishPackage(ctx, set); err != nil {
 			return err
@@ -169,7 +169,7 @@ func (m *Mode) publish(ctx context.Context, bdName string, set *packageSet) erro
 // publishPackage writes the PackageMetadata and the Package through
 // kapp-controller's packaging API: the PackageMetadata is updated when its
 // spec or labels changed, the Package never is.
-func (m *Mode) publishPackage(ctx context.Context, set *packageSet) error {
+func (m *PackageInstaller) publishPackage(ctx context.Context, set *packageSet) error {
 	_, err := m.packages.Put(ctx, m.direct, set.metadata, &datav1alpha1.PackageMetadata{}, func(live client.Object) client.Object {
 		meta := live.(*datav1alpha1.PackageMetadata)
 		if apiequality.Semantic.DeepEqual(meta.Spec, set.metadata.Spec) && packagingapi.LabelsHold(meta, set.metadata) {

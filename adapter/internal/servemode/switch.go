@@ -20,7 +20,7 @@ import (
 // reference to bd), without deleting it: kapp-controller's PackageInstall
 // takes over only an App no other controller owns, and then updates it
 // in place (pkg/packageinstall/app.go).
-func (m *Mode) takeApp(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, live *kappctrlv1alpha1.App) (*kappctrlv1alpha1.App, error) {
+func (m *PackageInstaller) takeApp(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, live *kappctrlv1alpha1.App) (*kappctrlv1alpha1.App, error) {
 	if live == nil || !metav1.IsControlledBy(live, bd) {
 		return live, nil
 	}
@@ -50,7 +50,7 @@ func (m *Mode) takeApp(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment,
 // deletes the App) and deleted, and what it published goes. kapp's record
 // of the app stays in the namespace, so the App written next adopts every
 // object. gone says the PackageInstall is gone and the App may be written.
-func (m *Mode) Leave(ctx context.Context, s *scope.Scope) (bool, error) {
+func (m *PackageInstaller) Leave(ctx context.Context, s *scope.Scope) (bool, error) {
 	bd := s.View
 	pi, err := m.livePackageInstall(ctx, s.AppNS, bd.Name)
 	if err != nil || pi == nil || !metav1.IsControlledBy(pi, bd) {
@@ -72,7 +72,7 @@ func (m *Mode) Leave(ctx context.Context, s *scope.Scope) (bool, error) {
 // switch to an App under way otherwise not. waits says the removal waits
 // for the PackageInstall (its status is then reported from the scope's
 // App); otherwise the App mode's removal goes on.
-func (m *Mode) Finalize(ctx context.Context, s *scope.Scope) (bool, error) {
+func (m *PackageInstaller) Finalize(ctx context.Context, s *scope.Scope) (bool, error) {
 	bd := s.BD
 	pi, err := m.livePackageInstall(ctx, s.AppNS, bd.Name)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 // served is bd installed in the serve mode, its PackageInstall held by
 // kapp-controller's finalizer; noopDelete says a switch to an App was
 // under way.
-func served(t *testing.T, noopDelete bool) (*fakekube.Cluster, *Mode, *rukpakv1alpha2.BundleDeployment) {
+func served(t *testing.T, noopDelete bool) (*fakekube.Cluster, *PackageInstaller, *rukpakv1alpha2.BundleDeployment) {
 	t.Helper()
 	k, m, bd := appModeInstalled(t)
 	if o := m.Install(context.Background(), scopeOf(t, k, bd)); o.Err != nil {
