@@ -245,9 +245,10 @@ func withContentAddress(o Options) Options {
 
 // addDispatcher adds the BundleDeployment controller and what opens the
 // parts of it that need kapp-controller's API once it is served: the App and
-// PackageInstall watches (with drift and stall repair), and the cache of
-// catalogs' Packages that catalog bundles' dependencies are resolved from.
-// Its wait is the adapter's readiness detail.
+// PackageInstall watches (with drift and stall repair; their wait is the
+// adapter's readiness detail), and the cache of catalogs' Packages that
+// catalog bundles' dependencies are resolved from (once it opens while the
+// adapter runs, every catalog bundle is reconciled again).
 func addDispatcher(mgr ctrl.Manager, cfg *rest.Config, d discovery.DiscoveryInterface, o Options, network *fetch.NetworkHolder,
 	fetcher store.SourceFetcher) (*BundleDeploymentReconciler, *store.Store, error) {
 	apis, err := ServedAPIs(cfg)
@@ -269,7 +270,8 @@ func addDispatcher(mgr ctrl.Manager, cfg *rest.Config, d discovery.DiscoveryInte
 		return nil, nil, err
 	}
 	packagesAPI := kappapi.NewFor(d, mgr.GetCache(), "kapp-controller's packaging API", packagingKinds,
-		func(context.Context) error { return withCatalogPackages(mgr, r, packages) }, func(context.Context) error { return nil })
+		func(context.Context) error { return withCatalogPackages(mgr, r, packages) },
+		func(ctx context.Context) error { return r.EnqueueCatalogBundles(ctx, mgr.GetCache()) })
 	if err := openWhenServed(mgr, packagesAPI); err != nil {
 		return nil, nil, err
 	}
@@ -397,6 +399,10 @@ var catalogKinds = func() map[string]string {
 // metadata, in every namespace) that catalog bundles' dependencies are
 // resolved from, and the dispatcher's watch of it, once the packaging API is
 // served: a kind the manager's cache names must be served when it is made.
+// It is not the catalog controller's cache: that one holds what
+// OperatorCatalogs published (their label), this one every catalog Package,
+// those a package repository made from `catalog push` included; a cache
+// keeps one label selector per kind.
 func withCatalogPackages(mgr ctrl.Manager, r *BundleDeploymentReconciler, packages *kube.LateReader) error {
 	cl, err := cluster.New(mgr.GetConfig(), func(co *cluster.Options) {
 		co.Scheme = mgr.GetScheme()

@@ -81,6 +81,7 @@ var _ = Describe("kapp-controller stopped", Serial, func() {
 			Expect(env.Adapter.Restart(ctx)).To(Succeed())
 		}
 		Expect(adapterMetric(ctx, "rukpak_kapp_api_served", `api="the OperatorCatalog API"`)).To(Equal(0.0))
+		Expect(adapterMetric(ctx, "rukpak_kapp_api_served", `api="kapp-controller's packaging API"`)).To(Equal(0.0), "the catalogs' Packages cache waits too")
 		Expect(adapterMetric(ctx, "rukpak_kapp_api_served", `api="kapp-controller's API"`)).To(Equal(1.0))
 		c := condition(ctx, cat, catalogsv1alpha1.ReasonPackagingAPIUnavailable)
 		Expect(c.Message).To(ContainSubstring("as soon as the API is back"))
@@ -100,5 +101,8 @@ var _ = Describe("kapp-controller stopped", Serial, func() {
 			bdtest.HaveCondition(rukpakv1alpha2.TypeInstalled, metav1.ConditionTrue, rukpakv1alpha2.ReasonInstallationSucceeded, ""))
 		Expect(cat.Status.Packages).To(BeEquivalentTo(6))
 		Expect(adapterMetric(ctx, "rukpak_kapp_api_served", `api="the OperatorCatalog API"`)).To(Equal(1.0))
+		// The catalogs' Packages cache opens on the same APIService's
+		// change, by a look of its own.
+		Eventually(adapterMetric).WithContext(ctx).WithArguments("rukpak_kapp_api_served", `api="kapp-controller's packaging API"`).Should(Equal(1.0))
 	}, SpecTimeout(6*time.Minute))
 })

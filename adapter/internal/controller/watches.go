@@ -25,6 +25,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/bundlefiles"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -132,6 +133,17 @@ func (r *BundleDeploymentReconciler) WatchCatalogPackages(c cache.Cache, package
 // kapp-controller's API goes on.
 func (r *BundleDeploymentReconciler) EnqueueAll(ctx context.Context, c client.Reader) error {
 	return kube.EnqueueMatching(ctx, c, &rukpakv1alpha2.BundleDeploymentList{}, func(*rukpakv1alpha2.BundleDeployment) bool { return true }, r.enqueue)
+}
+
+// EnqueueCatalogBundles has every BundleDeployment a catalog Package made
+// reconciled again now: one whose dependencies could not be resolved while
+// the catalogs' Packages were not served goes on at once, not at the end
+// of its backoff.
+func (r *BundleDeploymentReconciler) EnqueueCatalogBundles(ctx context.Context, c client.Reader) error {
+	return kube.EnqueueMatching(ctx, c, &rukpakv1alpha2.BundleDeploymentList{}, func(bd *rukpakv1alpha2.BundleDeployment) bool {
+		_, ok := catalog.EntryOf(bd.Labels, bd.Annotations)
+		return ok
+	}, r.enqueue)
 }
 
 // EnqueueUnpackFailed has every BundleDeployment whose source could not be

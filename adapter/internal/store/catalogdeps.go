@@ -72,9 +72,11 @@ type met struct {
 	wait *status.Failure
 	// waited are the PackageInstalls (ns/name) it waits for.
 	waited []string
-	// watched says that only a change the adapter watches can end the wait
-	// (the catalog's Packages: what no Package meets), so it is not looked
-	// at again on a timer.
+	// watched says that only a change the adapter watches can end the wait,
+	// so it is not looked at again on a timer: a catalog Package (what no
+	// Package meets), an App of an installed bundle (a PackageInstall that
+	// installs a version out of range goes through its BundleDeployment's
+	// App), or the bundle itself (what is invalid).
 	watched bool
 }
 

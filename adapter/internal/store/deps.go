@@ -113,7 +113,7 @@ func catalogLookAgain(looks int) time.Duration {
 	return fetch.Doubling(catalogLookFirst, catalogLookMax, looks)
 }
 
-// waitOf is what a bundle waits for whose dependencies unmet are.
+// waitOf is what a bundle with the unmet dependencies unmet waits for.
 func waitOf(unmet []convert.Unmet) *waitFor {
 	w := &waitFor{groups: map[string]bool{}, packages: map[string]bool{}}
 	for _, u := range unmet {
@@ -329,8 +329,8 @@ func (d *Dependencies) DependentsOfPackage(_ context.Context, o client.Object) [
 	defer d.mu.Unlock()
 	var out []reconcile.Request
 	for name, w := range d.waiting {
-		ns, _, _ := strings.Cut(w.self, "/")
-		if w.self == "" || ns != o.GetNamespace() {
+		if ns, _, _ := strings.Cut(w.self, "/"); ns != o.GetNamespace() {
+			// Not a catalog bundle (no self), or of another namespace.
 			continue
 		}
 		meets := w.anyPackage || w.packages[offer.Entry.Package]
