@@ -75,8 +75,9 @@ type Options struct {
 	// fetches follow; "": none is read, fetches follow the environment.
 	KappControllerNamespace string
 	// CatalogDir keeps the catalog images OperatorCatalogs publish, as
-	// read (one file each, while it is their last); "": the OS's temporary
-	// directory.
+	// read (one file each, while it is their last), and is cleared of the
+	// files a process before left at start; "": a directory of its own
+	// under the OS's temporary directory, removed at stop.
 	CatalogDir string
 	// CatalogSpoolMaxBytes is how much those files may hold together; 0:
 	// DefaultCatalogSpoolMaxBytes.
@@ -112,21 +113,39 @@ func Scheme() (*runtime.Scheme, error) {
 // NewManager builds the controller manager that runs the adapter against
 // the cluster cfg points at: the command's `run` and the reconciler tests
 // start exactly this. Without o.ContentDir the content is kept in a
-// directory of its own, removed once the manager has stopped.
+// directory of its own, and without o.CatalogDir the catalog spools are,
+// each removed once the manager has stopped.
 func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
-	if o.ContentDir != "" {
-		return newManager(cfg, o)
+	var made []string
+	removeMade := func() error {
+		var errs []error
+		for _, dir := range made {
+			errs = append(errs, os.RemoveAll(dir))
+		}
+		return errors.Join(errs...)
 	}
-	dir, err := os.MkdirTemp("", "rukpak-kapp-content-")
-	if err != nil {
-		return nil, fmt.Errorf("content store: %w", err)
+	for _, d := range []struct {
+		dir     *string
+		pattern string
+	}{{&o.ContentDir, "rukpak-kapp-content-"}, {&o.CatalogDir, "rukpak-kapp-catalogs-"}} {
+		if *d.dir != "" {
+			continue
+		}
+		dir, err := os.MkdirTemp("", d.pattern)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("make a directory for the adapter: %w", err), removeMade())
+		}
+		*d.dir = dir
+		made = append(made, dir)
 	}
-	o.ContentDir = dir
 	mgr, err := newManager(cfg, o)
 	if err != nil {
-		return nil, errors.Join(err, os.RemoveAll(dir))
+		return nil, errors.Join(err, removeMade())
 	}
-	return removingAtStop{Manager: mgr, dir: dir}, nil
+	if len(made) == 0 {
+		return mgr, nil
+	}
+	return removingAtStop{Manager: mgr, dirs: made}, nil
 }
 
 func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
@@ -427,10 +446,11 @@ func withCatalogPackages(mgr ctrl.Manager, r *BundleDeploymentReconciler, packag
 // served when the manager is made): OperatorCatalogs in every namespace, and
 // only the metadata of the Packages and PackageMetadatas catalogs published.
 func withCatalogs(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder) error {
-	if o.CatalogDir != "" {
-		if err := fetch.RemoveCatalogSpools(o.CatalogDir); err != nil {
-			return fmt.Errorf("clear %s: %w", o.CatalogDir, err)
-		}
+	if err := os.MkdirAll(o.CatalogDir, 0o700); err != nil {
+		return fmt.Errorf("make the catalog directory: %w", err)
+	}
+	if err := fetch.RemoveCatalogSpools(o.CatalogDir); err != nil {
+		return fmt.Errorf("clear %s: %w", o.CatalogDir, err)
 	}
 	published, err := labels.Parse(catalogs.LabelCatalog)
 	if err != nil {

@@ -8,16 +8,20 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// removingAtStop is a manager that removes the content directory it made
-// once it has stopped: after its servers drained, so no content request
-// still being answered loses its file, and on every replica, leader or not.
-// Nothing reads the directory afterwards; the next start makes another
-// (tests start many managers in one process).
+// removingAtStop is a manager that removes the directories it made (the
+// content store's, the catalog spools') once it has stopped: after its
+// servers drained, so no content request still being answered loses its
+// file, and on every replica, leader or not. Nothing reads them afterwards;
+// the next start makes others (tests start many managers in one process).
 type removingAtStop struct {
 	ctrl.Manager
-	dir string
+	dirs []string
 }
 
 func (m removingAtStop) Start(ctx context.Context) error {
-	return errors.Join(m.Manager.Start(ctx), os.RemoveAll(m.dir))
+	errs := []error{m.Manager.Start(ctx)}
+	for _, dir := range m.dirs {
+		errs = append(errs, os.RemoveAll(dir))
+	}
+	return errors.Join(errs...)
 }

@@ -35,7 +35,7 @@ func TestRemovingAtStop(t *testing.T) {
 	inner := &runUntilStopped{dir: dir}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := (removingAtStop{Manager: inner, dir: dir}).Start(ctx); err != nil {
+	if err := (removingAtStop{Manager: inner, dirs: []string{dir}}).Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if !inner.keptWhile || !inner.keptAtStop {

@@ -63,6 +63,9 @@ func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error)
 			// at (ContentClient verifies its certificate for the Service).
 			"--content-address", "https://" + webhooks,
 			"--content-dir", filepath.Join(e.Dir, "adapter-content"),
+			// A killed adapter leaves its catalog spools: here they go
+			// with the harness's directory.
+			"--catalog-dir", filepath.Join(e.Dir, "adapter-catalogs"),
 			// kapp-controller re-fetches no more often than every 30 s.
 			"--branch-sync-period", "30s",
 			// Well above any honest template step here, below the 15-40 s the
