@@ -15,7 +15,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 # before the lanes start (PREBUILT=1 in the lanes).
 SUITES := $(BIN)/suites
 
-.PHONY: generated vet prebuilt cross-compile fuzz-beside lane-e2e-a lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
+.PHONY: generated vet prebuilt cross-compile fuzz-beside tools-beside lane-e2e-a lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
 
 ## run: the product on an embedded local control plane, whatever KUBECONFIG
 ## says; `make run CLUSTER=kubeconfig` runs the adapter against the cluster
@@ -46,20 +46,32 @@ run: run-tools build
 ## little of the two cores (vet alone took 23 minutes at nice 10) and the
 ## run took longer (docs/benchmarks.md).
 ##
+## The tools every lane needs are built first; those only one lane needs
+## late (rukpak's binaries, rukpak v0.16's, operator-controller's and
+## catalogd) are built beside the lanes at a lower priority (tools-beside),
+## on what the lanes leave of the two cores, and each suite that runs one
+## asks for it before it starts: cached by then, or built then (build.sh
+## builds a module once, the second caller waiting for the first).
+##
 ## Every phase, lane and suite prints how long it took (">> phase NAME took
 ## Ns"); .ci/run closes with them in one table, beside the budgets of
 ## .ci/budgets (docs/development.md).
 test:
-	@$(call phase,tools,$(MAKE) --no-print-directory tools)
+	@$(call phase,tools,bash test/tools/build.sh $(FIRST_TOOLS))
 	@$(call phase,verify,$(MAKE) --no-print-directory verify)
 	@$(call phase,unit,$(MAKE) --no-print-directory unit)
 	@$(call phase,prebuilt,$(MAKE) --no-print-directory prebuilt)
-	@$(call phase,lanes,$(MAKE) --no-print-directory -j6 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile fuzz-beside)
+	@$(call phase,lanes,$(MAKE) --no-print-directory -j7 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile fuzz-beside tools-beside)
 
 # The fuzz targets beside the lanes, at the lowest priority: they take only
 # what the lanes leave of the two cores.
 fuzz-beside:
 	@$(call phase,fuzz,nice -n 19 $(MAKE) --no-print-directory fuzz)
+
+# The tools one lane needs late, beside the lanes, below them in priority
+# and above the fuzz targets.
+tools-beside:
+	@$(call phase,tools-beside,nice -n 10 bash test/tools/build.sh $(LATE_TOOLS))
 
 # $(call phase,NAME,COMMAND): COMMAND, then a line saying how long it took.
 # Under a lane (LANE, which the lanes pass down), the line names it.
@@ -95,8 +107,10 @@ lane-e2e-b:
 # every lane boots its control plane at once on the two cores.
 lane-e2e-a:
 	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ e2e-a && $(MAKE) --no-print-directory LANE=$@ conformance-olm-test)
+# The take-over suite goes last: it runs rukpak v0.24.0 and v0.16.0, which
+# tools-beside builds meanwhile.
 lane-rukpak:
-	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ conformance-test && $(MAKE) --no-print-directory LANE=$@ takeover-test && $(MAKE) --no-print-directory LANE=$@ packaging-test)
+	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ conformance-test && $(MAKE) --no-print-directory LANE=$@ packaging-test && $(MAKE) --no-print-directory LANE=$@ takeover-test)
 lane-suites:
 	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ api-test && $(MAKE) --no-print-directory LANE=$@ reconciler-test && $(MAKE) --no-print-directory LANE=$@ nokapp-test && $(MAKE) --no-print-directory LANE=$@ release-test)
 
@@ -108,7 +122,11 @@ lane-suites:
 ## repositories, make run's catalog among them; imgpkg copies package repositories in the packaging suite)
 RUN_TOOLS := kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt helm kapp kbld imgpkg
 OLM_TOOLS := operator-controller operator-controller-e2e.test catalogd
-TOOLS := controller-gen $(RUN_TOOLS) rukpak-core rukpak-helm rukpak-e2e.test rukpak-v0.16-core rukpak-v0.16-helm $(OLM_TOOLS)
+TAKEOVER_TOOLS := rukpak-core rukpak-helm rukpak-v0.16-core rukpak-v0.16-helm
+# make test builds FIRST_TOOLS before the lanes and LATE_TOOLS beside them.
+FIRST_TOOLS := controller-gen $(RUN_TOOLS) rukpak-e2e.test
+LATE_TOOLS := $(TAKEOVER_TOOLS) $(OLM_TOOLS)
+TOOLS := $(FIRST_TOOLS) $(LATE_TOOLS)
 tools:
 	bash test/tools/build.sh $(TOOLS)
 run-tools:
@@ -151,6 +169,7 @@ fault-test: tools
 	go test -v -count=1 -timeout 30m ./test/e2e/... -ginkgo.v -ginkgo.label-filter 'fault-load'
 ## takeover-test: rukpak v0.24.0 installs, then rukpak-kapp takes over in place (and hands back)
 takeover-test:
+	bash test/tools/build.sh $(TAKEOVER_TOOLS)
 	$(call suite,takeover,20m,-ginkgo.v)
 
 ## nokapp-test: the adapter started on a cluster without kapp-controller, which is installed afterwards
@@ -176,6 +195,7 @@ conformance-olm:
 # The suite alone, for make test: as conformance-test, the report is left
 # as it is.
 conformance-olm-test:
+	bash test/tools/build.sh $(OLM_TOOLS)
 	$(call suite,olm,30m,-ginkgo.v)
 ## conformance-olm-baseline: the same suite against rukpak v0.16.0 itself (as root): fails if a test's
 ## outcome there differs from the baseline docs/conformance-olm.md records
@@ -247,4 +267,5 @@ bench-bundles:
 # Under make test the benchmark and the adapter it starts are prebuilt.
 SCALE := $(if $(PREBUILT),RUKPAK_KAPP_PREBUILT=$(BIN) $(BIN)/scale,go run ./test/bench/scale)
 bench-smoke:
+	@bash test/tools/build.sh rukpak-core
 	@$(call phase,$@,$(SCALE) -n 5 -idle 20s -drift 3 -check && $(SCALE) -standalone -n 5 -idle 5s -check)

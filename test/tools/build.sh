@@ -104,9 +104,24 @@ keyof() {
   { cat "$here/$1/go.mod" "$here/$1/go.sum"; echo "$recipe"; [[ -z "$flags" ]] || echo "$flags"; } | sha256sum | cut -c1-12
 }
 
-# build_job MODULE KIND NAME=PKG...: builds the named binaries that are
-# wanted and not cached yet, with one go command, and links them into bin/.
+# build_job MODULE KIND NAME=PKG...: as build_module, holding the module's
+# lock: two build.sh side by side (make test builds the tools a lane needs
+# late beside the lanes, and the lane asks for them before its suite) build
+# a module once, the second waiting for the first and finding it cached.
 build_job() {
+  local lock="$cache/.lock-$1"
+  (
+    if ! flock -n 9; then
+      echo ">> waiting for $1, which another build.sh is building"
+      flock 9
+    fi
+    build_module "$@"
+  ) 9>"$lock"
+}
+
+# build_module MODULE KIND NAME=PKG...: builds the named binaries that are
+# wanted and not cached yet, with one go command, and links them into bin/.
+build_module() {
   local mod=$1 kind=$2
   shift 2
   local key names=() pkgs=() pair name pkg
@@ -169,7 +184,7 @@ for entry in "${jobs_table[@]}"; do
     lines+=("$entry")
   fi
 done
-export -f build_job wanted keyof fromassets
+export -f build_job build_module wanted keyof fromassets
 export here bin cache recipe k8s_ldflags only taken
 printf '%s\n' "${lines[@]}" | xargs -d '\n' -P "$jobs" -I{} bash -c '
   set -euo pipefail
