@@ -141,8 +141,8 @@ unit:
 ## fuzz: each fuzz target briefly (FUZZTIME=10s by default)
 FUZZTIME ?= 10s
 fuzz:
-	go test ./adapter/pure/translate -run '^$$' -fuzz '^FuzzApp$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
-	go test ./adapter/pure/status -run '^$$' -fuzz '^FuzzCompute$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+	go test ./adapter/translate -run '^$$' -fuzz '^FuzzApp$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+	go test ./adapter/status -run '^$$' -fuzz '^FuzzCompute$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	go test ./adapter/fetch/unpack -run '^$$' -fuzz '^FuzzExtractTar$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	go test ./convert -run '^$$' -fuzz '^FuzzObjects$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	go test ./api/v1alpha1 -run '^$$' -fuzz '^FuzzConversion$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x

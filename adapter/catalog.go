@@ -7,8 +7,8 @@ import (
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 )
 
 // CatalogConfigsLabel names the directory of a catalog image that holds its

@@ -1,6 +1,6 @@
 package adapter
 
-import "github.com/rukpak-kapp/rukpak-kapp/adapter/beside/kappconfig"
+import "github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/kappconfig"
 
 // KappControllerConfig is kapp-controller-config as kapp-controller reads
 // it (kappconfig.Config).

@@ -27,10 +27,10 @@ const architecture = "../docs/architecture.md"
 // (and drawn) on purpose. A package may import any package of a lower tier;
 // within its own tier only what its doc.go declares (every package under
 // adapter/ declares all it imports of the module) or, where it declares
-// nothing, the packages below its own folder. So adapter/'s folders are its
-// layering: pure packages and downloads; servers and the parts beside the
-// dispatcher; the dispatcher with what it drives and rukpak's first API;
-// the facade. test/tools/* and test/bench/convert are modules of their own
+// nothing, the packages below its own folder. So adapter/'s layering, from
+// the bottom: pure packages and downloads; servers and the controllers
+// beside the dispatcher; the dispatcher with what it drives and rukpak's
+// first API; the facade. test/tools/* and test/bench/convert are modules of their own
 // and are not walked.
 type tiers []placement
 
@@ -87,7 +87,7 @@ func (ts tiers) placing(dir string) (placement, bool) {
 // at the folder column and ends at the first two spaces (a long brace list
 // may run into the owns column, as long as two spaces follow it); it holds
 // comma-separated entries, each a path, a "path/..." subtree or a brace
-// list ("adapter/pure/{status,translate}"). A line blank in the folder
+// list ("adapter/{status,translate}"). A line blank in the folder
 // column carries on the owns or memory text of the row above. A row whose
 // owns text begins "test support:" places test support.
 func parseTiers(markdown string) (tiers, error) {
@@ -385,7 +385,7 @@ const synthetic = "Some prose.\n\n```\n" + `tier  folder / package            ow
 2     adapter/internal/{controller,appmode,servemode,kube,scope}  the glue   some
                                   and more of its text
       adapter/v1alpha1/deployments/...   rukpak's first API
-1     adapter/pure/...            pure packages              none
+1     adapter/{status,translate}  pure packages          none
 0     convert/..., ocibundle      the bottom
 ` + "```\n\nMore prose, and another block:\n\n```\ntier list\n```\n"
 
@@ -404,7 +404,7 @@ func TestParseTiers(t *testing.T) {
 		"adapter/internal/servemode":             "2 adapter/internal/servemode",
 		"adapter/v1alpha1/deployments":           "2 adapter/v1alpha1/deployments/...",
 		"adapter/v1alpha1/deployments/templates": "2 adapter/v1alpha1/deployments/...",
-		"adapter/pure/status":                    "1 adapter/pure/...",
+		"adapter/status":                         "1 adapter/status",
 		"convert/certs":                          "0 convert/...",
 		"ocibundle":                              "0 ocibundle",
 		// Named by no entry: a plain path holds nothing below it, and
@@ -467,28 +467,28 @@ func TestImportProblems(t *testing.T) {
 		imports, tests, declared []string
 		want                     string
 	}{
-		{"a package in no tier", "adapter/nowhere", []string{module + "adapter/pure/status"}, nil, nil,
+		{"a package in no tier", "adapter/nowhere", []string{module + "adapter/status"}, nil, nil,
 			"package adapter/nowhere is in no folder of the tiers table"},
-		{"a climb", "adapter/pure/status", []string{module + "adapter/internal/kube"}, nil, nil,
-			"adapter/pure/status (tier 1, adapter/pure/...) imports adapter/internal/kube (tier 2, adapter/internal/kube): a lower package must not import a higher one"},
-		{"no tier", "adapter/pure/status", []string{module + "adapter/nowhere"}, nil, nil, "which is in no tier"},
+		{"a climb", "adapter/status", []string{module + "adapter/internal/kube"}, nil, nil,
+			"adapter/status (tier 1, adapter/status) imports adapter/internal/kube (tier 2, adapter/internal/kube): a lower package must not import a higher one"},
+		{"no tier", "adapter/status", []string{module + "adapter/nowhere"}, nil, nil, "which is in no tier"},
 		{"peers", "adapter/internal/appmode", []string{module + "adapter/internal/servemode"}, nil, []string{}, "which its doc.go does not declare"},
 		{"peers without doc.go", "test/bdtest", []string{module + "test/bench/scale"}, nil, nil, "peers never import each other"},
-		{"undeclared", "adapter/internal/kube", []string{module + "adapter/pure/status", module + "adapter/pure/translate"}, nil,
-			[]string{"adapter/pure/status"}, "adapter/internal/kube imports adapter/pure/translate, which its doc.go does not declare"},
-		{"a declared climb", "adapter/pure/status", []string{module + "adapter/internal/kube"}, nil, []string{"adapter/internal/kube"}, "doc.go may import adapter/internal/kube, of a higher tier"},
-		{"a test's climb", "adapter/pure/translate", nil, []string{module + "adapter/internal/controller"}, nil,
-			"adapter/pure/translate (tier 1, adapter/pure/...) has a test that imports adapter/internal/controller (tier 2, adapter/internal/controller)"},
-		{"a test's climb to what is not test support", "adapter/pure/translate", nil, []string{module + "test/harness"}, nil,
-			"adapter/pure/translate (tier 1, adapter/pure/...) has a test that imports test/harness (tier 4, test/harness/...)"},
+		{"undeclared", "adapter/internal/kube", []string{module + "adapter/status", module + "adapter/translate"}, nil,
+			[]string{"adapter/status"}, "adapter/internal/kube imports adapter/translate, which its doc.go does not declare"},
+		{"a declared climb", "adapter/status", []string{module + "adapter/internal/kube"}, nil, []string{"adapter/internal/kube"}, "doc.go may import adapter/internal/kube, of a higher tier"},
+		{"a test's climb", "adapter/translate", nil, []string{module + "adapter/internal/controller"}, nil,
+			"adapter/translate (tier 1, adapter/translate) has a test that imports adapter/internal/controller (tier 2, adapter/internal/controller)"},
+		{"a test's climb to what is not test support", "adapter/translate", nil, []string{module + "test/harness"}, nil,
+			"adapter/translate (tier 1, adapter/translate) has a test that imports test/harness (tier 4, test/harness/...)"},
 		{"test support is for tests", "convert/x", []string{module + "test/fakekube"}, nil, nil,
 			"convert/x (tier 0, convert/...) imports test/fakekube (tier 4, test/fakekube)"},
-		{"a test's own package and a fake", "adapter/internal/kube", []string{"fmt", module + "adapter/pure/status"},
-			[]string{module + "adapter/internal/kube", module + "test/fakekube", module + "adapter/pure/translate"}, []string{"adapter/pure/status"}, ""},
+		{"a test's own package and a fake", "adapter/internal/kube", []string{"fmt", module + "adapter/status"},
+			[]string{module + "adapter/internal/kube", module + "test/fakekube", module + "adapter/translate"}, []string{"adapter/status"}, ""},
 		{"a package below its folder", "convert", []string{module + "convert/certs"}, nil, nil, ""},
-		{"an unused declaration", "adapter/internal/kube", []string{module + "adapter/pure/status"}, nil, []string{"adapter/pure/status", "adapter/pure/translate"},
-			"adapter/internal/kube/doc.go may import adapter/pure/translate, which it does not import"},
-		{"a suite's climb is the top's", "test/packaging", nil, []string{module + "test/bdtest", module + "adapter/pure/status"}, nil, ""},
+		{"an unused declaration", "adapter/internal/kube", []string{module + "adapter/status"}, nil, []string{"adapter/status", "adapter/translate"},
+			"adapter/internal/kube/doc.go may import adapter/translate, which it does not import"},
+		{"a suite's climb is the top's", "test/packaging", nil, []string{module + "test/bdtest", module + "adapter/status"}, nil, ""},
 		{"a test's peer that does not reach its package", "adapter/internal/controller", nil, []string{module + "adapter/v1alpha1/deployments"}, []string{}, ""},
 		{"a test's peer that reaches its package", "adapter/internal/kube", nil, []string{module + "adapter/v1alpha1/deployments"}, []string{}, "peers never import each other"},
 	} {

@@ -14,9 +14,9 @@ import (
 	"github.com/operator-framework/operator-registry/pkg/registry"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/bundlefiles"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
 	"github.com/rukpak-kapp/rukpak-kapp/ocibundle"
 )

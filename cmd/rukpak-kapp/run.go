@@ -13,9 +13,9 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/crdsafety"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/webhook"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 

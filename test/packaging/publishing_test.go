@@ -15,7 +15,7 @@ import (
 
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/catalogs"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/catalogs"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 )
 

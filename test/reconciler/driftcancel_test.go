@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/beside/drift"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/drift"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 )
 

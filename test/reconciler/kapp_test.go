@@ -15,7 +15,7 @@ import (
 )
 
 // The helpers below write an App's status the way kapp-controller v0.53.1
-// does (see adapter/pure/status for what it reads): one condition, the stage
+// does (see adapter/status for what it reads): one condition, the stage
 // sub-statuses, observedGeneration marked when a run starts.
 
 // appFor waits until the adapter wrote the App of generation gen of the

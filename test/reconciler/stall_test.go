@@ -9,13 +9,13 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 )
 
 // Here the spec is kapp-controller: it writes the App's status as
-// kapp-controller v0.53.1 does during a run (adapter/pure/status/run.go), and
+// kapp-controller v0.53.1 does during a run (adapter/status/run.go), and
 // stops writing as a kapp-controller that lost the run would. The suite's
 // template deadline is 10 s, so a template step is asked about at 5 s.
 

@@ -8,7 +8,7 @@
 // It remembers nothing between reconciles. It never imports the serve mode
 // or the dispatcher.
 //
-// May import (this module): adapter/pure/catalog, adapter/pure/content, adapter/internal/kube,
+// May import (this module): adapter/catalog, adapter/content, adapter/internal/kube,
 // adapter/internal/offline, adapter/internal/scope, adapter/internal/store,
-// adapter/pure/status, adapter/pure/takeover, adapter/pure/translate, api/v1alpha2.
+// adapter/status, adapter/takeover, adapter/translate, api/v1alpha2.
 package appmode

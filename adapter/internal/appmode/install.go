@@ -9,11 +9,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 )
 
 // Install brings the BundleDeployment's App up to date and gathers the

@@ -14,8 +14,8 @@
 // dispatcher is tested with fakes. Nothing under adapter/internal imports
 // it.
 //
-// May import (this module): adapter/fetch, adapter/pure/bundlefiles, adapter/servers/contenturl,
+// May import (this module): adapter/fetch, adapter/bundlefiles, adapter/servers/contenturl,
 // adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
-// adapter/beside/kappapi, adapter/beside/packagingapi, adapter/pure/catalog, adapter/pure/status, adapter/pure/translate, api/v1alpha1,
+// adapter/controllers/kappapi, adapter/controllers/packagingapi, adapter/catalog, adapter/status, adapter/translate, api/v1alpha1,
 // api/v1alpha2.
 package controller

@@ -6,7 +6,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 )
 
 // DeleteLeaving deletes obj, an App or a PackageInstall (kind names it in

@@ -15,7 +15,7 @@
 // the modes, the dispatcher, rukpak's first API (v1alpha1/deployments,
 // v1alpha1/bundles) and the facade import it, never the other way round.
 //
-// May import (this module): adapter/pure/bundlefiles, adapter/pure/fieldowner,
-// adapter/internal/scope, adapter/pure/status, adapter/pure/takeover, api/v1alpha1,
+// May import (this module): adapter/bundlefiles, adapter/fieldowner,
+// adapter/internal/scope, adapter/status, adapter/takeover, api/v1alpha1,
 // api/v1alpha2.
 package kube

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/bundlefiles"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 

@@ -10,7 +10,7 @@
 //
 // It remembers nothing. The App mode and the facade import it.
 //
-// May import (this module): adapter/pure/bundlefiles, adapter/internal/store,
-// adapter/pure/packaging, adapter/pure/takeover, adapter/pure/translate, api/v1alpha2,
+// May import (this module): adapter/bundlefiles, adapter/internal/store,
+// adapter/packaging, adapter/takeover, adapter/translate, api/v1alpha2,
 // convert.
 package offline

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/content"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/bundlefiles"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/content"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 )
 
 // Step names the part of a reconcile an error came from. The packages

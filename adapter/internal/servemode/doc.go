@@ -11,9 +11,9 @@
 // packaging API (Forget drops it). It never imports the App mode or the
 // dispatcher.
 //
-// May import (this module): adapter/beside/packagingapi,
-// adapter/pure/bundlefiles, adapter/pure/fieldowner, adapter/internal/kube,
+// May import (this module): adapter/controllers/packagingapi,
+// adapter/bundlefiles, adapter/fieldowner, adapter/internal/kube,
 // adapter/internal/memo, adapter/internal/scope,
-// adapter/internal/store, adapter/pure/packaging, adapter/pure/status,
-// adapter/pure/translate, api/v1alpha2, convert.
+// adapter/internal/store, adapter/packaging, adapter/status,
+// adapter/translate, api/v1alpha2, convert.
 package servemode

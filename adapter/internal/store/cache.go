@@ -12,8 +12,8 @@ import (
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 

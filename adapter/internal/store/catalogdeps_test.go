@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/catalog"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
 	"github.com/rukpak-kapp/rukpak-kapp/test/fakekube"
@@ -20,7 +20,7 @@ import (
 
 // TestCatalogDeps_Meet: what the adapter writes and says for a catalog
 // bundle's unmet package dependencies (the decisions are Resolve's, tested
-// in adapter/pure/catalog; the real API in test/packaging).
+// in adapter/catalog; the real API in test/packaging).
 func TestCatalogDeps_Meet(t *testing.T) {
 	const ns = "ops"
 	pkg := func(name, version string) client.Object {

@@ -21,8 +21,8 @@
 // controller (v1alpha1/bundles) and the facade import it; the dispatcher
 // knows it only through its DependencyWaits seam.
 //
-// May import (this module): adapter/pure/bundlefiles, adapter/pure/catalog, adapter/pure/content,
-// adapter/fetch, adapter/pure/fieldowner, adapter/pure/packaging, adapter/internal/kube,
-// adapter/internal/scope, adapter/pure/status, adapter/pure/translate, api/v1alpha2,
+// May import (this module): adapter/bundlefiles, adapter/catalog, adapter/content,
+// adapter/fetch, adapter/fieldowner, adapter/packaging, adapter/internal/kube,
+// adapter/internal/scope, adapter/status, adapter/translate, api/v1alpha2,
 // convert, convert/certs.
 package store

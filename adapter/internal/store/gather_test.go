@@ -15,7 +15,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/test/fakekube"
 )
 

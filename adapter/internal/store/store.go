@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/translate"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 )
 
 // LabelContent marks the Secrets that hold content the adapter fetched.

@@ -1,5 +1,5 @@
 // Package catalogedges refuses, before it is stored, an update of a
-// BundleDeployment that a catalog Package made (adapter/pure/catalog) when
+// BundleDeployment that a catalog Package made (adapter/catalog) when
 // it moves to a bundle no path of the catalog's channel reaches from the
 // installed one, or when its image moves without its entry or to an image
 // the entry's Package does not name. kapp-controller picks the highest
@@ -12,5 +12,5 @@
 // facade's manager), and reads the published Packages of the channel (its
 // graph and images).
 //
-// May import (this module): adapter/beside/packagingapi, adapter/pure/catalog, adapter/servers/webhook.
+// May import (this module): adapter/controllers/packagingapi, adapter/catalog, adapter/servers/webhook.
 package catalogedges

@@ -17,7 +17,7 @@
 // reviews, not registries.
 //
 // It owns the tarballs' index and files. It words a failure as a condition
-// would (adapter/pure/status); its tarballs are ocibundle's layers.
+// would (adapter/status); its tarballs are ocibundle's layers.
 //
-// May import (this module): adapter/pure/status, ocibundle.
+// May import (this module): adapter/status, ocibundle.
 package contenturl

@@ -12,7 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 )
 
 // ErrNoContent says an object has no content to serve now: it does not

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 )
 
 // gizmos is the CRD of the scenario: spec.size and spec.color.

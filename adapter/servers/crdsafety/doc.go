@@ -8,6 +8,6 @@
 //
 // It runs beside the reconciler (the validating webhook, wired in the facade's manager).
 //
-// May import (this module): adapter/pure/translate, adapter/servers/webhook,
+// May import (this module): adapter/translate, adapter/servers/webhook,
 // api/v1alpha2.
 package crdsafety

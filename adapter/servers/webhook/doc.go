@@ -10,5 +10,5 @@
 //
 // It owns the serving certificate in memory.
 //
-// May import (this module): adapter/pure/fieldowner, convert/certs.
+// May import (this module): adapter/fieldowner, convert/certs.
 package webhook

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 )
 
 // Defaults of config/webhook.

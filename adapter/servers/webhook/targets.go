@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/fieldowner"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 )
 
 // Target is an object whose caBundle must trust the server's CA.

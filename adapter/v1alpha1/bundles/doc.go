@@ -29,8 +29,8 @@
 // of a fetch that failed (fetch.Backoff).
 // The facade wires it.
 //
-// May import (this module): adapter/fetch, adapter/pure/bundlefiles, adapter/servers/contenturl,
+// May import (this module): adapter/fetch, adapter/bundlefiles, adapter/servers/contenturl,
 // adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
-// adapter/internal/store, adapter/pure/status,
+// adapter/internal/store, adapter/status,
 // adapter/v1alpha1/bundles/plan, api/v1alpha1, api/v1alpha2, convert.
 package bundles

@@ -14,8 +14,8 @@
 // It remembers nothing. The dispatcher uses it through its Bundles
 // interface.
 //
-// May import (this module): adapter/servers/contenturl, adapter/pure/fieldowner,
-// adapter/internal/kube, adapter/internal/scope, adapter/pure/status,
-// adapter/pure/translate, adapter/v1alpha1/deployments/templates, api/v1alpha1,
+// May import (this module): adapter/servers/contenturl, adapter/fieldowner,
+// adapter/internal/kube, adapter/internal/scope, adapter/status,
+// adapter/translate, adapter/v1alpha1/deployments/templates, api/v1alpha1,
 // api/v1alpha2.
 package deployments

@@ -13,6 +13,6 @@
 // source cost the servers they fail against (requests and connections per
 // minute). See docs/benchmarks.md.
 //
-// It may import adapter/pure/translate, adapter/fetch (the catalog image
+// It may import adapter/translate, adapter/fetch (the catalog image
 // label), api/, test/catalogtest and test/harness.
 package main

@@ -12,5 +12,5 @@
 //
 // It owns no state.
 //
-// May import (this module): adapter/pure/status, api/v1alpha1, api/v1alpha2.
+// May import (this module): adapter/status, api/v1alpha1, api/v1alpha2.
 package plan

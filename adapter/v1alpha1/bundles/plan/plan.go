@@ -6,7 +6,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/pure/status"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -24,7 +24,7 @@ func Generated(b *rukpakv1alpha1.Bundle) bool {
 // pinned to), and the namespace rukpak v0.16 put b's objects in, which a
 // plain bundle's layout ignores and a registry+v1 bundle's conversion
 // chooses itself (the CSV's suggested namespace, watching all
-// namespaces; adapter/pure/bundlefiles).
+// namespaces; adapter/bundlefiles).
 func View(b *rukpakv1alpha1.Bundle, class string, src rukpakv1alpha1.BundleSource, systemNamespace string) *rukpakv1alpha2.BundleDeployment {
 	bd := &rukpakv1alpha2.BundleDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: b.Name, UID: b.UID, Generation: b.Generation},

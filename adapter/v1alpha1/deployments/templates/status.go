@@ -23,7 +23,7 @@ type Observed struct {
 	// BundleFailure says why there is no Bundle: Generation.Blocked, or a
 	// failed read or write of it.
 	BundleFailure string
-	// Status is what the adapter's status computation (adapter/pure/status
+	// Status is what the adapter's status computation (adapter/status
 	// Compute) gave the BundleDeployment's v1alpha2 form this reconcile.
 	// Its conditions follow the generation rule: Installed=True carries
 	// the generation kapp-controller deployed.

@@ -12,7 +12,7 @@ import (
 // namespace rukpak v0.16 installed into, the system namespace (its Helm
 // release lived there, and namespaced objects without a namespace went
 // there). A registry+v1 bundle keeps none: the conversion chooses the
-// namespace from the bundle, as rukpak v0.16's did (adapter/pure/bundlefiles). A
+// namespace from the bundle, as rukpak v0.16's did (adapter/bundlefiles). A
 // v1alpha2 BundleDeployment is returned as it is.
 func View(bd *rukpakv1alpha2.BundleDeployment, systemNamespace string) *rukpakv1alpha2.BundleDeployment {
 	if !rukpakv1alpha1.IsV1alpha1(bd) || bd.Spec.ProvisionerClassName == rukpakv1alpha2.ClassRegistry {

@@ -1,0 +1,32 @@
+// Package catalogs follows OperatorCatalogs (api/catalogs/v1alpha1): each
+// names an OLM catalog image, which the controller looks up every poll
+// interval (a registry cannot be watched) with the pull secret the catalog
+// names, and, when its digest is new, streams into a file on disk
+// (fetch.SpoolCatalogImage) and publishes a package at a time in the
+// OperatorCatalog's namespace as Carvel packages (adapter/catalog)
+// through kapp-controller's packaging API. A publication creates what is
+// new and updates what changed (an object's hash annotation says whether it
+// did), and never withdraws a Package: a PackageInstall keeps the version it
+// installed when the catalog drops it. A Package another OperatorCatalog
+// publishes is left to it (Conflict). Deleting the OperatorCatalog
+// withdraws exactly what it published.
+//
+// It watches the metadata of what catalogs published (their label) and
+// writes again, from the catalog file, what was deleted or edited by hand,
+// or released by the catalog that kept it, during a publication too (what
+// the watch saw change is checked at its end); the counts are of what is in
+// place, and an object the packaging API refuses is a refusal of its own
+// while the rest is written. While the packaging API is not served the
+// controller does not run, and ReportWaiting (called by the facade) says so
+// on every OperatorCatalog. A reconcile reads, runs its steps
+// (finalizer, look-up, publication or repair), then writes the status once
+// through the adapter's status writer (kube.ConditionsWriter, given by the
+// facade, which starts the controller with a cache of its own once its APIs
+// are served). Its memory between reconciles: each catalog's publication
+// (the objects, their resourceVersions, the catalog file), the backoff of a
+// registry that failed and the digest that held no readable catalog
+// (fetch.Backoff).
+//
+// May import (this module): adapter/controllers/packagingapi, adapter/fetch,
+// adapter/catalog, adapter/fieldowner, api/catalogs/v1alpha1.
+package catalogs
