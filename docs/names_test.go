@@ -211,3 +211,31 @@ func cliFlags(t *testing.T) map[string]bool {
 	}
 	return out
 }
+
+// issueRef is a reference to the project's issue tracker by number, which
+// means nothing to a reader of the page.
+var issueRef = regexp.MustCompile(`(?i)\bissues? #?\d+`)
+
+// TestNoIssueNumbers: no page cites an issue by its number; a page says
+// what the code does, not which issue brought it.
+func TestNoIssueNumbers(t *testing.T) {
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join("..", "README.md"))
+	for _, page := range pages {
+		text, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(text), "\n") {
+			if m := issueRef.FindString(line); m != "" {
+				t.Errorf("%s:%d cites %q: say what the code does instead", page, i+1, m)
+			}
+		}
+	}
+	if !issueRef.MatchString("the fix of Issue #12") || !issueRef.MatchString("issues 34 and 35") || issueRef.MatchString("no issue here") {
+		t.Error("issueRef matches the wrong text")
+	}
+}
