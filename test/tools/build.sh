@@ -110,6 +110,11 @@ keyof() {
 # a module once, the second waiting for the first and finding it cached.
 build_job() {
   local lock="$cache/.lock-$1"
+  if ! missing "$@"; then
+    # Cached: only its links into bin/, which need no lock.
+    build_module "$@"
+    return
+  fi
   (
     if ! flock -n 9; then
       echo ">> waiting for $1, which another build.sh is building"
@@ -117,6 +122,21 @@ build_job() {
     fi
     build_module "$@"
   ) 9>"$lock"
+}
+
+# missing MODULE KIND NAME=PKG...: whether a binary of the job is wanted
+# and not cached yet (a job with none takes no lock and waits for nobody).
+missing() {
+  local key pair name
+  key=$(keyof "$1" "$2")
+  shift 2
+  for pair in "$@"; do
+    name=${pair%%=*}
+    if wanted "$name" && ! fromassets "$name" && [[ ! -x "$cache/$name-$key/$name" ]]; then
+      return 0
+    fi
+  done
+  return 1
 }
 
 # build_module MODULE KIND NAME=PKG...: builds the named binaries that are
@@ -184,7 +204,7 @@ for entry in "${jobs_table[@]}"; do
     lines+=("$entry")
   fi
 done
-export -f build_job build_module wanted keyof fromassets
+export -f build_job build_module missing wanted keyof fromassets
 export here bin cache recipe k8s_ldflags only taken
 printf '%s\n' "${lines[@]}" | xargs -d '\n' -P "$jobs" -I{} bash -c '
   set -euo pipefail
