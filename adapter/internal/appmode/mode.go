@@ -10,13 +10,16 @@ import (
 // AppInstaller is the App mode.
 type AppInstaller struct {
 	client client.Client
+	// direct reads from the API server, where the cache may lag.
+	direct client.Reader
 	store  *store.Store
 	// recorder says what a hand-back waits for; nil records nothing.
 	recorder events.EventRecorder
 }
 
-// New is the App mode writing through c, fetching content through s and
-// recording Events with recorder (nil: none).
-func New(c client.Client, s *store.Store, recorder events.EventRecorder) *AppInstaller {
-	return &AppInstaller{client: c, store: s, recorder: recorder}
+// New is the App mode writing through c, reading what must not be stale
+// through direct, fetching content through s and recording Events with
+// recorder (nil: none).
+func New(c client.Client, direct client.Reader, s *store.Store, recorder events.EventRecorder) *AppInstaller {
+	return &AppInstaller{client: c, direct: direct, store: s, recorder: recorder}
 }

@@ -44,11 +44,21 @@ func (m *AppInstaller) Release(ctx context.Context, s *scope.Scope) (bool, error
 	mode, released := app.Annotations[translate.AnnotationReleased]
 	if !released {
 		back := takeover.Back(bd, app, nil, nil, nil)
+		if back.Adoptable && !deploying(app) {
+			// The hand-back is not taken back: a run the cache has not
+			// shown yet would hold it until kapp's timeout. The App as the
+			// API server has it decides.
+			fresh := &kappctrlv1alpha1.App{}
+			if err := m.direct.Get(ctx, client.ObjectKeyFromObject(app), fresh); err != nil {
+				return false, fmt.Errorf("read App %s/%s before handing it back: %w", app.Namespace, app.Name, err)
+			}
+			app = fresh
+		}
 		if back.Adoptable && deploying(app) {
 			// kapp-controller runs one deploy of an App at a time, and the
 			// release's would wait for this one, which may wait for a
 			// workload's readiness until kapp's timeout: it is stopped first.
-			return false, m.cancel(ctx, s)
+			return false, m.cancel(ctx, s, app)
 		}
 		rel, err := translate.Released(app, bd, back.Adoptable)
 		if err != nil {
@@ -90,8 +100,7 @@ func deploying(app *kappctrlv1alpha1.App) bool {
 
 // cancel stops the App's deploy in flight (kapp-controller kills kapp when
 // spec.canceled is set); the App's status change brings the hand-back back.
-func (m *AppInstaller) cancel(ctx context.Context, s *scope.Scope) error {
-	app := s.Live
+func (m *AppInstaller) cancel(ctx context.Context, s *scope.Scope, app *kappctrlv1alpha1.App) error {
 	if app.Spec.Canceled {
 		return nil
 	}

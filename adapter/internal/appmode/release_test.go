@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,5 +66,35 @@ func TestReleaseHandsBack(t *testing.T) {
 		"delete Secret "+systemNS+"/web-webhook-certs")
 	if read(t, k, contentSecret("other", "other-content")) == nil {
 		t.Error("another BundleDeployment's content went too")
+	}
+}
+
+// A run the cache has not shown yet is stopped before the hand-back, not
+// waited behind: the App as the API server has it decides, whatever the
+// stale copy the reconcile read says.
+func TestReleaseStopsARunTheCacheHasNotShown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bd := imageBD("web")
+	k := fakekube.New(nil, bd.DeepCopy())
+	installed(t, k, bd)
+	m := mode(t, k)
+	stale := deployed(t, k, "web", 1)
+	running := read(t, k, appOf("web"))
+	running.Status.Conditions = []kappctrlv1alpha1.Condition{{Type: kappctrlv1alpha1.Reconciling, Status: corev1.ConditionTrue}}
+	if err := k.Raw.Status().Update(ctx, running); err != nil {
+		t.Fatal(err)
+	}
+	k.Reset()
+	if done, err := m.Release(ctx, scopeOf(bd, stale)); err != nil || done {
+		t.Fatalf("done %v, err %v", done, err)
+	}
+	k.ExpectWrites(t, "a run in flight the cache missed", "apply App "+systemNS+"/web")
+	app := read(t, k, appOf("web"))
+	if !app.Spec.Canceled {
+		t.Error("the run in flight was not stopped")
+	}
+	if _, released := app.Annotations[translate.AnnotationReleased]; released {
+		t.Error("handed back behind a run in flight")
 	}
 }
