@@ -102,7 +102,7 @@ func assemble(c client.Client, direct, packages client.Reader, cfg translate.Con
 	installDefault InstallWith, kapp controller.KappReady, fetcher store.SourceFetcher) (*BundleDeploymentReconciler, *store.Store) {
 	content := store.New(c, direct, packages, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
-	return controller.New(c, direct, recorder, set, appmode.New(c, direct, content, recorder), servemode.New(c, direct, content), content, kapp).
+	return controller.New(c, direct, recorder, set, appmode.New(c, direct, content, recorder), servemode.New(c, direct, content), content, content, kapp).
 		WithBundles(deployments.NewV1alpha1(c, recorder, deployments.New(c, direct, recorder), cfg.SystemNamespace, cfg.ContentAddress)), content
 }
 

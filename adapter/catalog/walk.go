@@ -244,6 +244,10 @@ func ShortestPath(installed, asked Entry, published []Node) []Node {
 	return nil
 }
 
+// CompareVersions orders two OLM versions as semver does (build metadata
+// ignored); one that is no semver compares as a string.
+func CompareVersions(a, b string) int { return compareVersions(a, b) }
+
 func compareVersions(a, b string) int {
 	va, errA := semver.Parse(a)
 	vb, errB := semver.Parse(b)

@@ -36,6 +36,10 @@ type conditions struct {
 	// progressing is set while a walk along the channel is under way or
 	// stopped; nil removes the condition.
 	progressing *metav1.Condition
+	// upgrade is set when what the channel offers was computed;
+	// dropUpgrade removes the condition; neither keeps it as stored.
+	upgrade     *metav1.Condition
+	dropUpgrade bool
 }
 
 // Compute is the whole status of f.BD. See the package comment for the
@@ -45,6 +49,7 @@ func Compute(f Facts) Computed {
 	c, lookAgain := s.mirror()
 	c = s.withWalk(c)
 	c = s.withWorkloads(c)
+	c = s.withUpgrade(c)
 	if f.PruneFailure != "" && c.installed.Status == metav1.ConditionTrue {
 		c.installed.Message += ". Removing content Secrets the App no longer reads failed, the adapter retries: " + Message(f.PruneFailure)
 	}
@@ -510,6 +515,14 @@ func (s state) merge(c conditions) rukpakv1alpha2.BundleDeploymentStatus {
 		apimeta.SetStatusCondition(&st.Conditions, p)
 	} else {
 		apimeta.RemoveStatusCondition(&st.Conditions, rukpakv1alpha2.TypeProgressing)
+	}
+	switch {
+	case c.upgrade != nil:
+		u := *c.upgrade
+		u.LastTransitionTime = metav1.NewTime(s.Now)
+		apimeta.SetStatusCondition(&st.Conditions, u)
+	case c.dropUpgrade:
+		apimeta.RemoveStatusCondition(&st.Conditions, rukpakv1alpha2.TypeUpgradeAvailable)
 	}
 	st.ResolvedSource = c.resolved.DeepCopy()
 	// The URL serves exactly what resolvedSource names, so it is said with it.

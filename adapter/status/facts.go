@@ -51,6 +51,9 @@ type Facts struct {
 	// the bundle asked for (and on the look that reports its end); nil
 	// otherwise.
 	Walk *Walk
+	// Channel is set for a catalog BundleDeployment (made by a catalog
+	// Package's template): what its channel publishes. nil for any other.
+	Channel *Channel
 	// Package is set when the BundleDeployment installs through a
 	// PackageInstall (the serve mode): App is then the PackageInstall's.
 	Package *PackageFacts

@@ -72,6 +72,7 @@ type BundleDeploymentStatus struct {
 // +kubebuilder:printcolumn:name="Install State",type=string,JSONPath=`.status.conditions[?(.type=="Installed")].reason`
 // +kubebuilder:printcolumn:name=Age,type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name=Provisioner,type=string,JSONPath=`.spec.provisionerClassName`,priority=1
+// +kubebuilder:printcolumn:name=Upgrade,type=string,JSONPath=`.status.conditions[?(.type=="UpgradeAvailable")].reason`,priority=1
 type BundleDeployment struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -81,6 +81,10 @@ const (
 	// when a step of the walk failed (False); it is removed when the walk
 	// ends, and Installed then names the path.
 	TypeProgressing = "Progressing"
+	// TypeUpgradeAvailable is set on a catalog BundleDeployment once its
+	// generation is installed: whether its channel offers a higher
+	// version, reachable along the channel's edges, than the one installed.
+	TypeUpgradeAvailable = "UpgradeAvailable"
 )
 
 // Condition reasons. rukpak's names are kept wherever rukpak had the state.
@@ -137,6 +141,19 @@ const (
 	// ReasonUpgradeStopped is set (Progressing=False) when a step of the
 	// walk failed: the step before it stays installed.
 	ReasonUpgradeStopped = "UpgradeStopped"
+	// ReasonUpgradeAvailable is set (UpgradeAvailable=True) when the
+	// channel reaches a higher version than the one installed.
+	ReasonUpgradeAvailable = "UpgradeAvailable"
+	// ReasonAtChannelHead is set (UpgradeAvailable=False) when the version
+	// installed is the highest the channel publishes.
+	ReasonAtChannelHead = "AtChannelHead"
+	// ReasonNoUpgradePath is set (UpgradeAvailable=False) when the channel
+	// publishes a higher version but none of its edges lead there from the
+	// one installed.
+	ReasonNoUpgradePath = "NoUpgradePath"
+	// ReasonChannelUnreadable is set (UpgradeAvailable=Unknown) while the
+	// channel's Packages cannot be read.
+	ReasonChannelUnreadable = "ChannelUnreadable"
 	// ReasonHealthCheckFailed is set (Healthy=Unknown) when the installed workloads could not be read.
 	ReasonHealthCheckFailed = "HealthCheckFailed"
 )

@@ -134,6 +134,12 @@ var _ = Describe("the install manifests in config/", func() {
 		Expect(canI(ctx, "create", "catalogs.rukpak-kapp.dev", "operatorcatalogs", "default")).To(BeFalse())
 		Expect(canI(ctx, "create", "data.packaging.carvel.dev", "packages", "default")).To(BeTrue())
 		Expect(canI(ctx, "watch", "data.packaging.carvel.dev", "packagemetadatas", "")).To(BeTrue())
+		// A catalog install's PackageInstall is read by name (the upgrade
+		// notice's Event regards it), never listed or written outside the
+		// system namespace.
+		Expect(canI(ctx, "get", "packaging.carvel.dev", "packageinstalls", "default")).To(BeTrue())
+		Expect(canI(ctx, "list", "packaging.carvel.dev", "packageinstalls", "default")).To(BeFalse())
+		Expect(canI(ctx, "patch", "packaging.carvel.dev", "packageinstalls", "default")).To(BeFalse())
 		// A catalog's pull secret is read only where the namespace binds
 		// rukpak-kapp-catalog-pull-secrets (config/catalogs) to the adapter.
 		Expect(canI(ctx, "get", "", "secrets", "default")).To(BeFalse())

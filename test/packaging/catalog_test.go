@@ -96,6 +96,14 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		Expect(installedAt(bd)).To(BeTrue(), "the PackageInstall succeeded only once the adapter installed the BundleDeployment: %+v", bd.Status.Conditions)
 		before := catalogUIDs(ctx, bdName, installNS)
 
+		By("the pinned install says what its channel offers: kubectl get bundledeployment, an Event on the PackageInstall, the adapter's gauge")
+		offered := "Channel beta offers 2.0.0 beyond 1.0.0, the version installed, along 1.0.0 → 1.0.1 → 1.2.0 → 2.0.0. " +
+			"Install it with: kctrl package installed update -n " + ns + " -i " + install + " --version 2.0.0"
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(Equal("True UpgradeAvailable " + offered))
+		Eventually(noticesOn).WithContext(ctx).WithArguments(ns, install).Should(Equal([]string{offered}))
+		gauge := `bundledeployment="` + bdName + `"`
+		Eventually(adapterMetric).WithContext(ctx).WithArguments("rukpak_kapp_catalog_upgrade_available", gauge).Should(Equal(1.0))
+
 		By("kctrl package installed update -i prom --values-file (watchNamespaces: its own namespace, then another): OwnNamespace, then SingleNamespace")
 		createNamespace(ctx, "catalog-watched")
 		for _, watched := range []string{installNS, "catalog-watched"} {
@@ -126,6 +134,8 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		Expect(meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled).Message).To(
 			ContainSubstring("upgraded along channel beta one edge at a time: 1.0.0 → 1.0.1 → 1.2.0 → 2.0.0"))
 		Expect(meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeProgressing)).To(BeNil(), "the walk ended")
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(Equal("False AtChannelHead 2.0.0, the version installed, is the head of channel beta"))
+		Eventually(adapterMetric).WithContext(ctx).WithArguments("rukpak_kapp_catalog_upgrade_available", gauge).Should(Equal(0.0))
 		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before), "each step upgrades in place: nothing recreated")
 		Eventually(upgradeSteps).WithContext(ctx).WithArguments(bdName).Should(Equal([]string{
 			"Upgrading along channel beta (1.0.0 → 1.0.1 → 1.2.0 → 2.0.0): installing 1.0.1, step 1 of 3",
@@ -172,9 +182,9 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
 		Expect(bd.Generation).To(Equal(upgraded))
 
-		By("kctrl package installed update -i prom --version '>= 0.0.0': back to following the channel's head")
+		By("kctrl package installed update -i prom --version 2.0.0: pinned to what is installed")
 		Expect(kctrl(ctx, func(ctx context.Context) error {
-			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, ">= 0.0.0")
+			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, "2.0.0")
 		})).To(Succeed())
 
 		By("a new catalog version (2.1.0 replaces 2.0.0; channel alpha and 1.0.0 dropped), pushed with --previous; kctrl package repository update")
@@ -189,13 +199,27 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		versions, err = harness.KctrlAvailableVersions(ctx, env.ControlPlane.Config, ns, ref)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(versions).To(HaveLen(5), "no Package withdrawn, 2.1.0 added: %v", versions)
-		By("kapp-controller moves the install to 2.1.0 on its own, along the new edge")
+		By("the pinned install's notice names 2.1.0 within seconds of the repository's update, with an Event on the PackageInstall")
+		// The watch of the catalog's Packages wakes the install: no timer
+		// would bring it within this bound.
+		offered = "Channel beta offers 2.1.0 beyond 2.0.0, the version installed. Install it with: kctrl package installed update -n " + ns + " -i " + install + " --version 2.1.0"
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).WithTimeout(15 * time.Second).Should(Equal("True UpgradeAvailable " + offered))
+		Eventually(noticesOn).WithContext(ctx).WithArguments(ns, install).Should(ContainElement(offered))
+		Eventually(adapterMetric).WithContext(ctx).WithArguments("rukpak_kapp_catalog_upgrade_available", gauge).Should(Equal(1.0))
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.2.0.0"), "a notice installs nothing")
+
+		By("kctrl package installed update -i prom --version '>= 0.0.0': following the channel, kapp-controller moves the install to 2.1.0, along the new edge")
+		Expect(kctrl(ctx, func(ctx context.Context) error {
+			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, ">= 0.0.0")
+		})).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
 			g.Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.2.1.0"))
 			g.Expect(installedAt(bd)).To(BeTrue(), "%+v", bd.Status.Conditions)
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
 		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before))
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(Equal("False AtChannelHead 2.1.0, the version installed, is the head of channel beta"))
 
 		By("kctrl package installed delete -i prom: the BundleDeployment and what it installed go; the namespace stays")
 		Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, install)).To(Succeed())
@@ -364,6 +388,37 @@ func upgradeSteps(ctx context.Context, name string) ([]string, error) {
 	var out []string
 	for _, e := range list.Items {
 		if e.Regarding.Name == name && e.Reason == status.ReasonUpgradeStep {
+			out = append(out, e.Note)
+		}
+	}
+	return out, nil
+}
+
+// upgradeNotice is the BundleDeployment's UpgradeAvailable condition:
+// its status, reason and message.
+func upgradeNotice(ctx context.Context, name string) (string, error) {
+	bd := &rukpakv1alpha2.BundleDeployment{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
+		return "", err
+	}
+	c := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeUpgradeAvailable)
+	if c == nil {
+		return "", nil
+	}
+	return string(c.Status) + " " + c.Reason + " " + c.Message, nil
+}
+
+// noticesOn are the notes of the UpgradeAvailable Events regarding the
+// PackageInstall ns/name, oldest first (what kubectl describe lists).
+func noticesOn(ctx context.Context, ns, name string) ([]string, error) {
+	list := &eventsv1.EventList{}
+	if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(list.Items, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "PackageInstall" && e.Regarding.Name == name && e.Reason == rukpakv1alpha2.ReasonUpgradeAvailable {
 			out = append(out, e.Note)
 		}
 	}

@@ -79,6 +79,7 @@ func (r *BundleDeploymentReconciler) load(ctx context.Context, req ctrl.Request)
 	l.s.Live = live
 	if l.route == InstallApp && !l.firstAPI {
 		l.readErr = r.walk(ctx, l.s)
+		r.notice(ctx, l.s)
 	}
 	if l.route == Remove {
 		// The removal's status tells of the App as read: a copy, which the

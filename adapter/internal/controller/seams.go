@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -41,6 +42,13 @@ type DependencyWaits interface {
 	Memory
 	DependentsOf(ctx context.Context, o client.Object) []reconcile.Request
 	DependentsOfPackage(ctx context.Context, o client.Object) []reconcile.Request
+}
+
+// Channels reads what a catalog channel publishes: the entries of the
+// channel refName of the OLM package pkg among the catalog Packages of ns
+// (store.Channel), for the UpgradeAvailable condition.
+type Channels interface {
+	Channel(ctx context.Context, ns, pkg, refName string) ([]catalog.Entry, error)
 }
 
 // Bundles serves BundleDeployments of rukpak's first API (v1alpha1):

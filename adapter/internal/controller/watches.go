@@ -121,7 +121,7 @@ func (r *BundleDeploymentReconciler) WatchKapp(mgr ctrl.Manager) error {
 // is served (an aggregated API must be served when a cache of it starts).
 func (r *BundleDeploymentReconciler) WatchCatalogPackages(c cache.Cache, packages *metav1.PartialObjectMetadata) error {
 	wake := handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o *metav1.PartialObjectMetadata) []reconcile.Request {
-		return r.waits.DependentsOfPackage(ctx, o)
+		return append(r.waits.DependentsOfPackage(ctx, o), r.installsOfPackage(ctx, o)...)
 	})
 	if err := r.ctl.Watch(source.Kind(c, packages, wake)); err != nil {
 		return fmt.Errorf("watch catalog Packages: %w", err)

@@ -10,7 +10,9 @@
 // it may meet);
 // a catalog bundle's unmet dependencies are met from its catalog, as
 // PackageInstalls of their own (catalogdeps.go), the catalog's Packages
-// read from a cache of their metadata (catalogpackages.go). The content of one
+// read from a cache of their metadata (catalogpackages.go), which a catalog
+// install's channel is read from too (channel.go: what its UpgradeAvailable
+// condition says). The content of one
 // generation is keyed by the catalog step it installs too, since a walk
 // along a channel installs several bundles with one generation.
 //
@@ -19,7 +21,7 @@
 // (fetch.DigestCache, handed to SourceFetcher). Forget drops what it
 // remembers of one BundleDeployment. Offline, the modes, the Bundle
 // controller (v1alpha1/bundles) and the facade import it; the dispatcher
-// knows it only through its DependencyWaits seam.
+// knows it only through its DependencyWaits and Channels seams.
 //
 // May import (this module): adapter/bundlefiles, adapter/catalog, adapter/content,
 // adapter/fetch, adapter/fieldowner, adapter/packaging, adapter/internal/kube,

@@ -21,6 +21,8 @@ type Store struct {
 	fetcher Fetcher
 	cache   contentCache
 	deps    *Dependencies
+	// packages reads the metadata of catalogs' Packages.
+	packages client.Reader
 	// retries holds back the fetch of a source that failed until its
 	// backoff has passed.
 	retries fetch.Backoff
@@ -32,7 +34,7 @@ type Store struct {
 // PackagesMetadata selected by CatalogPackagesSelector) and a catalog
 // namespace's PackageInstalls through direct (the API server).
 func New(c client.Client, direct, packages client.Reader, cfg translate.Config, fetcher Fetcher, apis APIs) *Store {
-	return &Store{client: c, cfg: cfg, fetcher: fetcher, cache: newContentCache(), deps: newDependencies(c, direct, packages, cfg, apis)}
+	return &Store{client: c, cfg: cfg, fetcher: fetcher, cache: newContentCache(), deps: newDependencies(c, direct, packages, cfg, apis), packages: packages}
 }
 
 // Fetcher is how the store fetches sources, for what reads a bundle as it

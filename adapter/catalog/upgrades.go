@@ -1,0 +1,72 @@
+package catalog
+
+// Upgrades is what a channel offers beyond an installed bundle, as the
+// UpgradeAvailable condition says it.
+type Upgrades struct {
+	// Head is the highest version the channel publishes (installed itself
+	// when nothing is higher).
+	Head Entry
+	// Path leads from the installed bundle (first) to the highest version
+	// reachable from it (last), one edge at a time, as a walk would take
+	// it; nil when no higher version is reachable.
+	Path []Entry
+}
+
+// Available says a higher version is reachable.
+func (u Upgrades) Available() bool { return len(u.Path) > 1 }
+
+// Target is the highest version reachable: the end of the path.
+func (u Upgrades) Target() Entry { return u.Path[len(u.Path)-1] }
+
+// Versions are the path's versions, in order.
+func (u Upgrades) Versions() []string {
+	out := make([]string, len(u.Path))
+	for i, e := range u.Path {
+		out[i] = e.Version
+	}
+	return out
+}
+
+// UpgradesFrom reads what published (the entries of the installed bundle's
+// channel) offers beyond installed: the channel's head, and the shortest
+// path to the highest version reachable along the channel's edges (the
+// path ShortestPath takes, so the walk that installs it goes the same way).
+func UpgradesFrom(installed Entry, published []Entry) Upgrades {
+	u := Upgrades{Head: installed}
+	nodes := make([]Node, 0, len(published))
+	for _, e := range published {
+		if e.Package != installed.Package {
+			continue
+		}
+		nodes = append(nodes, Node{Entry: e})
+		if compareVersions(e.Version, u.Head.Version) > 0 {
+			u.Head = e
+		}
+	}
+	// Every bundle the channel reaches from installed, in any number of
+	// edges.
+	reached := map[string]bool{installed.Bundle: true}
+	queue := []Entry{installed}
+	best := installed
+	for len(queue) > 0 {
+		at := queue[0]
+		queue = queue[1:]
+		for _, n := range nodes {
+			if reached[n.Entry.Bundle] || !n.Entry.ReachedFrom(at) {
+				continue
+			}
+			reached[n.Entry.Bundle] = true
+			queue = append(queue, n.Entry)
+			if compareVersions(n.Entry.Version, best.Version) > 0 {
+				best = n.Entry
+			}
+		}
+	}
+	if best.Bundle == installed.Bundle {
+		return u
+	}
+	for _, n := range ShortestPath(installed, best, nodes) {
+		u.Path = append(u.Path, n.Entry)
+	}
+	return u
+}

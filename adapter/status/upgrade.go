@@ -1,0 +1,105 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// Channel is what a catalog BundleDeployment's channel publishes, read
+// from its Packages, for the UpgradeAvailable condition.
+type Channel struct {
+	// Installed is the BundleDeployment's own catalog entry: the bundle
+	// installed once its generation is.
+	Installed catalog.Entry
+	// Published are the entries of the channel's Packages.
+	Published []catalog.Entry
+	// Unreadable says why the Packages could not be read; Published is
+	// then empty.
+	Unreadable string
+	// PackageInstall is the PackageInstall that installs the bundle
+	// ("namespace/name").
+	PackageInstall string
+	// Policy is the install's upgradeConstraintPolicy: SelfCertified moves
+	// to any version, without the channel's edges.
+	Policy string
+}
+
+// withUpgrade says what the channel offers beyond what is installed, once
+// this generation is installed and no walk along the channel is under
+// way; until then the condition stays as it was stored, for the version
+// that runs. A BundleDeployment of no catalog has none.
+func (s state) withUpgrade(c conditions) conditions {
+	ch := s.Channel
+	if ch == nil {
+		c.dropUpgrade = true
+		return c
+	}
+	if !s.BD.DeletionTimestamp.IsZero() || c.installed.Status != metav1.ConditionTrue || c.installed.ObservedGeneration != s.gen || (s.Walk != nil && !s.Walk.final()) {
+		return c
+	}
+	in := ch.Installed
+	var u metav1.Condition
+	switch {
+	case ch.Unreadable != "" && apimeta.FindStatusCondition(s.BD.Status.Conditions, rukpakv1alpha2.TypeUpgradeAvailable) != nil:
+		// What was last read stands: an adapter that starts reads the
+		// channel before the cache of the catalogs' Packages has opened,
+		// and a notice must not come and go with every restart.
+		return c
+	case ch.Unreadable != "":
+		u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionUnknown, rukpakv1alpha2.ReasonChannelUnreadable,
+			Message(fmt.Sprintf("Whether channel %s offers a version beyond %s, the one installed, is not known: %s", in.Channel, in.Version, ch.Unreadable)))
+	default:
+		up := catalog.UpgradesFrom(in, ch.Published)
+		if ch.Policy == catalog.PolicySelfCertified && up.Head.Bundle != in.Bundle && newer(up.Head, in) {
+			// The channel's edges do not bind this install: the head is one
+			// move away.
+			up.Path = []catalog.Entry{in, up.Head}
+		}
+		switch {
+		case up.Available():
+			u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionTrue, rukpakv1alpha2.ReasonUpgradeAvailable, upgradeMessage(ch, up))
+		case newer(up.Head, in):
+			u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionFalse, rukpakv1alpha2.ReasonNoUpgradePath,
+				fmt.Sprintf("Channel %s publishes %s, but none of its edges lead there from %s, the version installed: an upgrade waits for a release that replaces or skips %s, or the value upgradeConstraintPolicy: SelfCertified",
+					in.Channel, up.Head.Version, in.Version, in.Bundle))
+		default:
+			u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionFalse, rukpakv1alpha2.ReasonAtChannelHead,
+				fmt.Sprintf("%s, the version installed, is the head of channel %s", in.Version, in.Channel))
+		}
+	}
+	c.upgrade = &u
+	return c
+}
+
+// newer says a is a higher version than b.
+func newer(a, b catalog.Entry) bool {
+	return catalog.CompareVersions(a.Version, b.Version) > 0
+}
+
+// upgradeMessage names the version offered, the path to it and the kctrl
+// command that installs it.
+func upgradeMessage(ch *Channel, up catalog.Upgrades) string {
+	target := up.Target()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Channel %s offers %s beyond %s, the version installed", ch.Installed.Channel, target.Version, ch.Installed.Version)
+	if len(up.Path) > 2 {
+		fmt.Fprintf(&b, ", along %s", catalog.Describe(up.Versions()))
+	}
+	if up.Head.Bundle != target.Bundle {
+		fmt.Fprintf(&b, "; its head, %s, is not reachable from %s", up.Head.Version, ch.Installed.Version)
+	}
+	version, err := catalog.PackageVersion(target.Version)
+	if err != nil {
+		version = target.Version
+	}
+	if ns, name, ok := strings.Cut(ch.PackageInstall, "/"); ok {
+		fmt.Fprintf(&b, ". Install it with: kctrl package installed update -n %s -i %s --version %s", ns, name, version)
+	}
+	return b.String()
+}
