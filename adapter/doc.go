@@ -16,7 +16,7 @@
 //	internal/controller  the dispatcher: load, route, run, report
 //	internal/appmode     an App; take-over of rukpak; hand-back; removal
 //	internal/servemode   a Package and PackageInstall; leaving the mode
-//	internal/offline     render, render --as-package, the take-over's input
+//	internal/offline     render, render --as-package, the take-over's input, an upgrade's plan
 //	internal/store       what the adapter fetches itself: Materialize, content Secrets, deps
 //	internal/kube        the App, finalizers, the status writers, mirrors, workloads
 //	internal/scope       one reconcile's Scope and Outcome; error classes

@@ -137,6 +137,11 @@ type Metadata struct {
 	Properties []Property `json:"properties,omitempty"`
 	// Dependencies are what it needs from the cluster, sorted.
 	Dependencies []Dependency `json:"dependencies,omitempty"`
+	// InstallModes are the install modes its ClusterServiceVersion
+	// supports, in its order; none without one. They are not part of the
+	// metadata a conversion writes (its bytes, and so every content
+	// Secret's name, stay as they were).
+	InstallModes []string `json:"-"`
 }
 
 // ReadMetadata reads a bundle's identity and dependencies without
@@ -175,5 +180,12 @@ func (b *bundle) metadata() *Metadata {
 		}
 	}
 	m.Dependencies = b.dependencies()
+	if b.csv != nil {
+		for _, mode := range b.csv.Spec.InstallModes {
+			if mode.Supported {
+				m.InstallModes = append(m.InstallModes, string(mode.Type))
+			}
+		}
+	}
 	return m
 }

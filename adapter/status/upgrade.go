@@ -99,7 +99,8 @@ func upgradeMessage(ch *Channel, up catalog.Upgrades) string {
 		version = target.Version
 	}
 	if ns, name, ok := strings.Cut(ch.PackageInstall, "/"); ok {
-		fmt.Fprintf(&b, ". Install it with: kctrl package installed update -n %s -i %s --version %s", ns, name, version)
+		fmt.Fprintf(&b, ". See what each hop changes with: rukpak-kapp upgrade plan %s -n %s --to %s; install it with: kctrl package installed update -n %s -i %s --version %s",
+			name, ns, version, ns, name, version)
 	}
 	return b.String()
 }

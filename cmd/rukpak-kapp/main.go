@@ -86,7 +86,7 @@ func newRootCommand() *cobra.Command {
 	}
 	// Children inherit the root's: every flag error is a usage error.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCommand(), newCheckCommand(), newRenderCommand(), newConvertCommand(), newCatalogCommand(), newMigrateCommand(), newVersionCommand())
+	root.AddCommand(newRunCommand(), newCheckCommand(), newRenderCommand(), newConvertCommand(), newCatalogCommand(), newMigrateCommand(), newUpgradeCommand(), newVersionCommand())
 	// cobra adds these when it executes; added now, argsAreUsage reaches
 	// them too (adding them again is a no-op).
 	root.InitDefaultHelpCmd()

@@ -35,7 +35,7 @@ func TestCommandLineErrors(t *testing.T) {
 		code int
 		says string
 	}{
-		{nil, 2, "rukpak-kapp needs a command: catalog, check, completion, convert, migrate, render, run, version"},
+		{nil, 2, "rukpak-kapp needs a command: catalog, check, completion, convert, migrate, render, run, upgrade, version"},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"migrate"}, 2, "rukpak-kapp migrate needs a command: plan"},
 		{[]string{"convert"}, 2, "needs a command: registry-v1"},

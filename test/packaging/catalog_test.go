@@ -98,7 +98,8 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 
 		By("the pinned install says what its channel offers: kubectl get bundledeployment, an Event on the PackageInstall, the adapter's gauge")
 		offered := "Channel beta offers 2.0.0 beyond 1.0.0, the version installed, along 1.0.0 → 1.0.1 → 1.2.0 → 2.0.0. " +
-			"Install it with: kctrl package installed update -n " + ns + " -i " + install + " --version 2.0.0"
+			"See what each hop changes with: rukpak-kapp upgrade plan " + install + " -n " + ns + " --to 2.0.0; " +
+			"install it with: kctrl package installed update -n " + ns + " -i " + install + " --version 2.0.0"
 		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(Equal("True UpgradeAvailable " + offered))
 		Eventually(noticesOn).WithContext(ctx).WithArguments(ns, install).Should(Equal([]string{offered}))
 		gauge := `bundledeployment="` + bdName + `"`
@@ -202,7 +203,8 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		By("the pinned install's notice names 2.1.0 within seconds of the repository's update, with an Event on the PackageInstall")
 		// The watch of the catalog's Packages wakes the install: no timer
 		// would bring it within this bound.
-		offered = "Channel beta offers 2.1.0 beyond 2.0.0, the version installed. Install it with: kctrl package installed update -n " + ns + " -i " + install + " --version 2.1.0"
+		offered = "Channel beta offers 2.1.0 beyond 2.0.0, the version installed. See what each hop changes with: rukpak-kapp upgrade plan " + install + " -n " + ns +
+			" --to 2.1.0; install it with: kctrl package installed update -n " + ns + " -i " + install + " --version 2.1.0"
 		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).WithTimeout(15 * time.Second).Should(Equal("True UpgradeAvailable " + offered))
 		Eventually(noticesOn).WithContext(ctx).WithArguments(ns, install).Should(ContainElement(offered))
 		Eventually(adapterMetric).WithContext(ctx).WithArguments("rukpak_kapp_catalog_upgrade_available", gauge).Should(Equal(1.0))

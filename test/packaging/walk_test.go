@@ -2,7 +2,9 @@ package packaging_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,17 +21,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 // A catalog of aws-efs-operator 0.0.8 from the registry+v1 corpus, channel
-// stable 1.0.0 ← 1.1.0 ← 1.2.0 ← 2.0.0 by replaces, where 1.2.0's bundle
-// drops a field of its CRD's schema: the walk from 1.0.0 to 2.0.0 must stop
-// there, refused by CRD upgrade safety, with 1.1.0 running.
+// stable 1.0.0 ← 1.1.0 ← 1.2.0 ← 2.0.0 by replaces, where 1.1.0 gains a
+// cluster RBAC rule, 1.2.0's bundle drops a field of its CRD's schema and
+// 2.0.0 runs another operator image: the plan of the upgrade names each,
+// and the walk from 1.0.0 to 2.0.0 stops where the plan said, refused by CRD
+// upgrade safety, with 1.1.0 running.
 var _ = Describe("walking a channel", func() {
-	It("stops at a step CRD upgrade safety refuses, with the step before it installed and every object kept", func(ctx context.Context) {
+	It("plans the upgrade hop by hop, then stops at the step CRD upgrade safety refuses, as planned, with the step before it installed and every object kept", func(ctx context.Context) {
 		const ns, install, installNS = "catalog-walk", "efs", "catalog-efs-op"
 		bdName := install + "." + ns
 		createNamespace(ctx, ns)
@@ -42,8 +47,32 @@ var _ = Describe("walking a channel", func() {
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: efsCRD}, crd)).To(Succeed())
 		uids := []string{string(deployment.UID), string(crd.UID)}
 
-		By("kctrl package installed update -i efs --version 2.0.0: the walk installs 1.1.0, then stops at 1.2.0")
-		err := kctrl(ctx, func(ctx context.Context) error {
+		By("rukpak-kapp upgrade plan efs -n " + ns + " --to 2.0.0 -o json: three hops, 1.1.0's RBAC rule, 1.2.0 refused, 2.0.0's image")
+		plan := upgradePlan(ctx, ns, install, "--to", "2.0.0")
+		Expect(plan.Path).To(Equal([]string{"1.0.0", "1.1.0", "1.2.0", "2.0.0"}))
+		Expect(plan.Hops).To(HaveLen(3))
+		Expect(plan.Hops[0].ClusterRules.Gained).To(Equal([]string{"get,list batch/jobs"}))
+		Expect(plan.Hops[0].CRDs).To(BeEmpty(), "1.1.0 changes no CRD")
+		Expect(plan.Hops[0].Refused()).To(BeFalse())
+		Expect(plan.Hops[1].CRDs).To(HaveLen(1))
+		refused := plan.Hops[1].CRDs[0]
+		Expect(refused.Name).To(Equal(efsCRD))
+		Expect(refused.Change).To(Equal("changed"))
+		Expect(refused.Allowed).To(BeFalse())
+		Expect(refused.Verdict).To(ContainSubstring("failed to validate safety of UPDATE for CRD \"" + efsCRD + "\""))
+		Expect(plan.Hops[2].Images.Added).To(Equal([]string{"quay.io/app-sre/aws-efs-operator:v2"}))
+		Expect(plan.Hops[2].Images.Removed).To(Equal([]string{"quay.io/app-sre/aws-efs-operator:9c87267"}))
+		Expect(plan.Hops[2].InstallModes).To(ContainElement("AllNamespaces"))
+		By("rukpak-kapp upgrade plan efs -n " + ns + " (text): the same, and exit status 1")
+		text, err := exec.CommandContext(ctx, rukpakKapp, "upgrade", "plan", install, "-n", ns, "--to", "2.0.0", "--kubeconfig", env.ControlPlane.Kubeconfig).Output()
+		Expect(err).To(HaveOccurred(), "a refused hop exits 1: %s", text)
+		Expect(string(text)).To(And(ContainSubstring("path to 2.0.0: 1.0.0 → 1.1.0 → 1.2.0 → 2.0.0"),
+			ContainSubstring("hop 2 of 3: 1.1.0 → 1.2.0"), ContainSubstring("REFUSED by the CRD upgrade safety check"),
+			ContainSubstring("cluster RBAC gained: get,list batch/jobs")))
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, &rukpakv1alpha2.BundleDeployment{})).To(Succeed())
+
+		By("kctrl package installed update -i efs --version 2.0.0: the walk installs 1.1.0, then stops at 1.2.0, as planned")
+		err = kctrl(ctx, func(ctx context.Context) error {
 			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, "2.0.0")
 		})
 		Expect(err).To(HaveOccurred(), "kctrl reports the stopped walk")
@@ -58,6 +87,11 @@ var _ = Describe("walking a channel", func() {
 		Expect(installed.Message).To(And(
 			ContainSubstring("The upgrade along channel stable (1.0.0 → 1.1.0 → 1.2.0 → 2.0.0) stopped at 1.2.0; 1.1.0 stays installed"),
 			ContainSubstring("failed to validate safety of UPDATE for CRD \""+efsCRD+"\"")))
+		// The plan's verdict is the refusal the adapter then met, word for
+		// word (kapp wraps the long lines it quotes).
+		_, planned, _ := strings.Cut(strings.Join(strings.Fields(refused.Verdict), " "), "): ")
+		Expect(planned).NotTo(BeEmpty())
+		Expect(strings.Join(strings.Fields(installed.Message), " ")).To(ContainSubstring(planned), "the plan said what the walk met")
 		progressing := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeProgressing)
 		Expect(progressing).NotTo(BeNil())
 		Expect(progressing.Status).To(BeEquivalentTo("False"))
@@ -96,6 +130,20 @@ func installEfs(ctx context.Context, ns, install, installNS, pinned string) {
 	})).To(Succeed())
 }
 
+// upgradePlan runs rukpak-kapp upgrade plan for the PackageInstall ns/name
+// as a user would, and reads its JSON (the exit status is the caller's: 1
+// when a hop is refused).
+func upgradePlan(ctx context.Context, ns, name string, args ...string) *adapter.UpgradePlan {
+	GinkgoHelper()
+	cmd := exec.CommandContext(ctx, rukpakKapp, append([]string{"upgrade", "plan", name, "-n", ns, "-o", "json", "--kubeconfig", env.ControlPlane.Kubeconfig}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, _ := cmd.Output()
+	plan := &adapter.UpgradePlan{}
+	Expect(json.Unmarshal(out, plan)).To(Succeed(), "upgrade plan: %s\n%s", out, stderr.String())
+	return plan
+}
+
 // efsCRD is aws-efs-operator's CRD.
 const efsCRD = "sharedvolumes.aws-efs.managed.openshift.io"
 
@@ -126,6 +174,9 @@ func pushWalkCatalog(ctx context.Context, repo, unsafeAt string) string {
 		Channels: []declcfg.Channel{{Schema: declcfg.SchemaChannel, Package: pkg, Name: "stable"}},
 	}
 	previous := ""
+	// From 1.1.0 on the operator may also read Jobs: a cluster rule an
+	// upgrade plan shows gained.
+	const jobsRule = "          rules:\n            - apiGroups:\n                - batch\n              resources:\n                - jobs\n              verbs:\n                - get\n                - list\n"
 	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0", "2.0.0"} {
 		// Each version is its own image, its CSV naming its version, as a
 		// real catalog's bundles are: a move is a change of the image.
@@ -138,7 +189,14 @@ func pushWalkCatalog(ctx context.Context, repo, unsafeAt string) string {
 		csvFile := filepath.Join(dir, "manifests", "aws-efs-operator.v0.0.8.clusterserviceversion.yaml")
 		csv, err := os.ReadFile(csvFile)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(os.WriteFile(csvFile, []byte(strings.NewReplacer("name: aws-efs-operator.v0.0.8", "name: aws-efs-operator.v"+v, "\n  version: 0.0.8", "\n  version: "+v).Replace(string(csv))), 0o644)).To(Succeed())
+		edits := []string{"name: aws-efs-operator.v0.0.8", "name: aws-efs-operator.v" + v, "\n  version: 0.0.8", "\n  version: " + v}
+		if v != "1.0.0" {
+			edits = append(edits, "          rules:\n", jobsRule)
+		}
+		if v == "2.0.0" {
+			edits = append(edits, "quay.io/app-sre/aws-efs-operator:9c87267", "quay.io/app-sre/aws-efs-operator:v2")
+		}
+		Expect(os.WriteFile(csvFile, []byte(strings.NewReplacer(edits...).Replace(string(csv))), 0o644)).To(Succeed())
 		image, _, err := env.Registry.PushDir(dir, repo+"/aws-efs-operator:v"+v)
 		Expect(err).NotTo(HaveOccurred())
 		name := pkg + ".v" + v

@@ -162,7 +162,13 @@ func (h *handler) lister(user string, crd *apiextensionsv1.CustomResourceDefinit
 		}
 		h.listers[user] = dyn
 	}
-	return &dynamicLister{dyn: dyn, group: crd.Spec.Group, resource: crd.Spec.Names.Plural}, nil
+	return NewLister(dyn, crd), nil
+}
+
+// NewLister lists crd's custom resources through dyn, as the webhook
+// lists them (for a plan of an upgrade, with the reader's own rights).
+func NewLister(dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition) Lister {
+	return &dynamicLister{dyn: dyn, group: crd.Spec.Group, resource: crd.Spec.Names.Plural}
 }
 
 type dynamicLister struct {
