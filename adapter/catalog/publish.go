@@ -455,6 +455,10 @@ func values(installNamespace string, modes map[string]bool, plain bool) []value 
 			"description": "The name of the BundleDeployment. Empty: <PackageInstall name>.<PackageInstall namespace>."}},
 		value{"installDependencies", true, map[string]any{"type": "boolean",
 			"description": "Install what the bundle requires (olm.package.required, olm.gvk.required) from this catalog as PackageInstalls of their own. false: only wait until the cluster meets them."}},
+		value{"upgradeApproval", ApprovalAutomatic, map[string]any{"type": "string", "enum": []string{ApprovalAutomatic, ApprovalManual},
+			"description": "Automatic: a new version the PackageInstall asks for is installed. Manual: it waits (the BundleDeployment's UpgradeAvailable condition names it) until approvedVersion names it; nothing is installed before."}},
+		value{"approvedVersion", "", map[string]any{"type": "string",
+			"description": "With upgradeApproval: Manual, the one version an upgrade may move to; a later version waits again."}},
 	)
 }
 

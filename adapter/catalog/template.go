@@ -106,6 +106,9 @@ func bundleDeploymentYtt(in Install) string {
 #@ if v.upgradeConstraintPolicy not in ["` + PolicyCatalogProvided + `", "` + PolicySelfCertified + `"]:
 #@   assert.fail("upgradeConstraintPolicy must be ` + PolicyCatalogProvided + ` or ` + PolicySelfCertified + `, not " + v.upgradeConstraintPolicy)
 #@ end
+#@ if v.upgradeApproval not in ["` + ApprovalAutomatic + `", "` + ApprovalManual + `"]:
+#@   assert.fail("upgradeApproval must be ` + ApprovalAutomatic + ` or ` + ApprovalManual + `, not " + v.upgradeApproval)
+#@ end
 #@ if v.createNamespace:
 ---
 apiVersion: v1
@@ -138,6 +141,8 @@ metadata:
     ` + AnnotationInstall + `: #@ v.app.name
     ` + AnnotationUpgradeEdge + `: #@ v.upgradeConstraintPolicy
     ` + AnnotationInstallDependencies + `: #@ "true" if v.installDependencies else "false"
+    ` + AnnotationUpgradeApproval + `: #@ v.upgradeApproval
+    ` + AnnotationApprovedVersion + `: #@ v.approvedVersion
 spec:
   provisionerClassName: ` + in.Class + `
   installNamespace: #@ v.installNamespace

@@ -28,6 +28,8 @@ type Channel struct {
 	// Policy is the install's upgradeConstraintPolicy: SelfCertified moves
 	// to any version, without the channel's edges.
 	Policy string
+	// Approval is the install's upgradeApproval and approvedVersion.
+	Approval catalog.Approval
 }
 
 // withUpgrade says what the channel offers beyond what is installed, once
@@ -62,6 +64,8 @@ func (s state) withUpgrade(c conditions) conditions {
 			up.Path = []catalog.Entry{in, up.Head}
 		}
 		switch {
+		case up.Available() && !ch.Approval.Covers(up.Target()):
+			u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionTrue, rukpakv1alpha2.ReasonUpgradeAwaitingApproval, upgradeMessage(ch, up))
 		case up.Available():
 			u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionTrue, rukpakv1alpha2.ReasonUpgradeAvailable, upgradeMessage(ch, up))
 		case newer(up.Head, in):
@@ -98,7 +102,14 @@ func upgradeMessage(ch *Channel, up catalog.Upgrades) string {
 	if err != nil {
 		version = target.Version
 	}
-	if ns, name, ok := strings.Cut(ch.PackageInstall, "/"); ok {
+	ns, name, ok := strings.Cut(ch.PackageInstall, "/")
+	if ok && !ch.Approval.Covers(target) {
+		fmt.Fprintf(&b, "; it waits for approval (upgradeApproval: %s). See what each hop changes with: rukpak-kapp upgrade plan %s -n %s --to %s; "+
+			"approve exactly this version with: kctrl package installed update -n %s -i %s --values-file FILE, FILE holding the install's values and approvedVersion: %q",
+			catalog.ApprovalManual, name, ns, version, ns, name, version)
+		return b.String()
+	}
+	if ok {
 		fmt.Fprintf(&b, ". See what each hop changes with: rukpak-kapp upgrade plan %s -n %s --to %s; install it with: kctrl package installed update -n %s -i %s --version %s",
 			name, ns, version, ns, name, version)
 	}

@@ -144,6 +144,10 @@ const (
 	// ReasonUpgradeAvailable is set (UpgradeAvailable=True) when the
 	// channel reaches a higher version than the one installed.
 	ReasonUpgradeAvailable = "UpgradeAvailable"
+	// ReasonUpgradeAwaitingApproval is set (UpgradeAvailable=True) when the
+	// channel reaches a higher version and the install holds its upgrades
+	// until one is approved (upgradeApproval: Manual).
+	ReasonUpgradeAwaitingApproval = "UpgradeAwaitingApproval"
 	// ReasonAtChannelHead is set (UpgradeAvailable=False) when the version
 	// installed is the highest the channel publishes.
 	ReasonAtChannelHead = "AtChannelHead"

@@ -148,10 +148,11 @@ func upgradePlan(ctx context.Context, ns, name string, args ...string) *adapter.
 const efsCRD = "sharedvolumes.aws-efs.managed.openshift.io"
 
 // pushWalkCatalog pushes aws-efs-operator 0.0.8's bundle under repo as
-// versions 1.0.0, 1.1.0, 1.2.0 and 2.0.0, the one of them named unsafe (""
-// none) with a field of its CRD removed, then the catalog of channel stable
-// as a package repository; it returns the repository's pinned reference.
-func pushWalkCatalog(ctx context.Context, repo, unsafeAt string) string {
+// versions 1.0.0, 1.1.0, 1.2.0 and 2.0.0 (and the later versions given,
+// each replacing the one before), the one of them named unsafe ("" none)
+// with a field of its CRD removed, then the catalog of channel stable as a
+// package repository; it returns the repository's pinned reference.
+func pushWalkCatalog(ctx context.Context, repo, unsafeAt string, later ...string) string {
 	bundle := filepath.Join(env.Root, "test", "testdata", "registry-v1-corpus", "aws-efs-operator", "0.0.8")
 	unsafe := GinkgoT().TempDir()
 	Expect(os.CopyFS(unsafe, os.DirFS(bundle))).To(Succeed())
@@ -177,7 +178,7 @@ func pushWalkCatalog(ctx context.Context, repo, unsafeAt string) string {
 	// From 1.1.0 on the operator may also read Jobs: a cluster rule an
 	// upgrade plan shows gained.
 	const jobsRule = "          rules:\n            - apiGroups:\n                - batch\n              resources:\n                - jobs\n              verbs:\n                - get\n                - list\n"
-	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0", "2.0.0"} {
+	for _, v := range append([]string{"1.0.0", "1.1.0", "1.2.0", "2.0.0"}, later...) {
 		// Each version is its own image, its CSV naming its version, as a
 		// real catalog's bundles are: a move is a change of the image.
 		dir := GinkgoT().TempDir()
@@ -193,7 +194,7 @@ func pushWalkCatalog(ctx context.Context, repo, unsafeAt string) string {
 		if v != "1.0.0" {
 			edits = append(edits, "          rules:\n", jobsRule)
 		}
-		if v == "2.0.0" {
+		if strings.HasPrefix(v, "2.") {
 			edits = append(edits, "quay.io/app-sre/aws-efs-operator:9c87267", "quay.io/app-sre/aws-efs-operator:v2")
 		}
 		Expect(os.WriteFile(csvFile, []byte(strings.NewReplacer(edits...).Replace(string(csv))), 0o644)).To(Succeed())

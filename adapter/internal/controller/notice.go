@@ -43,7 +43,8 @@ func (r *BundleDeploymentReconciler) notice(ctx context.Context, s *scope.Scope)
 	if !ok || ns == "" || in.RefName == "" || r.channels == nil {
 		return
 	}
-	ch := &status.Channel{Installed: in, PackageInstall: ns + "/" + bd.Annotations[catalog.AnnotationInstall], Policy: bd.Annotations[catalog.AnnotationUpgradeEdge]}
+	ch := &status.Channel{Installed: in, PackageInstall: ns + "/" + bd.Annotations[catalog.AnnotationInstall], Policy: bd.Annotations[catalog.AnnotationUpgradeEdge],
+		Approval: catalog.ApprovalOf(bd.Annotations)}
 	published, err := r.channels.Channel(ctx, ns, in.Package, in.RefName)
 	if err != nil {
 		ch.Unreadable = err.Error()

@@ -140,12 +140,12 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 		}
 	}
 	if catalog.CheckUpgrade(installed, asked, policy, []string{}, "") == nil {
-		return admission.Allowed("")
+		return h.approved(ctx, new, installed, asked, install, "")
 	}
 	if listed {
 		if path := catalog.ShortestPath(installed, asked, nodes); path != nil {
 			// The adapter installs the path one step at a time.
-			return admission.Allowed("the channel reaches it along " + describe(path))
+			return h.approved(ctx, new, installed, asked, install, "the channel reaches it along "+describe(path))
 		}
 	}
 	var reachable []string
@@ -155,6 +155,17 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 	err = catalog.CheckUpgrade(installed, asked, policy, reachable, install)
 	log.FromContext(ctx).Info("refused a catalog upgrade", "bundleDeployment", new.Name, "installed", installed.Bundle, "asked", asked.Bundle, "user", req.UserInfo.Username)
 	return admission.Denied(err.Error())
+}
+
+// approved allows a move the channel allows unless the install holds its
+// upgrades for approval (upgradeApproval: Manual) and no approval covers
+// the version asked for: then nothing changes until one does.
+func (h *handler) approved(ctx context.Context, new meta, installed, asked catalog.Entry, install, reason string) admission.Response {
+	if err := catalog.CheckApproval(installed, asked, catalog.ApprovalOf(new.Annotations), install); err != nil {
+		log.FromContext(ctx).Info("held a catalog upgrade for approval", "bundleDeployment", new.Name, "installed", installed.Bundle, "asked", asked.Bundle)
+		return admission.Denied(err.Error())
+	}
+	return admission.Allowed(reason)
 }
 
 func orNone(image string) string {

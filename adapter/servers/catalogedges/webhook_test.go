@@ -97,6 +97,19 @@ func TestHandle(t *testing.T) {
 			refused: []string{"asks for bundle p.1.0.1 of catalog package p with image evil.example/p:latest, but the catalog's Package of that bundle installs registry.example/p@sha256:1.0.1"}},
 		{name: "off the edges, self-certified", old: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where),
 			new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), map[string]string{catalog.AnnotationUpgradeEdge: catalog.PolicySelfCertified})},
+		{name: "held for approval: three edges, nothing approved", old: object(entry("p.1.0.0", "1.0.0", ""), where),
+			new:     object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), merged(where, map[string]string{catalog.AnnotationUpgradeApproval: catalog.ApprovalManual})),
+			refused: []string{"upgrade of p held: 2.0.0 waits for approval (upgradeApproval: Manual), and 1.0.0 stays installed", "rukpak-kapp upgrade plan prom -n ops --to 2.0.0", "approvedVersion: \"2.0.0\""}},
+		{name: "held for approval: another version approved", old: object(entry("p.1.0.0", "1.0.0", ""), where),
+			new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), merged(where, map[string]string{catalog.AnnotationUpgradeApproval: catalog.ApprovalManual,
+				catalog.AnnotationApprovedVersion: "2.0.0"})),
+			refused: []string{"1.0.1 waits for approval", "(the version approved is 2.0.0)"}},
+		{name: "approved: exactly the version asked for", old: object(entry("p.1.0.0", "1.0.0", ""), where),
+			new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), merged(where, map[string]string{catalog.AnnotationUpgradeApproval: catalog.ApprovalManual,
+				catalog.AnnotationApprovedVersion: "2.0.0"}))},
+		{name: "held for approval, but no path: the path's refusal", old: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), where),
+			new:     object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), merged(where, map[string]string{catalog.AnnotationUpgradeApproval: catalog.ApprovalManual})),
+			refused: []string{"does not reach from 2.0.0"}},
 		{name: "the Packages not readable", old: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), nil), new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), nil),
 			refused: []string{"the versions that reach it could not be read"}},
 		{name: "the namespace annotation removed beside an image moved by hand", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), nil),
@@ -146,4 +159,16 @@ type failing struct{ client.Reader }
 
 func (failing) List(context.Context, client.ObjectList, ...client.ListOption) error {
 	return apierrors.NewServiceUnavailable("the server is currently unable to handle the request")
+}
+
+// merged is a and b in one map (b wins).
+func merged(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }
