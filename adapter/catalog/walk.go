@@ -12,6 +12,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/packaging"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // AnnotationWalk, on the App that installs a step of a walk along the
@@ -330,6 +331,35 @@ func (n Node) RefFrom(asked *bundlefiles.ImagesLock, ref string) (string, error)
 		return n.Image, err
 	}
 	return repo + "@" + n.Lock.Images[n.Lock.Bundle], nil
+}
+
+// StepView is bd as a walk installs step n: n's catalog entry and edges,
+// n's bundle image (from the copy beside bd's when bd's repository was
+// relocated: RefFrom) and n's images lock. The walk installs it, and the
+// plan of an upgrade renders it.
+func StepView(bd *rukpakv1alpha2.BundleDeployment, n Node) (*rukpakv1alpha2.BundleDeployment, error) {
+	if bd.Spec.Source.Image == nil {
+		return nil, fmt.Errorf("BundleDeployment %s names no bundle image", bd.Name)
+	}
+	asked, err := bundlefiles.ReadImagesLock(bd.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	view := bd.DeepCopy()
+	for _, k := range []string{AnnotationReplaces, AnnotationSkips, AnnotationSkipRange} {
+		delete(view.Annotations, k)
+	}
+	for k, v := range n.Entry.Annotations() {
+		view.Annotations[k] = v
+	}
+	if view.Spec.Source.Image.Ref, err = n.RefFrom(asked, bd.Spec.Source.Image.Ref); err != nil {
+		return nil, err
+	}
+	delete(view.Annotations, bundlefiles.AnnotationImagesLock)
+	if n.Lock != nil {
+		view.Annotations[bundlefiles.AnnotationImagesLock] = n.Lock.String()
+	}
+	return view, nil
 }
 
 // ImageOf is the bundle image a catalog Package installs: its annotation,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
@@ -55,22 +54,8 @@ func (r *BundleDeploymentReconciler) walk(ctx context.Context, s *scope.Scope) e
 	view := bd.DeepCopy()
 	step := w.Current()
 	if !w.Final() {
-		for _, k := range []string{catalog.AnnotationReplaces, catalog.AnnotationSkips, catalog.AnnotationSkipRange} {
-			delete(view.Annotations, k)
-		}
-		for k, v := range step.Entry.Annotations() {
-			view.Annotations[k] = v
-		}
-		asked, err := bundlefiles.ReadImagesLock(bd.Annotations)
-		if err != nil {
+		if view, err = catalog.StepView(bd, step); err != nil {
 			return err
-		}
-		if view.Spec.Source.Image.Ref, err = step.RefFrom(asked, bd.Spec.Source.Image.Ref); err != nil {
-			return err
-		}
-		delete(view.Annotations, bundlefiles.AnnotationImagesLock)
-		if step.Lock != nil {
-			view.Annotations[bundlefiles.AnnotationImagesLock] = step.Lock.String()
 		}
 	}
 	view.Annotations[catalog.AnnotationWalk] = w.Record()

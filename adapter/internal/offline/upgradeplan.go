@@ -159,13 +159,12 @@ func PlanUpgrade(ctx context.Context, in UpgradeInput) (*UpgradePlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the installed bundle %s: %w", bd.Spec.Source.Image.Ref, err)
 	}
-	lock, err := bundlefiles.ReadImagesLock(bd.Annotations)
-	if err != nil {
-		return nil, err
-	}
 	for i, n := range path[1:] {
 		hop := Hop{From: path[i].Entry.Version, To: n.Entry.Version}
-		view, err := stepView(bd, n, lock)
+		if n.Image == "" {
+			return nil, fmt.Errorf("the Package of %s names no bundle image", n.Entry.Version)
+		}
+		view, err := catalog.StepView(bd, n)
 		if err != nil {
 			return nil, err
 		}
@@ -230,31 +229,6 @@ func upgradePath(installed catalog.Entry, policy string, published []catalog.Nod
 			installed.Channel, target.Version, installed.Version, strings.Join(catalog.Reachable(installed, entries), ", "))
 	}
 	return path, nil
-}
-
-// stepView is bd as the walk installs step n: its image and catalog entry,
-// as the dispatcher's walk makes it.
-func stepView(bd *rukpakv1alpha2.BundleDeployment, n catalog.Node, lock *bundlefiles.ImagesLock) (*rukpakv1alpha2.BundleDeployment, error) {
-	if n.Image == "" {
-		return nil, fmt.Errorf("the Package of %s names no bundle image", n.Entry.Version)
-	}
-	view := bd.DeepCopy()
-	for _, k := range []string{catalog.AnnotationReplaces, catalog.AnnotationSkips, catalog.AnnotationSkipRange} {
-		delete(view.Annotations, k)
-	}
-	for k, v := range n.Entry.Annotations() {
-		view.Annotations[k] = v
-	}
-	ref, err := n.RefFrom(lock, bd.Spec.Source.Image.Ref)
-	if err != nil {
-		return nil, err
-	}
-	view.Spec.Source.Image.Ref = ref
-	delete(view.Annotations, bundlefiles.AnnotationImagesLock)
-	if n.Lock != nil {
-		view.Annotations[bundlefiles.AnnotationImagesLock] = n.Lock.String()
-	}
-	return view, nil
 }
 
 // render fetches bd's bundle and lays it out as the adapter does.
