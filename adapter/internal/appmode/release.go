@@ -42,18 +42,20 @@ func (m *AppInstaller) Release(ctx context.Context, s *scope.Scope) (bool, error
 		return false, nil
 	}
 	mode, released := app.Annotations[translate.AnnotationReleased]
+	if !released && takeover.Back(bd, app, nil, nil, nil).Adoptable && !deploying(app) {
+		// The hand-back is not taken back, and the cache may be behind:
+		// a run it has not shown yet would hold the hand-back until kapp's
+		// timeout, and the hand-back may already be applied. The App as
+		// the API server has it decides.
+		fresh := &kappctrlv1alpha1.App{}
+		if err := m.direct.Get(ctx, client.ObjectKeyFromObject(app), fresh); err != nil {
+			return false, fmt.Errorf("read App %s/%s before handing it back: %w", app.Namespace, app.Name, err)
+		}
+		app = fresh
+		mode, released = app.Annotations[translate.AnnotationReleased]
+	}
 	if !released {
 		back := takeover.Back(bd, app, nil, nil, nil)
-		if back.Adoptable && !deploying(app) {
-			// The hand-back is not taken back: a run the cache has not
-			// shown yet would hold it until kapp's timeout. The App as the
-			// API server has it decides.
-			fresh := &kappctrlv1alpha1.App{}
-			if err := m.direct.Get(ctx, client.ObjectKeyFromObject(app), fresh); err != nil {
-				return false, fmt.Errorf("read App %s/%s before handing it back: %w", app.Namespace, app.Name, err)
-			}
-			app = fresh
-		}
 		if back.Adoptable && deploying(app) {
 			// kapp-controller runs one deploy of an App at a time, and the
 			// release's would wait for this one, which may wait for a

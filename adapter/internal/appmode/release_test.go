@@ -98,3 +98,32 @@ func TestReleaseStopsARunTheCacheHasNotShown(t *testing.T) {
 		t.Error("handed back behind a run in flight")
 	}
 }
+
+// A cache that has not seen the hand-back yet: the App the API server has
+// is released and deploying it; the run is the hand-back's own, and is not
+// stopped.
+func TestReleaseLeavesAHandBackTheCacheHasNotShown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bd := imageBD("web")
+	k := fakekube.New(nil, bd.DeepCopy())
+	installed(t, k, bd)
+	m := mode(t, k)
+	stale := deployed(t, k, "web", 1)
+	if done, err := m.Release(ctx, scopeOf(bd, stale)); err != nil || done {
+		t.Fatalf("done %v, err %v", done, err)
+	}
+	handedBack := read(t, k, appOf("web"))
+	handedBack.Status.Conditions = []kappctrlv1alpha1.Condition{{Type: kappctrlv1alpha1.Reconciling, Status: corev1.ConditionTrue}}
+	if err := k.Raw.Status().Update(ctx, handedBack); err != nil {
+		t.Fatal(err)
+	}
+	k.Reset()
+	if done, err := m.Release(ctx, scopeOf(bd, stale)); err != nil || done {
+		t.Fatalf("done %v, err %v", done, err)
+	}
+	k.ExpectWrites(t, "the hand-back's own run, read from a stale cache")
+	if app := read(t, k, appOf("web")); app.Spec.Canceled || app.Annotations[translate.AnnotationReleased] != translate.ReleasedAdoptable {
+		t.Errorf("the hand-back was undone: canceled %v, annotations %v", app.Spec.Canceled, app.Annotations)
+	}
+}
