@@ -132,6 +132,13 @@ func kubeconfigFlags(cmd *cobra.Command) *kubeconfig {
 	return k
 }
 
+// Namespace is the namespace of the kubeconfig's context ("default"
+// without one), as kubectl takes it when -n is not given.
+func (k *kubeconfig) Namespace() (string, error) {
+	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(k.rules, k.overrides).Namespace()
+	return ns, err
+}
+
 // ToRESTConfig is the client configuration the flags choose.
 func (k *kubeconfig) ToRESTConfig() (*rest.Config, error) {
 	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(k.rules, k.overrides).ClientConfig()

@@ -46,7 +46,7 @@ func newUpgradePlanCommand() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 	}
 	fs := cmd.Flags()
-	namespace := fs.StringP("namespace", "n", "default", "the PackageInstall's namespace")
+	namespace := fs.StringP("namespace", "n", "", "the PackageInstall's namespace (default: the kubeconfig context's, as kubectl takes it)")
 	to := fs.String("to", "", "the version to plan to (default: the highest version the channel reaches)")
 	output := fs.StringP("output", "o", "text", "output format: "+outputFormats)
 	kube := kubeconfigFlags(cmd)
@@ -58,7 +58,13 @@ func newUpgradePlanCommand() *cobra.Command {
 		if err != nil {
 			return fmt.Errorf("load kubeconfig: %w", err)
 		}
-		return upgradePlan(cmd.Context(), cfg, *namespace, args[0], *to, *output, cmd.OutOrStdout())
+		ns := *namespace
+		if ns == "" {
+			if ns, err = kube.Namespace(); err != nil {
+				return fmt.Errorf("load kubeconfig: %w", err)
+			}
+		}
+		return upgradePlan(cmd.Context(), cfg, ns, args[0], *to, *output, cmd.OutOrStdout())
 	}
 	return cmd
 }
