@@ -12,6 +12,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/fakekube"
 )
 
@@ -69,28 +70,50 @@ func TestReleaseHandsBack(t *testing.T) {
 	}
 }
 
+// staleRelease is an installed, deployed App "web" and the copy of it a
+// cache that fell behind holds; run marks the App as the API server has it
+// as under a run of kapp-controller's (Reconciling); release hands back
+// from the stale copy.
+type staleRelease struct {
+	t     *testing.T
+	k     *fakekube.Cluster
+	m     *AppInstaller
+	bd    *rukpakv1alpha2.BundleDeployment
+	stale *kappctrlv1alpha1.App
+}
+
+func newStaleRelease(t *testing.T) *staleRelease {
+	bd := imageBD("web")
+	k := fakekube.New(nil, bd.DeepCopy())
+	installed(t, k, bd)
+	return &staleRelease{t: t, k: k, m: mode(t, k), bd: bd, stale: deployed(t, k, "web", 1)}
+}
+
+func (r *staleRelease) run() {
+	app := read(r.t, r.k, appOf("web"))
+	app.Status.Conditions = []kappctrlv1alpha1.Condition{{Type: kappctrlv1alpha1.Reconciling, Status: corev1.ConditionTrue}}
+	if err := r.k.Raw.Status().Update(context.Background(), app); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *staleRelease) release() {
+	if done, err := r.m.Release(context.Background(), scopeOf(r.bd, r.stale)); err != nil || done {
+		r.t.Fatalf("done %v, err %v", done, err)
+	}
+}
+
 // A run the cache has not shown yet is stopped before the hand-back, not
 // waited behind: the App as the API server has it decides, whatever the
 // stale copy the reconcile read says.
 func TestReleaseStopsARunTheCacheHasNotShown(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	bd := imageBD("web")
-	k := fakekube.New(nil, bd.DeepCopy())
-	installed(t, k, bd)
-	m := mode(t, k)
-	stale := deployed(t, k, "web", 1)
-	running := read(t, k, appOf("web"))
-	running.Status.Conditions = []kappctrlv1alpha1.Condition{{Type: kappctrlv1alpha1.Reconciling, Status: corev1.ConditionTrue}}
-	if err := k.Raw.Status().Update(ctx, running); err != nil {
-		t.Fatal(err)
-	}
-	k.Reset()
-	if done, err := m.Release(ctx, scopeOf(bd, stale)); err != nil || done {
-		t.Fatalf("done %v, err %v", done, err)
-	}
-	k.ExpectWrites(t, "a run in flight the cache missed", "apply App "+systemNS+"/web")
-	app := read(t, k, appOf("web"))
+	r := newStaleRelease(t)
+	r.run()
+	r.k.Reset()
+	r.release()
+	r.k.ExpectWrites(t, "a run in flight the cache missed", "apply App "+systemNS+"/web")
+	app := read(t, r.k, appOf("web"))
 	if !app.Spec.Canceled {
 		t.Error("the run in flight was not stopped")
 	}
@@ -104,26 +127,13 @@ func TestReleaseStopsARunTheCacheHasNotShown(t *testing.T) {
 // stopped.
 func TestReleaseLeavesAHandBackTheCacheHasNotShown(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	bd := imageBD("web")
-	k := fakekube.New(nil, bd.DeepCopy())
-	installed(t, k, bd)
-	m := mode(t, k)
-	stale := deployed(t, k, "web", 1)
-	if done, err := m.Release(ctx, scopeOf(bd, stale)); err != nil || done {
-		t.Fatalf("done %v, err %v", done, err)
-	}
-	handedBack := read(t, k, appOf("web"))
-	handedBack.Status.Conditions = []kappctrlv1alpha1.Condition{{Type: kappctrlv1alpha1.Reconciling, Status: corev1.ConditionTrue}}
-	if err := k.Raw.Status().Update(ctx, handedBack); err != nil {
-		t.Fatal(err)
-	}
-	k.Reset()
-	if done, err := m.Release(ctx, scopeOf(bd, stale)); err != nil || done {
-		t.Fatalf("done %v, err %v", done, err)
-	}
-	k.ExpectWrites(t, "the hand-back's own run, read from a stale cache")
-	if app := read(t, k, appOf("web")); app.Spec.Canceled || app.Annotations[translate.AnnotationReleased] != translate.ReleasedAdoptable {
+	r := newStaleRelease(t)
+	r.release()
+	r.run()
+	r.k.Reset()
+	r.release()
+	r.k.ExpectWrites(t, "the hand-back's own run, read from a stale cache")
+	if app := read(t, r.k, appOf("web")); app.Spec.Canceled || app.Annotations[translate.AnnotationReleased] != translate.ReleasedAdoptable {
 		t.Errorf("the hand-back was undone: canceled %v, annotations %v", app.Spec.Canceled, app.Annotations)
 	}
 }
