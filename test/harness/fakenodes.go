@@ -71,7 +71,42 @@ func (e *Env) RestoreNodes(ctx context.Context) error {
 	if e.kwok, err = e.startKwok(); err != nil {
 		return err
 	}
-	return e.waitNodeReady(ctx, FakeNodeName)
+	if err := e.waitNodeReady(ctx, FakeNodeName); err != nil {
+		return err
+	}
+	return e.resyncPods(ctx, FakeNodeName)
+}
+
+// AnnotationKubeletResync is written on the pods of a fake node that
+// returns, as a returning kubelet syncs every pod bound to it: kwok skips a
+// pod event that comes before it knows the pod's node again (a pod that
+// kube-controller-manager marks not Ready as kwok restarts), and only an
+// event after that has it ready the pod again.
+const AnnotationKubeletResync = "harness.rukpak-kapp.dev/kubelet-resync"
+
+// resyncPods touches every pod bound to node, so kwok looks at each once
+// it knows the node.
+func (e *Env) resyncPods(ctx context.Context, node string) error {
+	pods := &corev1.PodList{}
+	if err := e.Client.List(ctx, pods); err != nil {
+		return fmt.Errorf("list the pods of node %s: %w", node, err)
+	}
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.Spec.NodeName != node || pod.DeletionTimestamp != nil {
+			continue
+		}
+		patch := client.MergeFrom(pod.DeepCopy())
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		pod.Annotations[AnnotationKubeletResync] = now
+		if err := e.Client.Patch(ctx, pod, patch); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("resync pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+	}
+	return nil
 }
 
 // AddFakeNode registers a node kwok keeps Ready, with the given taints, and
