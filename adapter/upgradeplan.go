@@ -14,6 +14,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/offline"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/crdsafety"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -60,7 +61,8 @@ func PlanUpgrade(ctx context.Context, c client.Reader, dyn dynamic.Interface, ns
 	if err != nil {
 		return nil, err
 	}
-	plan, err := offline.PlanUpgrade(ctx, offline.UpgradeInput{BD: bd, Published: nodes, To: to, Keychain: keychain,
+	plan, err := offline.PlanUpgrade(ctx, offline.UpgradeInput{BD: bd, Published: nodes, To: to,
+		Fetcher: store.SourceFetcher{Reader: offline.NoCluster{}, Keychain: keychain},
 		LiveCRD: func(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			err := c.Get(ctx, client.ObjectKey{Name: name}, crd)

@@ -138,7 +138,7 @@ type Metadata struct {
 	// Dependencies are what it needs from the cluster, sorted.
 	Dependencies []Dependency `json:"dependencies,omitempty"`
 	// InstallModes are the install modes its ClusterServiceVersion
-	// supports, in its order; none without one. They are not part of the
+	// supports (of the four OLM knows); none without one. They are not part of the
 	// metadata a conversion writes (its bytes, and so every content
 	// Secret's name, stay as they were).
 	InstallModes []string `json:"-"`
@@ -181,9 +181,11 @@ func (b *bundle) metadata() *Metadata {
 	}
 	m.Dependencies = b.dependencies()
 	if b.csv != nil {
-		for _, mode := range b.csv.Spec.InstallModes {
-			if mode.Supported {
-				m.InstallModes = append(m.InstallModes, string(mode.Type))
+		// As the conversion reads them: the known types only.
+		modes := supportedModes(b.csv, new([]string))
+		for _, mode := range knownModes {
+			if modes[mode] {
+				m.InstallModes = append(m.InstallModes, string(mode))
 			}
 		}
 	}

@@ -42,11 +42,7 @@ func (a Approval) Covers(e Entry) bool {
 	if !a.Manual {
 		return true
 	}
-	if a.Approved == "" {
-		return false
-	}
-	v, err := PackageVersion(e.Version)
-	return a.Approved == e.Version || (err == nil && a.Approved == v)
+	return a.Approved != "" && (a.Approved == e.Version || a.Approved == e.PackageVersion())
 }
 
 // HeldError is a move to a version no approval covers.
@@ -58,23 +54,42 @@ type HeldError struct {
 }
 
 func (e *HeldError) Error() string {
-	version, err := PackageVersion(e.Asked.Version)
-	if err != nil {
-		version = e.Asked.Version
-	}
+	version := e.Asked.PackageVersion()
 	var b strings.Builder
 	fmt.Fprintf(&b, "upgrade of %s held: %s waits for approval (upgradeApproval: %s), and %s stays installed", e.Installed.Package, version, ApprovalManual, e.Installed.Version)
 	if e.Approved != "" {
 		fmt.Fprintf(&b, " (the version approved is %s)", e.Approved)
 	}
-	ns, name, ok := strings.Cut(e.Install, "/")
-	if !ok {
-		ns, name = "NAMESPACE", "NAME"
-	}
-	fmt.Fprintf(&b, ". See what it changes with: rukpak-kapp upgrade plan %s -n %s --to %s; approve exactly this version with: "+
-		"kctrl package installed update -n %s -i %s --values-file FILE, FILE holding the install's values and approvedVersion: %q",
-		name, ns, version, ns, name, version)
+	fmt.Fprintf(&b, ". See what it changes with: %s; approve exactly this version with: %s", PlanCommand(e.Install, version), ApproveCommand(e.Install, version))
 	return b.String()
+}
+
+// PlanCommand is the command that shows what moving the PackageInstall
+// install ("namespace/name"; "" unknown) to version changes.
+func PlanCommand(install, version string) string {
+	ns, name := installName(install)
+	return fmt.Sprintf("rukpak-kapp upgrade plan %s -n %s --to %s", name, ns, version)
+}
+
+// ApproveCommand is the kctrl call that approves version for install, an
+// install whose upgradeApproval is Manual.
+func ApproveCommand(install, version string) string {
+	ns, name := installName(install)
+	return fmt.Sprintf("kctrl package installed update -n %s -i %s --values-file FILE, FILE holding the install's values and approvedVersion: %q", ns, name, version)
+}
+
+// UpdateCommand is the kctrl call that moves install to version.
+func UpdateCommand(install, version string) string {
+	ns, name := installName(install)
+	return fmt.Sprintf("kctrl package installed update -n %s -i %s --version %s", ns, name, version)
+}
+
+func installName(install string) (ns, name string) {
+	ns, name, ok := strings.Cut(install, "/")
+	if !ok {
+		return "NAMESPACE", "NAME"
+	}
+	return ns, name
 }
 
 // CheckApproval refuses a move from installed to asked that the

@@ -55,3 +55,13 @@ func PackageVersion(olmVersion string) (string, error) {
 	v.Build = nil
 	return v.String(), nil
 }
+
+// PackageVersion is the version of e's Package: its OLM version without
+// build metadata, or the OLM version as it is when it is no semver.
+func (e Entry) PackageVersion() string {
+	v, err := PackageVersion(e.Version)
+	if err != nil {
+		return e.Version
+	}
+	return v
+}

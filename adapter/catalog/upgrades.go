@@ -4,7 +4,7 @@ package catalog
 // UpgradeAvailable condition says it.
 type Upgrades struct {
 	// Head is the highest version the channel publishes (installed itself
-	// when nothing is higher).
+	// when nothing is higher: a head of another bundle is higher).
 	Head Entry
 	// Path leads from the installed bundle (first) to the highest version
 	// reachable from it (last), one edge at a time, as a walk would take
@@ -28,10 +28,12 @@ func (u Upgrades) Versions() []string {
 }
 
 // UpgradesFrom reads what published (the entries of the installed bundle's
-// channel) offers beyond installed: the channel's head, and the shortest
-// path to the highest version reachable along the channel's edges (the
-// path ShortestPath takes, so the walk that installs it goes the same way).
-func UpgradesFrom(installed Entry, published []Entry) Upgrades {
+// channel) offers beyond installed under the install's
+// upgradeConstraintPolicy: the channel's head, and the shortest path to
+// the highest version reachable along the channel's edges (the path
+// ShortestPath takes, so the walk that installs it goes the same way), or
+// under SelfCertified, which the edges do not bind, the head in one move.
+func UpgradesFrom(installed Entry, published []Entry, policy string) Upgrades {
 	u := Upgrades{Head: installed}
 	nodes := make([]Node, 0, len(published))
 	for _, e := range published {
@@ -61,6 +63,10 @@ func UpgradesFrom(installed Entry, published []Entry) Upgrades {
 				best = n.Entry
 			}
 		}
+	}
+	if policy == PolicySelfCertified && u.Head.Bundle != installed.Bundle {
+		u.Path = []Entry{installed, u.Head}
+		return u
 	}
 	if best.Bundle == installed.Bundle {
 		return u

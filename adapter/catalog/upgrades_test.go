@@ -26,6 +26,7 @@ func TestUpgradesFrom(t *testing.T) {
 		published []Entry
 		head      string
 		path      []string
+		policy    string
 	}{
 		{name: "at the head", installed: v2, published: []Entry{v1, v101, v12, v2}, head: "2.0.0"},
 		{name: "alone in the channel", installed: v1, published: []Entry{v1}, head: "1.0.0"},
@@ -37,10 +38,13 @@ func TestUpgradesFrom(t *testing.T) {
 			head: "3.0.0", path: []string{"1.0.0", "1.0.1"}},
 		{name: "nothing reachable", installed: v1, published: []Entry{v1, orphan}, head: "3.0.0"},
 		{name: "another package's edges do not count", installed: v1, published: []Entry{v1, other}, head: "1.0.0"},
+		{name: "SelfCertified: the head in one move, edges or not", installed: v1, published: []Entry{v1, v101, orphan}, policy: PolicySelfCertified,
+			head: "3.0.0", path: []string{"1.0.0", "3.0.0"}},
+		{name: "SelfCertified at the head", installed: v2, published: []Entry{v1, v2}, policy: PolicySelfCertified, head: "2.0.0"},
 		{name: "the installed bundle not published any more", installed: v1, published: []Entry{v101}, head: "1.0.1", path: []string{"1.0.0", "1.0.1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u := UpgradesFrom(tc.installed, tc.published)
+			u := UpgradesFrom(tc.installed, tc.published, tc.policy)
 			if u.Head.Version != tc.head {
 				t.Errorf("head = %s, want %s", u.Head.Version, tc.head)
 			}

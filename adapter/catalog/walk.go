@@ -245,10 +245,6 @@ func ShortestPath(installed, asked Entry, published []Node) []Node {
 	return nil
 }
 
-// CompareVersions orders two OLM versions as semver does (build metadata
-// ignored); one that is no semver compares as a string.
-func CompareVersions(a, b string) int { return compareVersions(a, b) }
-
 func compareVersions(a, b string) int {
 	va, errA := semver.Parse(a)
 	vb, errB := semver.Parse(b)
@@ -261,11 +257,7 @@ func compareVersions(a, b string) int {
 // PackageOf names the Package that publishes e (in its catalog's
 // namespace).
 func PackageOf(e Entry) string {
-	v, err := PackageVersion(e.Version)
-	if err != nil {
-		v = e.Version
-	}
-	return packaging.PackageName(e.RefName, v)
+	return packaging.PackageName(e.RefName, e.PackageVersion())
 }
 
 // Describe is the path for a message: "1.0.0 → 1.1.1 → 1.1.2".

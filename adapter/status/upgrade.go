@@ -57,18 +57,13 @@ func (s state) withUpgrade(c conditions) conditions {
 		u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionUnknown, rukpakv1alpha2.ReasonChannelUnreadable,
 			Message(fmt.Sprintf("Whether channel %s offers a version beyond %s, the one installed, is not known: %s", in.Channel, in.Version, ch.Unreadable)))
 	default:
-		up := catalog.UpgradesFrom(in, ch.Published)
-		if ch.Policy == catalog.PolicySelfCertified && up.Head.Bundle != in.Bundle && newer(up.Head, in) {
-			// The channel's edges do not bind this install: the head is one
-			// move away.
-			up.Path = []catalog.Entry{in, up.Head}
-		}
+		up := catalog.UpgradesFrom(in, ch.Published, ch.Policy)
 		switch {
 		case up.Available() && !ch.Approval.Covers(up.Target()):
 			u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionTrue, rukpakv1alpha2.ReasonUpgradeAwaitingApproval, upgradeMessage(ch, up))
 		case up.Available():
 			u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionTrue, rukpakv1alpha2.ReasonUpgradeAvailable, upgradeMessage(ch, up))
-		case newer(up.Head, in):
+		case up.Head.Bundle != in.Bundle:
 			u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionFalse, rukpakv1alpha2.ReasonNoUpgradePath,
 				fmt.Sprintf("Channel %s publishes %s, but none of its edges lead there from %s, the version installed: an upgrade waits for a release that replaces or skips %s, or the value upgradeConstraintPolicy: SelfCertified",
 					in.Channel, up.Head.Version, in.Version, in.Bundle))
@@ -79,11 +74,6 @@ func (s state) withUpgrade(c conditions) conditions {
 	}
 	c.upgrade = &u
 	return c
-}
-
-// newer says a is a higher version than b.
-func newer(a, b catalog.Entry) bool {
-	return catalog.CompareVersions(a.Version, b.Version) > 0
 }
 
 // upgradeMessage names the version offered, the path to it and the kctrl
@@ -98,20 +88,12 @@ func upgradeMessage(ch *Channel, up catalog.Upgrades) string {
 	if up.Head.Bundle != target.Bundle {
 		fmt.Fprintf(&b, "; its head, %s, is not reachable from %s", up.Head.Version, ch.Installed.Version)
 	}
-	version, err := catalog.PackageVersion(target.Version)
-	if err != nil {
-		version = target.Version
-	}
-	ns, name, ok := strings.Cut(ch.PackageInstall, "/")
-	if ok && !ch.Approval.Covers(target) {
-		fmt.Fprintf(&b, "; it waits for approval (upgradeApproval: %s). See what each hop changes with: rukpak-kapp upgrade plan %s -n %s --to %s; "+
-			"approve exactly this version with: kctrl package installed update -n %s -i %s --values-file FILE, FILE holding the install's values and approvedVersion: %q",
-			catalog.ApprovalManual, name, ns, version, ns, name, version)
+	version := target.PackageVersion()
+	if !ch.Approval.Covers(target) {
+		fmt.Fprintf(&b, "; it waits for approval (upgradeApproval: %s). See what each hop changes with: %s; approve exactly this version with: %s",
+			catalog.ApprovalManual, catalog.PlanCommand(ch.PackageInstall, version), catalog.ApproveCommand(ch.PackageInstall, version))
 		return b.String()
 	}
-	if ok {
-		fmt.Fprintf(&b, ". See what each hop changes with: rukpak-kapp upgrade plan %s -n %s --to %s; install it with: kctrl package installed update -n %s -i %s --version %s",
-			name, ns, version, ns, name, version)
-	}
+	fmt.Fprintf(&b, ". See what each hop changes with: %s; install it with: %s", catalog.PlanCommand(ch.PackageInstall, version), catalog.UpdateCommand(ch.PackageInstall, version))
 	return b.String()
 }

@@ -122,7 +122,7 @@ func writeUpgradePlan(out io.Writer, ns, name string, p *adapter.UpgradePlan) {
 		}
 		fmt.Fprintf(out, "\nhop %d of %d: %s → %s (%s): %s\n", i+1, len(p.Hops), h.From, h.To, h.Image, verdict)
 		if h.Failed != "" {
-			fmt.Fprintf(out, "  the bundle cannot be read: %s\n", h.Failed)
+			fmt.Fprintf(out, "  the adapter cannot fetch or convert this bundle: %s\n", h.Failed)
 			continue
 		}
 		for _, c := range h.CRDs {
@@ -151,11 +151,8 @@ func writeUpgradePlan(out io.Writer, ns, name string, p *adapter.UpgradePlan) {
 		list("image added", h.Images.Added)
 		list("image removed", h.Images.Removed)
 		list("dependency added", h.Dependencies)
-		if h.WatchMode != "" {
-			fmt.Fprintf(out, "  install modes: %s; the watched namespaces need %s\n", strings.Join(h.InstallModes, ", "), h.WatchMode)
-		}
-		if h.WatchRefused != "" {
-			fmt.Fprintf(out, "  REFUSED: %s\n", h.WatchRefused)
+		if len(h.InstallModes) > 0 {
+			fmt.Fprintf(out, "  install modes: %s\n", strings.Join(h.InstallModes, ", "))
 		}
 	}
 }

@@ -11,7 +11,7 @@ func TestWriteUpgradePlan(t *testing.T) {
 	plan := &adapter.UpgradePlan{BundleDeployment: "efs.ops", Package: "aws-efs-operator", Channel: "stable", Installed: "1.0.0", To: "1.2.0",
 		Path: []string{"1.0.0", "1.1.0", "1.2.0"},
 		Hops: []adapter.UpgradeHop{
-			{From: "1.0.0", To: "1.1.0", Image: "r/efs:v1.1.0", InstallModes: []string{"AllNamespaces"}, WatchMode: "AllNamespaces"},
+			{From: "1.0.0", To: "1.1.0", Image: "r/efs:v1.1.0", InstallModes: []string{"AllNamespaces"}},
 			{From: "1.1.0", To: "1.2.0", Image: "r/efs:v1.2.0"},
 		},
 	}
@@ -23,7 +23,7 @@ func TestWriteUpgradePlan(t *testing.T) {
 	for _, want := range []string{
 		"PackageInstall ops/efs (BundleDeployment efs.ops): package aws-efs-operator, channel stable, 1.0.0 installed\n",
 		"path to 1.2.0: 1.0.0 → 1.1.0 → 1.2.0 (watching: all namespaces where the bundle supports it, else its own)\n",
-		"hop 1 of 2: 1.0.0 → 1.1.0 (r/efs:v1.1.0): installs\n  cluster RBAC gained: get,list batch/jobs\n  image added: op:2\n  image removed: op:1\n  install modes: AllNamespaces; the watched namespaces need AllNamespaces\n",
+		"hop 1 of 2: 1.0.0 → 1.1.0 (r/efs:v1.1.0): installs\n  cluster RBAC gained: get,list batch/jobs\n  image added: op:2\n  image removed: op:1\n  install modes: AllNamespaces\n",
 		"hop 2 of 2: 1.1.0 → 1.2.0 (r/efs:v1.2.0): REFUSED: the walk stops here\n  CRD sharedvolumes.aws-efs.managed.openshift.io changed: REFUSED by the CRD upgrade safety check (failed to validate safety)\n",
 	} {
 		if !strings.Contains(out.String(), want) {

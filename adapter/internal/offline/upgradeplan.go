@@ -3,12 +3,11 @@ package offline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,8 +32,9 @@ type UpgradeInput struct {
 	// To is the version asked for (the OLM version or the Package's);
 	// "": the highest version the channel reaches.
 	To string
-	// Keychain pulls the bundles (nil: anonymously).
-	Keychain authn.Keychain
+	// Fetcher fetches each step's bundle (store.SourceFetcher, with the
+	// caller's keychain).
+	Fetcher store.Fetcher
 	// LiveCRD reads a CRD as the cluster has it; nil, nil when it has none.
 	LiveCRD func(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error)
 	// Objects lists a CRD's custom resources in the cluster, which the
@@ -80,22 +80,22 @@ type Hop struct {
 	NamespaceRules RuleChange `json:"namespaceRules,omitzero"`
 	// Images are the container images added and removed.
 	Images Change `json:"images,omitzero"`
-	// InstallModes are the install modes the step's bundle supports;
-	// WatchMode is the one the watched namespaces need, and WatchRefused
-	// says why the step's bundle cannot be installed so.
+	// InstallModes are the install modes the step's bundle supports (the
+	// conversion refuses a step that does not support the watched
+	// namespaces: Failed).
 	InstallModes []string `json:"installModes,omitempty"`
-	WatchMode    string   `json:"watchMode,omitempty"`
-	WatchRefused string   `json:"watchRefused,omitempty"`
 	// Dependencies are what the step's bundle requires that the one
 	// before did not.
 	Dependencies []string `json:"dependencies,omitempty"`
-	// Failed says why the step's bundle could not be read.
+	// Failed says why the adapter could not fetch or convert the step's
+	// bundle: its own error (an install mode the watched namespaces need
+	// and the bundle does not support, among others).
 	Failed string `json:"failed,omitempty"`
 }
 
 // Refused says the adapter would refuse the step.
 func (h Hop) Refused() bool {
-	return h.Failed != "" || h.WatchRefused != "" || slices.ContainsFunc(h.CRDs, func(c CRDChange) bool { return !c.Allowed })
+	return h.Failed != "" || slices.ContainsFunc(h.CRDs, func(c CRDChange) bool { return !c.Allowed })
 }
 
 // CRDChange is one CRD of a step.
@@ -125,7 +125,6 @@ type RuleChange struct {
 type rendered struct {
 	objects  []*unstructured.Unstructured
 	metadata *convert.Metadata
-	image    string
 }
 
 // PlanUpgrade plans in's upgrade along its channel: the path the walk would
@@ -182,7 +181,6 @@ func PlanUpgrade(ctx context.Context, in UpgradeInput) (*UpgradePlan, error) {
 		hop.NamespaceRules = ruleChange(rules(prev.objects, "Role"), rules(next.objects, "Role"))
 		hop.Images = change(images(prev.objects), images(next.objects))
 		hop.InstallModes = next.metadata.InstallModes
-		hop.WatchMode, hop.WatchRefused = watchMode(watched, bd.Spec.InstallNamespace, next.metadata.InstallModes)
 		hop.Dependencies = change(dependencies(prev.metadata), dependencies(next.metadata)).Added
 		plan.Hops = append(plan.Hops, hop)
 		prev = next
@@ -200,16 +198,12 @@ func upgradePath(installed catalog.Entry, policy string, published []catalog.Nod
 	target := installed
 	switch {
 	case to == "":
-		up := catalog.UpgradesFrom(installed, entries)
-		if policy == catalog.PolicySelfCertified {
-			target = up.Head
-		} else if up.Available() {
+		if up := catalog.UpgradesFrom(installed, entries, policy); up.Available() {
 			target = up.Target()
 		}
 	default:
 		i := slices.IndexFunc(published, func(n catalog.Node) bool {
-			v, _ := catalog.PackageVersion(n.Entry.Version)
-			return n.Entry.Package == installed.Package && (n.Entry.Version == to || v == to)
+			return n.Entry.Package == installed.Package && (n.Entry.Version == to || n.Entry.PackageVersion() == to)
 		})
 		if i < 0 {
 			return nil, fmt.Errorf("channel %s publishes no version %s", installed.Channel, to)
@@ -233,21 +227,16 @@ func upgradePath(installed catalog.Entry, policy string, published []catalog.Nod
 
 // render fetches bd's bundle and lays it out as the adapter does.
 func render(ctx context.Context, in UpgradeInput, bd *rukpakv1alpha2.BundleDeployment) (*rendered, error) {
-	f := store.SourceFetcher{Reader: NoCluster{}, Keychain: in.Keychain}
-	m, err := store.Materialize(ctx, f, bd, convert.FreshCertificates(time.Now()))
+	m, err := store.Materialize(ctx, in.Fetcher, bd, convert.FreshCertificates(time.Now()))
 	if err != nil {
 		return nil, err
 	}
-	out := &rendered{image: bd.Spec.Source.Image.Ref, metadata: &convert.Metadata{}}
-	if md, err := convert.ReadMetadata(m.Files); err == nil {
-		out.metadata = md
+	out := &rendered{metadata: &convert.Metadata{}}
+	if m.Layout.Metadata != nil {
+		// A registry+v1 bundle's, as its conversion read it.
+		out.metadata = m.Layout.Metadata
 	}
-	names := make([]string, 0, len(m.Layout.Files))
-	for name := range m.Layout.Files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(m.Layout.Files)) {
 		if !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml") && !strings.HasSuffix(name, ".json") {
 			continue
 		}
@@ -267,7 +256,7 @@ func render(ctx context.Context, in UpgradeInput, bd *rukpakv1alpha2.BundleDeplo
 func crdChanges(ctx context.Context, in UpgradeInput, bd *rukpakv1alpha2.BundleDeployment, prev, next *rendered, first bool) ([]CRDChange, error) {
 	before, after := crds(prev.objects), crds(next.objects)
 	var out []CRDChange
-	for _, name := range sortedKeys(after) {
+	for _, name := range slices.Sorted(maps.Keys(after)) {
 		nw := after[name]
 		old, ok := before[name]
 		if ok && equalSpecs(old, nw) {
@@ -289,31 +278,33 @@ func crdChanges(ctx context.Context, in UpgradeInput, bd *rukpakv1alpha2.BundleD
 			out = append(out, CRDChange{Name: name, Change: "added", Allowed: true})
 			continue
 		}
-		owned := func(c *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
-			c = c.DeepCopy()
-			if c.Labels == nil {
-				c.Labels = map[string]string{}
-			}
-			c.Labels[rukpakv1alpha2.LabelOwnerKind] = rukpakv1alpha2.OwnerKind
-			c.Labels[rukpakv1alpha2.LabelOwnerName] = bd.Name
-			return c
-		}
-		d := crdsafety.Decide(ctx, crdsafety.Input{Old: owned(old), New: owned(nw), Operation: "UPDATE", BundleDeployment: bd.Name,
-			OptedOut: bd.Spec.Preflight != nil && bd.Spec.Preflight.CRDUpgradeSafety != nil && bd.Spec.Preflight.CRDUpgradeSafety.Disabled,
-			Objects:  objectsOf(in, old)})
+		d := crdsafety.Decide(ctx, crdsafety.Input{Old: ownedBy(old, bd), New: ownedBy(nw, bd), Operation: "UPDATE", BundleDeployment: bd.Name,
+			OptedOut: crdsafety.OptedOut(bd), Objects: objectsOf(in, old)})
 		c := CRDChange{Name: name, Change: "changed", Allowed: d.Allowed, Verdict: d.Message}
 		if d.Allowed {
 			c.Verdict = d.Reason
 		}
 		out = append(out, c)
 	}
-	for _, name := range sortedKeys(before) {
+	for _, name := range slices.Sorted(maps.Keys(before)) {
 		if _, ok := after[name]; !ok {
 			out = append(out, CRDChange{Name: name, Change: "removed", Allowed: true,
 				Verdict: "the CRD stays: rukpak-kapp deletes no CRD an upgrade drops, nor its custom resources"})
 		}
 	}
 	return out, nil
+}
+
+// ownedBy is crd as bd installs it: labelled with its owner, as the
+// webhook finds it on the cluster's CRD (the bundle's own has no label).
+func ownedBy(crd *apiextensionsv1.CustomResourceDefinition, bd *rukpakv1alpha2.BundleDeployment) *apiextensionsv1.CustomResourceDefinition {
+	crd = crd.DeepCopy()
+	if crd.Labels == nil {
+		crd.Labels = map[string]string{}
+	}
+	crd.Labels[rukpakv1alpha2.LabelOwnerKind] = rukpakv1alpha2.OwnerKind
+	crd.Labels[rukpakv1alpha2.LabelOwnerName] = bd.Name
+	return crd
 }
 
 func objectsOf(in UpgradeInput, crd *apiextensionsv1.CustomResourceDefinition) crdsafety.Lister {
@@ -453,41 +444,4 @@ func change(before, after []string) Change {
 	slices.Sort(c.Added)
 	slices.Sort(c.Removed)
 	return c
-}
-
-// watchMode is the install mode the watched namespaces need of a bundle
-// installed in installNS, and why a bundle supporting modes cannot be
-// installed so ("" when it can), as the conversion decides it.
-func watchMode(watched []string, installNS string, modes []string) (mode, refused string) {
-	supports := func(m string) bool { return slices.Contains(modes, m) }
-	switch {
-	case len(modes) == 0:
-		return "", ""
-	case len(watched) == 0:
-		if supports("AllNamespaces") {
-			return "AllNamespaces", ""
-		}
-		mode = "OwnNamespace"
-	case len(watched) == 1 && watched[0] == "":
-		mode = "AllNamespaces"
-	case len(watched) == 1 && watched[0] == installNS:
-		mode = "OwnNamespace"
-	case len(watched) == 1:
-		mode = "SingleNamespace"
-	default:
-		mode = "MultiNamespace"
-	}
-	if !supports(mode) {
-		return mode, fmt.Sprintf("the bundle does not support %s (it supports %s): the watched namespaces would have to change", mode, strings.Join(modes, ", "))
-	}
-	return mode, ""
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

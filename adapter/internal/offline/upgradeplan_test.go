@@ -1,13 +1,22 @@
 package offline
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
 
 func TestUpgradePath(t *testing.T) {
@@ -53,31 +62,96 @@ func TestUpgradePath(t *testing.T) {
 	}
 }
 
-func TestWatchMode(t *testing.T) {
+// bundles is a fetcher of registry+v1 bundles by image reference.
+type bundles map[string]fetch.Files
+
+func (b bundles) Fetch(_ context.Context, bd *rukpakv1alpha2.BundleDeployment) (fetch.Files, *rukpakv1alpha2.BundleSource, error) {
+	files, ok := b[bd.Spec.Source.Image.Ref]
+	if !ok {
+		return nil, nil, fmt.Errorf("no image %s", bd.Spec.Source.Image.Ref)
+	}
+	return files, bd.Spec.Source.DeepCopy(), nil
+}
+
+func (bundles) RemoteHead(context.Context, *rukpakv1alpha2.GitSource) (string, error) {
+	return "", errors.New("no git here")
+}
+
+// efsVersion is aws-efs-operator 0.0.8 from the registry+v1 corpus as
+// version v, with its files' text replaced as edits say (old, new, ...).
+func efsVersion(t *testing.T, v string, edits ...string) fetch.Files {
+	t.Helper()
+	files, err := convert.ReadDir(os.DirFS(filepath.Join("..", "..", "..", "test", "testdata", "registry-v1-corpus", "aws-efs-operator", "0.0.8")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edits = append([]string{"name: aws-efs-operator.v0.0.8", "name: aws-efs-operator.v" + v, "\n  version: 0.0.8", "\n  version: " + v}, edits...)
+	r := strings.NewReplacer(edits...)
+	for name, data := range files {
+		files[name] = []byte(r.Replace(string(data)))
+	}
+	return files
+}
+
+// TestPlanUpgrade: each hop of a walk rendered as the adapter renders it
+// and compared with the hop before: a cluster rule gained, a CRD field
+// dropped (refused by the CRD upgrade safety check, word for word as the
+// webhook refuses it), an image changed, and a bundle the conversion
+// refuses for the watched namespaces, with the conversion's own words.
+func TestPlanUpgrade(t *testing.T) {
 	t.Parallel()
-	all := []string{"OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"}
-	for _, tc := range []struct {
-		name    string
-		watched []string
-		modes   []string
-		mode    string
-		refused string
-	}{
-		{name: "default, all supported", modes: all, mode: "AllNamespaces"},
-		{name: "default without AllNamespaces: its own", modes: []string{"OwnNamespace"}, mode: "OwnNamespace"},
-		{name: "its own namespace", watched: []string{"op"}, modes: all, mode: "OwnNamespace"},
-		{name: "another namespace", watched: []string{"apps"}, modes: all, mode: "SingleNamespace"},
-		{name: "two namespaces, unsupported", watched: []string{"a", "b"}, modes: []string{"AllNamespaces", "SingleNamespace"}, mode: "MultiNamespace",
-			refused: "does not support MultiNamespace (it supports AllNamespaces, SingleNamespace)"},
-		{name: "all namespaces asked, unsupported", watched: []string{""}, modes: []string{"OwnNamespace"}, mode: "AllNamespaces", refused: "does not support AllNamespaces"},
-		{name: "no CSV: nothing to say", watched: []string{"a"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			mode, refused := watchMode(tc.watched, "op", tc.modes)
-			if mode != tc.mode || (tc.refused == "") != (refused == "") || !strings.Contains(refused, tc.refused) {
-				t.Errorf("watchMode = %q, %q; want %q, %q", mode, refused, tc.mode, tc.refused)
-			}
-		})
+	const (
+		jobs        = "          rules:\n            - apiGroups:\n                - batch\n              resources:\n                - jobs\n              verbs:\n                - get\n"
+		noMessage   = "              message:\n                description: Message is a human-readable string, usually describing\n                  what went wrong when `Phase` is `SharedVolumeFailed`.\n                type: string\n"
+		onlySingle  = "    - type: SingleNamespace\n      supported: false"
+		allNS       = "    - type: AllNamespaces\n      supported: true"
+		image, imgB = "quay.io/app-sre/aws-efs-operator:9c87267", "quay.io/app-sre/aws-efs-operator:v2"
+	)
+	fetcher := bundles{
+		"r/efs:1.0.0": efsVersion(t, "1.0.0"),
+		"r/efs:1.1.0": efsVersion(t, "1.1.0", "          rules:\n", jobs),
+		"r/efs:1.2.0": efsVersion(t, "1.2.0", "          rules:\n", jobs, noMessage, ""),
+		"r/efs:2.0.0": efsVersion(t, "2.0.0", "          rules:\n", jobs, image, imgB),
+		"r/efs:3.0.0": efsVersion(t, "3.0.0", "          rules:\n", jobs, image, imgB, onlySingle, "    - type: SingleNamespace\n      supported: true", allNS, "    - type: AllNamespaces\n      supported: false"),
+	}
+	var nodes []catalog.Node
+	prev := ""
+	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0", "2.0.0", "3.0.0"} {
+		e := catalog.Entry{Package: "aws-efs-operator", Channel: "stable", Bundle: "efs." + v, Version: v, Replaces: prev, RefName: "stable.aws-efs-operator.x"}
+		nodes = append(nodes, catalog.Node{Entry: e, Image: "r/efs:" + v})
+		prev = e.Bundle
+	}
+	bd := &rukpakv1alpha2.BundleDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "efs.ops", Labels: map[string]string{catalog.LabelPackage: "aws-efs-operator"}, Annotations: nodes[0].Entry.Annotations()},
+		Spec: rukpakv1alpha2.BundleDeploymentSpec{ProvisionerClassName: rukpakv1alpha2.ClassRegistry, InstallNamespace: "efs-op",
+			Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "r/efs:1.0.0"}}},
+	}
+	plan, err := PlanUpgrade(context.Background(), UpgradeInput{BD: bd, Published: nodes, Fetcher: fetcher})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plan.Path, []string{"1.0.0", "1.1.0", "1.2.0", "2.0.0", "3.0.0"}) || len(plan.Hops) != 4 {
+		t.Fatalf("path %v, %d hops", plan.Path, len(plan.Hops))
+	}
+	h := plan.Hops
+	if !slices.Equal(h[0].ClusterRules.Gained, []string{"get batch/jobs"}) || len(h[0].CRDs) != 0 || h[0].Refused() {
+		t.Errorf("1.1.0: rules %+v, CRDs %+v, refused %t", h[0].ClusterRules, h[0].CRDs, h[0].Refused())
+	}
+	if len(h[1].CRDs) != 1 || h[1].CRDs[0].Allowed || !strings.Contains(h[1].CRDs[0].Verdict, `failed to validate safety of UPDATE for CRD "sharedvolumes.aws-efs.managed.openshift.io"`) ||
+		!strings.Contains(h[1].CRDs[0].Verdict, "message") || !h[1].Refused() {
+		t.Errorf("1.2.0: CRDs %+v", h[1].CRDs)
+	}
+	if len(h[2].CRDs) != 1 || !h[2].CRDs[0].Allowed || !slices.Equal(h[2].Images.Added, []string{imgB}) || !slices.Equal(h[2].Images.Removed, []string{image}) {
+		t.Errorf("2.0.0: CRDs %+v, images %+v", h[2].CRDs, h[2].Images)
+	}
+	if !slices.Equal(h[2].InstallModes, []string{"AllNamespaces"}) {
+		t.Errorf("2.0.0: install modes %v", h[2].InstallModes)
+	}
+	if !strings.Contains(h[3].Failed, "need the namespaces to watch: set spec.config.watchNamespaces") || !h[3].Refused() {
+		t.Errorf("3.0.0, which supports SingleNamespace only: failed %q", h[3].Failed)
+	}
+	if !plan.Refused() {
+		t.Error("a plan with refused hops is not refused")
 	}
 }
 

@@ -111,7 +111,7 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 		case h.opts.Claims != nil && !h.opts.Claims(bd):
 			return admission.Allowed("BundleDeployment " + owner + " is of a class rukpak-kapp does not install")
 		}
-		in.OptedOut = bd.Spec.Preflight != nil && bd.Spec.Preflight.CRDUpgradeSafety != nil && bd.Spec.Preflight.CRDUpgradeSafety.Disabled
+		in.OptedOut = OptedOut(bd)
 	}
 	as := h.readAs(req.UserInfo.Username)
 	lister, err := h.lister(as, old)
@@ -163,6 +163,12 @@ func (h *handler) lister(user string, crd *apiextensionsv1.CustomResourceDefinit
 		h.listers[user] = dyn
 	}
 	return NewLister(dyn, crd), nil
+}
+
+// OptedOut says bd turns the check off for its CRDs
+// (spec.preflight.crdUpgradeSafety.disabled).
+func OptedOut(bd *rukpakv1alpha2.BundleDeployment) bool {
+	return bd.Spec.Preflight != nil && bd.Spec.Preflight.CRDUpgradeSafety != nil && bd.Spec.Preflight.CRDUpgradeSafety.Disabled
 }
 
 // NewLister lists crd's custom resources through dyn, as the webhook
