@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
@@ -16,9 +15,8 @@ import (
 // as dependencies are: what a catalog BundleDeployment's UpgradeAvailable
 // condition is computed from.
 func (s *Store) Channel(ctx context.Context, ns, pkg, refName string) ([]catalog.Entry, error) {
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(PackagesMetadataList().GroupVersionKind())
-	if err := s.packages.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{catalog.LabelPackage: pkg}); err != nil {
+	list := PackagesMetadataList()
+	if err := s.packages.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{catalog.LabelPackage: pkg}); err != nil {
 		return nil, fmt.Errorf("list the Packages of %s in namespace %s: %w", refName, ns, err)
 	}
 	var out []catalog.Entry
