@@ -88,13 +88,13 @@ const AnnotationKubeletResync = "harness.rukpak-kapp.dev/kubelet-resync"
 // it knows the node.
 func (e *Env) resyncPods(ctx context.Context, node string) error {
 	pods := &corev1.PodList{}
-	if err := e.Client.List(ctx, pods); err != nil {
+	if err := e.Client.List(ctx, pods, client.MatchingFields{"spec.nodeName": node}); err != nil {
 		return fmt.Errorf("list the pods of node %s: %w", node, err)
 	}
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if pod.Spec.NodeName != node || pod.DeletionTimestamp != nil {
+		if pod.DeletionTimestamp != nil {
 			continue
 		}
 		patch := client.MergeFrom(pod.DeepCopy())

@@ -67,7 +67,7 @@ var _ = Describe("manual approval of a channel-following install", func() {
 
 		By("a new catalog version with 2.1.0; kctrl package repository update: kapp-controller asks for 2.1.0, which the approval of 2.0.0 does not cover")
 		Expect(harness.KctrlRepositoryUpdate(ctx, env.ControlPlane.Config, ns, "efs", pushWalkCatalog(ctx, "approval", "", "2.1.0"))).To(Succeed())
-		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).WithTimeout(30 * time.Second).Should(And(
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).WithTimeout(15 * time.Second).Should(And(
 			HavePrefix("True UpgradeAwaitingApproval Channel stable offers 2.1.0 beyond 2.0.0"),
 			ContainSubstring(`approvedVersion: "2.1.0"`)))
 		Eventually(func(g Gomega) {

@@ -65,6 +65,28 @@ var _ = Describe("faults in the middle of a catalog install", func() {
 		Expect(pi.Status.Version).To(Equal("2.0.0"))
 		Expect(efsUIDs(ctx, bdName, installNS)).To(Equal(before), "nothing recreated")
 		expectOneEach(ctx, ns, install)
+
+		By("the adapter started again while kapp-controller is stopped: the channel cannot be read, and the notice it wrote stands")
+		const atHead = "False AtChannelHead 2.0.0, the version installed, is the head of channel stable"
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(Equal(atHead))
+		env.StopKappController()
+		DeferCleanup(func(ctx context.Context) {
+			if env.KappController == nil {
+				Expect(env.StartKappControllerAgain(ctx)).To(Succeed())
+			}
+		})
+		env.Adapter.Kill()
+		Expect(env.Adapter.Start(ctx)).To(Succeed())
+		// The gauge is set from the status the new adapter computed: once
+		// it shows, the BundleDeployment was looked at without its channel.
+		gauge := `bundledeployment="` + bdName + `"`
+		Eventually(adapterMetric).WithContext(ctx).WithArguments("rukpak_kapp_catalog_upgrade_available", gauge).Should(Equal(0.0))
+		Expect(adapterMetric(ctx, "rukpak_kapp_api_served", `api="kapp-controller's packaging API"`)).To(Equal(0.0), "the channel was not readable")
+		Expect(upgradeNotice(ctx, bdName)).To(Equal(atHead))
+		By("kapp-controller back: the channel read again, the notice the same")
+		Expect(env.StartKappControllerAgain(ctx)).To(Succeed())
+		Eventually(adapterMetric).WithContext(ctx).WithArguments("rukpak_kapp_api_served", `api="kapp-controller's packaging API"`).Should(Equal(1.0))
+		Expect(upgradeNotice(ctx, bdName)).To(Equal(atHead))
 	}, SpecTimeout(8*time.Minute))
 
 	It("converges when the adapter is killed and kapp-controller stopped in the middle of a dependency install: each dependency installed once", func(ctx context.Context) {
