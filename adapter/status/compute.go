@@ -117,6 +117,12 @@ func (s state) mirror() (conditions, time.Duration) {
 	}
 	switch app.Status.Conditions[0].Type {
 	case kappctrlv1alpha1.ReconcileSucceeded:
+		if s.Package != nil && !packageInstallSucceeded(s.Package.Install) {
+			if s.current {
+				return s.kept(), 0
+			}
+			return s.installing(s.unrecorded()), 0
+		}
 		if s.Walk != nil && !s.Walk.final() {
 			// A step is done; the next look installs the next one.
 			return s.installing(fmt.Sprintf("%s is installed", s.Walk.Versions[s.Walk.Step])), 0

@@ -31,10 +31,32 @@ type PackageFacts struct {
 
 // PackageDeployed says kapp-controller deployed version of the Package
 // through pi's App: pi has taken its current spec (it updates the App
-// before it stores that), and the App says version and has deployed its
-// own current spec.
+// before it stores that), the App says version and has deployed its own
+// current spec, and pi records that success, so kctrl package installed
+// get agrees.
 func PackageDeployed(pi *packagingv1alpha1.PackageInstall, app *kappctrlv1alpha1.App, version string) bool {
-	return appSpeaksForVersion(pi, app, version) && app.Status.Conditions[0].Type == kappctrlv1alpha1.ReconcileSucceeded
+	return appSpeaksForVersion(pi, app, version) && app.Status.Conditions[0].Type == kappctrlv1alpha1.ReconcileSucceeded &&
+		packageInstallSucceeded(pi)
+}
+
+// packageInstallSucceeded says pi's status records a successful run.
+// kapp-controller copies the App's outcome onto pi in its next run of pi,
+// which the App's status change starts: until then pi says Reconciling
+// while its App has succeeded.
+func packageInstallSucceeded(pi *packagingv1alpha1.PackageInstall) bool {
+	for _, c := range pi.Status.Conditions {
+		if c.Type == kappctrlv1alpha1.ReconcileSucceeded && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// unrecorded is the progress message of a version the App deployed and
+// the PackageInstall does not yet say so.
+func (s state) unrecorded() string {
+	pi := s.Package.Install
+	return fmt.Sprintf("kapp-controller deployed version %s and has yet to record it on PackageInstall %s/%s", s.Package.Version, pi.Namespace, pi.Name)
 }
 
 func appSpeaksForVersion(pi *packagingv1alpha1.PackageInstall, app *kappctrlv1alpha1.App, version string) bool {

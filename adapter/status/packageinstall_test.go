@@ -48,6 +48,11 @@ func valuesFrom(secret string) appState {
 	}
 }
 
+// recorded is a PackageInstall whose run copied its App's success.
+func recorded(pi *packagingv1alpha1.PackageInstall) {
+	pi.Status.Conditions = []kappctrlv1alpha1.Condition{{Type: kappctrlv1alpha1.ReconcileSucceeded, Status: corev1.ConditionTrue}}
+}
+
 // installFailed is the PackageInstall's own failure, as kapp-controller
 // v0.53.1 stores it (pkg/reconciler/status.go SetReconcileCompleted).
 func installFailed(message, useful, version, lastAttempted string) installState {
@@ -80,9 +85,24 @@ func TestComputePackageInstall(t *testing.T) {
 		},
 		{
 			name:    "this generation's version deployed",
-			install: newInstall(1, 1),
+			install: newInstall(1, 1, recorded),
 			app:     newApp(3, 3, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), ofVersion("2.0.0")),
 			want:    want{unpacked: g(2, unpackedTrue), installed: g(2, installedV2), healthy: g(2, healthyTrue), resolved: pinnedSource},
+		},
+		{
+			name:    "this generation's version deployed, the PackageInstall still says Reconciling: installing, so kctrl never disagrees",
+			install: newInstall(1, 1),
+			app:     newApp(3, 3, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), ofVersion("2.0.0")),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "Unknown", "Installing",
+				"kapp-controller deployed version 2.0.0 and has yet to record it on PackageInstall rukpak-system/bd1")),
+				healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
+		},
+		{
+			name:    "an upgrade deployed, the PackageInstall still says Reconciling: the installed generation stays",
+			stored:  installedAt(1, olderSource),
+			install: newInstall(2, 2),
+			app:     newApp(3, 3, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), ofVersion("2.0.0")),
+			want:    want{unpacked: g(2, unpackedTrue), installed: g(1, installedTrue), healthy: g(1, healthyTrue), resolved: olderSource, hold: true, writeAfter: ProgressDelay},
 		},
 		// The generation rule: Installed=True moves to generation 2 only
 		// once kapp-controller deployed generation 2's version.
@@ -117,7 +137,7 @@ func TestComputePackageInstall(t *testing.T) {
 		{
 			name:    "new values deployed",
 			stored:  installedAt(1, olderSource),
-			install: newInstall(2, 2, withValues("bd1-values-new")),
+			install: newInstall(2, 2, withValues("bd1-values-new"), recorded),
 			app:     newApp(4, 4, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), ofVersion("2.0.0"), valuesFrom("bd1-values-new")),
 			want:    want{unpacked: g(2, unpackedTrue), installed: g(2, installedV2), healthy: g(2, healthyTrue), resolved: pinnedSource},
 		},

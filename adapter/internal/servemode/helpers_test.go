@@ -6,6 +6,7 @@ import (
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -102,8 +103,17 @@ func deployedAs(t *testing.T, k *fakekube.Cluster, name, version string) {
 	if err := k.Raw.Update(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	app.Status.Conditions = []kappctrlv1alpha1.Condition{{Type: kappctrlv1alpha1.ReconcileSucceeded, Status: corev1.ConditionTrue}}
+	succeeded := []kappctrlv1alpha1.Condition{{Type: kappctrlv1alpha1.ReconcileSucceeded, Status: corev1.ConditionTrue}}
+	app.Status.Conditions = succeeded
 	if err := k.Raw.Status().Update(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	pi := &packagingv1alpha1.PackageInstall{}
+	if err := k.Raw.Get(ctx, client.ObjectKey{Namespace: appNS, Name: name}, pi); err != nil {
+		t.Fatal(err)
+	}
+	pi.Status.Conditions = succeeded
+	if err := k.Raw.Status().Update(ctx, pi); err != nil {
 		t.Fatal(err)
 	}
 }
