@@ -66,13 +66,23 @@ var _ = Describe("registry+v1 dependencies", func() {
 			Expect(env.Client.Create(ctx, app)).To(Succeed())
 			DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, app) })
 		}
-		before := reconciles()
+		before := reconcilesOf(name)
+		Expect(before).To(BeNumerically(">", 0), "the count sees the BundleDeployment's reconciles")
 		for i := range 20 {
 			for _, app := range unrelated {
 				Expect(env.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"annotations":{"edit":"%d"}}}`, i))))).To(Succeed())
 			}
 		}
-		Consistently(reconciles).WithTimeout(3*time.Second).Should(Equal(before), "an unrelated App's events woke the waiting BundleDeployment")
+		// Once the adapter's cache holds the last edit, its informer has
+		// handed every edit to the watches' handlers.
+		for _, app := range unrelated {
+			Eventually(func() (string, error) {
+				seen := &kappctrlv1alpha1.App{}
+				err := adapterCache.Get(ctx, client.ObjectKeyFromObject(app), seen)
+				return seen.Annotations["edit"], err
+			}).Should(Equal("19"))
+		}
+		Consistently(func() int { return reconcilesOf(name) }).WithTimeout(time.Second).Should(Equal(before), "an unrelated App's events woke the waiting BundleDeployment")
 
 		widgetCRD(ctx)
 		appFor(ctx, name, 1)

@@ -15,6 +15,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/drift"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 // appDeployed writes what kapp-controller reports after deploying the App's
@@ -134,17 +135,22 @@ var _ = Describe("drift repair", func() {
 		gen, err := appGeneration(ctx, name)()
 		Expect(err).NotTo(HaveOccurred())
 		// kapp prunes what the new bundle no longer holds, while the App
-		// still says its new spec is being deployed.
+		// still says its new spec is being deployed: the adapter leaves it.
+		prunes := counter("rukpak_kapp_drift_prunes_total")
 		Expect(env.Client.Delete(ctx, cm)).To(Succeed())
-		Consistently(appGeneration(ctx, name), 3*time.Second).Should(Equal(gen))
+		Eventually(func() float64 { return counter("rukpak_kapp_drift_prunes_total") }).Should(Equal(prunes+1),
+			"the adapter took the delete during the deploy for kapp's prune")
 		// Then the deploy is reported, begun before the delete. Had the
-		// delete been taken for a change by hand, it would be re-applied
-		// now. (Reported with the delete still unseen by the adapter, the
-		// deploy would make it a change after the deploy, which the rule
-		// does not cover: the App is reported only once the spec's own
-		// window has passed, as kapp-controller reports after its prune.)
+		// delete been taken for a change by hand, the report would have it
+		// re-applied at once.
 		appDeployed(ctx, name, time.Now().Add(-time.Minute), configMapKind)
-		Consistently(appGeneration(ctx, name), 3*time.Second).Should(Equal(gen))
+		Eventually(func() (bool, error) {
+			seen := &kappctrlv1alpha1.App{}
+			err := adapterCache.Get(ctx, client.ObjectKey{Namespace: harness.SystemNamespace, Name: name}, seen)
+			return seen.Status.Deploy != nil && seen.Status.Deploy.Finished, err
+		}).Should(BeTrue())
+		Consistently(appGeneration(ctx, name), time.Second).Should(Equal(gen))
+		Expect(bdtest.EventNotes(ctx, name)).NotTo(ContainElement(ContainSubstring("was deleted")))
 	})
 
 	It("keeps a fight with another writer bounded", func(ctx context.Context) {

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
@@ -37,6 +38,8 @@ var (
 	images, pinned = map[string]string{}, map[string]string{}
 	// stopAdapter ends the adapter running in this process.
 	stopAdapter func()
+	// adapterCache is the informer cache of the adapter running now.
+	adapterCache cache.Cache
 	// stopStandIn ends the stand-in for kapp-controller's deletes.
 	stopStandIn = func() {}
 	// appNamespaces is the adapter's --app-namespaces from its next start.
@@ -60,7 +63,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 		Expect(err).NotTo(HaveOccurred())
 		images["plain-v0/"+name], pinned["plain-v0/"+name] = ref, ref[:strings.LastIndex(ref, ":")]+"@"+digest.String()
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	ctrl.SetLogger(countingReconciles(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true))))
 	var standInCtx context.Context
 	standInCtx, stopStandIn = context.WithCancel(context.WithoutCancel(ctx))
 	standInForAppDeletes(standInCtx)
@@ -109,6 +112,7 @@ func startAdapter(ctx context.Context) {
 		ContentDir:  contentDir(),
 	})
 	Expect(err).NotTo(HaveOccurred())
+	adapterCache = mgr.GetCache()
 	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
@@ -153,6 +157,19 @@ var _ = JustAfterEach(func(ctx context.Context) {
 
 func objectMeta(namespace, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: namespace, Name: name}
+}
+
+// counter is the value of the adapter's counter metric name in this
+// process.
+func counter(name string) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
 }
 
 // reconciles counts the adapter's reconciles so far, from the

@@ -13,6 +13,14 @@ var reapplies = prometheus.NewCounter(prometheus.CounterOpts{
 
 func init() { metrics.Registry.MustRegister(reapplies) }
 
+// prunes counts the deletes taken for kapp's prune and left to it.
+var prunes = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "rukpak_kapp_drift_prunes_total",
+	Help: "Deletes of installed objects that drift repair left to kapp: made while a new spec of their App was deployed, of an object that spec's deploy did not write, as kapp prunes what a new bundle no longer holds.",
+})
+
+func init() { metrics.Registry.MustRegister(prunes) }
+
 // reruns counts the runs asked for because kapp-controller's run of an App
 // made no progress.
 var reruns = prometheus.NewCounter(prometheus.CounterOpts{

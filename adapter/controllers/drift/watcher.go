@@ -189,6 +189,8 @@ func (w *Repairer) changed(ctx context.Context, gk schema.GroupKind, m *metav1.P
 		// holds: what it applied before the spec changed. What it applied
 		// since is the new spec's, which kapp never deletes.
 		if !byThisRun(app, m) {
+			prunes.Inc()
+			log.FromContext(ctx).V(1).Info("installed object deleted while a new spec is deployed; left to kapp's prune", "app", key.String(), "object", gk.Kind+" "+objectName(m))
 			return
 		}
 		underRun = true
