@@ -113,10 +113,20 @@ func RerunOf(app *kappctrlv1alpha1.App) (Rerun, bool) {
 
 // PendingRerun is the adapter's request for a run that kapp-controller
 // has not picked up yet, while the App's status still reports the run of
-// the spec the request was made for.
+// the spec the request was made for. A canceling request's first write
+// makes the App canceled; kapp-controller may look at it before the second
+// write and then records that generation as observed without running it,
+// keeping the canceled run's conditions (v0.53.1, "Canceled/paused"), so
+// that status too still reports the run the request was made for.
 func PendingRerun(app *kappctrlv1alpha1.App) (Rerun, bool) {
 	r, ok := RerunOf(app)
-	if !ok || app.Status.ObservedGeneration != r.Generation || app.Generation <= r.Generation || app.Generation > r.Generation+r.writes() {
+	if !ok || app.Generation <= r.Generation || app.Generation > r.Generation+r.writes() {
+		return Rerun{}, false
+	}
+	switch observed := app.Status.ObservedGeneration; {
+	case observed == r.Generation:
+	case r.Why == RerunCanceled && observed == r.Generation+1:
+	default:
 		return Rerun{}, false
 	}
 	return r, true

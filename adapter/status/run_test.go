@@ -72,6 +72,20 @@ func TestRerun(t *testing.T) {
 			t.Errorf("a canceling request (two writes) at generation %d: pending %v, want %v", gen, ok, want)
 		}
 	}
+	// kapp-controller recorded the canceled generation (8) as observed
+	// without running it, before or after the second write.
+	app.Status.ObservedGeneration = 8
+	for gen, want := range map[int64]bool{8: true, 9: true, 10: false} {
+		app.Generation = gen
+		if _, ok := PendingRerun(app); ok != want || !ReportsSpec(app) && want {
+			t.Errorf("a canceling request whose canceled generation kapp-controller observed, at generation %d: pending %v, want %v", gen, ok, want)
+		}
+	}
+	app.Annotations[rukpakv1alpha2.AnnotationRerun] = Rerun{Generation: 7, At: r.At, Why: RerunDrift}.String()
+	app.Generation = 8
+	if _, ok := PendingRerun(app); ok {
+		t.Error("a one-write request picked up counts as pending")
+	}
 	for _, bad := range []string{"", "7", "x 2026-01-02T03:04:05Z drift", "7 yesterday drift", "7 2026-01-02T03:04:05Z"} {
 		app.Annotations[rukpakv1alpha2.AnnotationRerun] = bad
 		if _, ok := RerunOf(app); ok {

@@ -267,6 +267,15 @@ func TestCompute(t *testing.T) {
 				healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
 		},
 		{
+			name: "a run drift repair canceled is not reported once kapp-controller recorded the canceled generation, before the second write or after",
+			app: newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(10, 11), templateDone(12),
+				deployFailed(14, "kapp: Error: Process was canceled"), failures(1), rerun(1, 13, RerunCanceled)),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "Unknown", "Installing",
+				"kapp-controller runs the App again: an object kapp had applied was deleted or changed by someone other than kapp while kapp applied the bundle, "+
+					"and the adapter canceled that run, which could not succeed")),
+				healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
+		},
+		{
 			name: "a run that failed while a stalled run's rerun waits is reported",
 			app:  newApp(2, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(10, 11), templateFailed(40, "ytt: Error: boom"), failures(1), rerun(1, 20, RerunStalled)),
 			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "False", "InstallFailed", "invalid bundle: ytt: Error: boom")),
