@@ -99,18 +99,18 @@ suite = t0=$$(date +%s); $(if $(PREBUILT),(cd test/$(1) && RUKPAK_KAPP_PREBUILT=
 # One target per line: a lane runs its suites one after the other. The
 # release suite goes last, so that cross-compile has had the lanes' idle
 # time to compile its second platform.
+# The take-over suite goes last in the shortest lane: it runs rukpak
+# v0.24.0 and v0.16.0, which tools-beside builds meanwhile.
 lane-e2e-b:
-	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ e2e-b && $(MAKE) --no-print-directory LANE=$@ bench-smoke)
+	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ e2e-b && $(MAKE) --no-print-directory LANE=$@ bench-smoke && $(MAKE) --no-print-directory LANE=$@ takeover-test)
 # The OLM v1 suite runs operator-controller's own tests, whose waits are
 # theirs (a minute for an install that includes kapp waiting for the
 # operator's Deployment): it goes last in a lane, past the start, when
 # every lane boots its control plane at once on the two cores.
 lane-e2e-a:
 	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ e2e-a && $(MAKE) --no-print-directory LANE=$@ conformance-olm-test)
-# The take-over suite goes last: it runs rukpak v0.24.0 and v0.16.0, which
-# tools-beside builds meanwhile.
 lane-rukpak:
-	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ conformance-test && $(MAKE) --no-print-directory LANE=$@ packaging-test && $(MAKE) --no-print-directory LANE=$@ takeover-test)
+	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ conformance-test && $(MAKE) --no-print-directory LANE=$@ packaging-test)
 lane-suites:
 	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ api-test && $(MAKE) --no-print-directory LANE=$@ reconciler-test && $(MAKE) --no-print-directory LANE=$@ nokapp-test && $(MAKE) --no-print-directory LANE=$@ release-test)
 
