@@ -158,7 +158,7 @@ e2e-test: takeover-test
 	$(MAKE) --no-print-directory -j2 --output-sync=target e2e-a e2e-b
 ## e2e-a, e2e-b: the end-to-end suite in two halves of about equal time, split by
 ## spec file, each on a local control plane of its own; together, every spec once
-E2E_A_FILES := (v1alpha1|gitmore|tls|corpus|faults|drift|reapplyfail|lostnode|webhook|generation|dependencies|sharding|metrics|crdsafety)_test\.go
+E2E_A_FILES := (v1alpha1|gitmore|tls|corpus|faults|drift|reapplyfail|lostnode|webhook|generation|sharding|metrics|crdsafety)_test\.go
 e2e-a:
 	$(call suite,e2e,45m,-ginkgo.v -ginkgo.focus-file '$(E2E_A_FILES)' -ginkgo.label-filter '!fault-load')
 e2e-b:

@@ -142,49 +142,6 @@ var _ = Describe("CRD upgrade safety", func() {
 		Expect(configMapData(ctx, bd)).To(HaveKeyWithValue("release", "3"))
 	})
 
-	It("installs a safe upgrade that adds a field and a new CRD", func(ctx context.Context) {
-		const bd, group = "crd-safe-plain", "safe.safety.example.com"
-		immutableConfigMap(ctx, bd+"-v1", map[string]string{"crd.yaml": bdtest.GizmoCRDYAML(group, bdtest.GizmoV1(), nil)})
-		immutableConfigMap(ctx, bd+"-v2", map[string]string{
-			"crd.yaml":     bdtest.GizmoCRDYAML(group, bdtest.GizmoV1().With("shape", "string"), nil),
-			"widgets.yaml": bdtest.CRDYAML(group, "Widget", "widgets", bdtest.GizmoV1(), nil),
-		})
-		configMapsBD(ctx, bd, bd+"-v1")
-		Eventually(getBD(ctx, bd)).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-		bdtest.CreateGizmo(ctx, group, "default", "precious", map[string]any{"color": "blue", "size": int64(2)})
-		useConfigMap(ctx, bd, bd+"-v2")
-		Eventually(getBD(ctx, bd)).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-		Expect(ownedCRDs(ctx, bd)()).To(ConsistOf("gizmos."+group, "widgets."+group))
-		Expect(specFields(ctx, "gizmos."+group)).To(ConsistOf("size", "color", "shape"))
-	})
-
-	It("lets the bundle's CRD opt out with the annotation, and a BundleDeployment with spec.preflight.crdUpgradeSafety.disabled", func(ctx context.Context) {
-		const bd, group = "crd-optouts", "optouts.safety.example.com"
-		annotated := bdtest.CRD(bdtest.GizmoCRDYAML(group, unsafe(), nil))
-		annotated.Annotations = map[string]string{"core.rukpak.io/safe-crd-upgrade-validation": "false"}
-		immutableConfigMap(ctx, bd+"-v1", map[string]string{"crd.yaml": bdtest.GizmoCRDYAML(group, bdtest.GizmoV1(), nil)})
-		immutableConfigMap(ctx, bd+"-v2", map[string]string{"crd.yaml": toYAML(annotated)})
-		configMapsBD(ctx, bd, bd+"-v1")
-		Eventually(getBD(ctx, bd)).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-		bdtest.CreateGizmo(ctx, group, "default", "precious", map[string]any{"color": "blue"})
-		useConfigMap(ctx, bd, bd+"-v2")
-		Eventually(getBD(ctx, bd)).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-		Expect(specFields(ctx, "gizmos."+group)).To(ConsistOf("size"))
-
-		By("the BundleDeployment's opt-out")
-		const bd2, group2 = "crd-optout-bd", "optoutbd.safety.example.com"
-		ref1 := dirBundle(bd2+"-v1", map[string]string{"manifests/crd.yaml": bdtest.GizmoCRDYAML(group2, bdtest.GizmoV1(), nil)})
-		ref2 := dirBundle(bd2+"-v2", map[string]string{"manifests/crd.yaml": bdtest.GizmoCRDYAML(group2, unsafe(), nil)})
-		plainBD(ctx, bd2, ref1, func(b *rukpakv1alpha2.BundleDeployment) {
-			b.Spec.Preflight = &rukpakv1alpha2.PreflightConfig{CRDUpgradeSafety: &rukpakv1alpha2.CRDUpgradeSafetyPreflightConfig{Disabled: true}}
-		})
-		Eventually(getBD(ctx, bd2)).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-		bdtest.CreateGizmo(ctx, group2, "default", "precious", map[string]any{"color": "blue"})
-		setRef(ctx, bd2, ref2)
-		Eventually(getBD(ctx, bd2)).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-		Expect(specFields(ctx, "gizmos."+group2)).To(ConsistOf("size"))
-	})
-
 	It("refuses the same upgrade of a helm chart's CRD and of a registry+v1 bundle's", func(ctx context.Context) {
 		const helm, group = "crd-unsafe-helm", "helm.safety.example.com"
 		chart := func(version string, spec bdtest.GizmoSpec) string {

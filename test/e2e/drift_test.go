@@ -12,7 +12,6 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -67,7 +66,10 @@ func replicasOf(ctx context.Context, key client.ObjectKey) int32 {
 }
 
 var _ = Describe("drift repair", func() {
-	It("restores a deleted ConfigMap and a Deployment's edited replicas within 5 s, at the default sync period, and keeps a fight bounded", func(ctx context.Context) {
+	// A fight with another writer, bounded by the backoff, is the reconciler
+	// suite's "keeps a fight with another writer bounded" and the backoff's
+	// TestFightSchedule.
+	It("restores a deleted ConfigMap and a Deployment's edited replicas within 5 s, at the default sync period", func(ctx context.Context) {
 		ref, _, err := env.Registry.PushDir(filepath.Join("testdata", "drift"), "bundles/drift:v1")
 		Expect(err).NotTo(HaveOccurred())
 		const name = "drift"
@@ -102,33 +104,6 @@ var _ = Describe("drift repair", func() {
 			haveCondition("Installed", "True", "InstallationSucceeded", ""),
 			haveCondition("Healthy", "True", "Healthy", ""),
 		))
-
-		By("a second writer that keeps setting 2 replicas for 12 s")
-		// The fight continues the backoff of the delete and the edit above
-		// (the edit's re-apply was the second in a row): further re-applies
-		// may come 10 and 30 s after that edit, each once the run before it
-		// ended, so the 12 s of fighting see one (two if the machine is
-		// slow). Without the backoff one run would follow the other: four or
-		// more in 12 s.
-		fightStart := appGen(ctx, name)()
-		fightCtx, stop := context.WithTimeout(ctx, 12*time.Second)
-		defer stop()
-		for fightCtx.Err() == nil {
-			if err := setReplicas(fightCtx, workload, 2, "fighter"); err != nil && fightCtx.Err() == nil && !apierrors.IsConflict(err) {
-				Expect(err).NotTo(HaveOccurred())
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
-		fought := appGen(ctx, name)() - fightStart
-		GinkgoWriter.Printf("re-applies during 12 s of fighting: %d\n", fought)
-		Expect(fought).To(BeNumerically(">=", 1))
-		Expect(fought).To(BeNumerically("<=", 2))
-
-		By("once the writer stops, the next re-apply (30 s after the edit) restores the bundle's value")
-		// The fight ended some 14 s after the edit: 16 s to the re-apply,
-		// then kapp-controller's run.
-		Eventually(func() int32 { return replicasOf(ctx, workload) }, 30*time.Second).Should(Equal(int32(1)))
-		Expect(mustBD(ctx, name)).To(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 	})
 
 	It("restores a chart's ConfigMap and Deployment deleted the moment kapp creates them within 5 s, canceling kapp's run, and never reports the bundle failed", func(ctx context.Context) {

@@ -27,11 +27,6 @@ var _ = Describe("plain bundles over HTTP", func() {
 		Expect(ownedCRDs(ctx, "http-valid")()).To(ConsistOf("greetings.example.rukpak-kapp.dev"))
 	})
 
-	It("names the HTTP status of a missing file", func(ctx context.Context) {
-		httpBD(ctx, "http-404", env.Files.URL("/bundles/xxx.tgz"), "")
-		Eventually(getBD(ctx, "http-404")).Should(haveCondition("Unpacked", "False", "UnpackFailed", "404"))
-	})
-
 	It("says so when the file is not an archive", func(ctx context.Context) {
 		// vendir keeps a download that is not an archive as a plain file, so
 		// the failure is that the bundle has no manifests/ directory.

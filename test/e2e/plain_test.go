@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"context"
 	"strings"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -63,17 +62,6 @@ var _ = Describe("plain bundles from an image", func() {
 		Expect(bd).NotTo(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 	})
 
-	DescribeTable("refuses broken bundles with the cause",
-		func(ctx context.Context, bundle, name, reason, msg string) {
-			plainBD(ctx, name, images[bundle])
-			Eventually(getBD(ctx, name)).Should(haveCondition("Installed", "False", reason, msg))
-			Consistently(getBD(ctx, name)).WithTimeout(3 * time.Second).ShouldNot(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-		},
-		Entry("no manifests directory", "plain-v0/empty", "plain-empty", "InstallFailed", "readdir manifests: file does not exist"),
-		Entry("an empty manifests directory", "plain-v0/no-manifests", "plain-no-manifests", "InstallFailed", "found zero objects: plain+v0 bundles are required to contain at least one object"),
-		Entry("custom resources without their CRDs", "plain-v0/invalid-missing-crds", "plain-missing-crds", "ErrorGettingReleaseState", "ensure CRDs are installed first"),
-	)
-
 	It("installs a dependent bundle once its provider is installed, without touching it", func(ctx context.Context) {
 		plainBD(ctx, "plain-dependent", images["plain-v0/dependent"])
 		Eventually(getBD(ctx, "plain-dependent")).Should(haveCondition("Installed", "False", "ErrorGettingReleaseState", "OperatorGroup"))
@@ -93,11 +81,6 @@ var _ = Describe("plain bundles from an image", func() {
 			bd.Spec.Source.Image.ImagePullSecretName = pullSecretRef
 		})
 		Eventually(getBD(ctx, "plain-private")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-	})
-
-	It("fails a private image without a pull secret with an authentication message", func(ctx context.Context) {
-		plainBD(ctx, "plain-private-noauth", privateValid)
-		Eventually(getBD(ctx, "plain-private-noauth")).Should(haveCondition("Unpacked", "False", "UnpackFailed", "UNAUTHORIZED"))
 	})
 
 	It("upgrades in place when the image changes, deleting what the new bundle dropped", func(ctx context.Context) {

@@ -101,8 +101,20 @@ var _ = Describe("template steps that do not finish", func() {
 	})
 
 	It("names a YAML bomb, first at the deadline or when ytt runs out of memory, then by ytt's own error", func(ctx context.Context) {
+		reconciles := map[string]string{"controller": "bundledeployment"}
+		before := scrape(ctx, "controller_runtime_reconcile_total", reconciles)
 		plainBD(ctx, "yaml-bomb-memory", dirBundle("yaml-bomb-memory", map[string]string{"manifests/bomb.yaml": billionLaughs(9)}))
 		Eventually(getBD(ctx, "yaml-bomb-memory")).WithTimeout(time.Minute).Should(haveCondition("Installed", "False", "InstallFailed", "billion laughs"))
+		// The bad-input corpus's bounds: every condition says something, and
+		// the wait cost no hot loop.
+		for _, c := range mustBD(ctx, "yaml-bomb-memory").Status.Conditions {
+			Expect(c.Message).NotTo(BeEmpty(), "condition %s has no message", c.Type)
+			Expect(c.Message).NotTo(ContainSubstring("<nil>"))
+		}
+		Expect(scrape(ctx, "controller_runtime_reconcile_total", reconciles) - before).To(BeNumerically("<=", 30))
+		first, err := getApp(ctx, "yaml-bomb-memory")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(first.Status.ConsecutiveReconcileFailures).To(BeNumerically("<=", 4))
 		// ytt's step ends when it has filled the sidecar's 4 GiB: a minute
 		// with three busy loops beside it on two cores, near three in CI.
 		Eventually(templateStepEnded(ctx, "yaml-bomb-memory", time.Time{})).WithTimeout(templateStepCap).Should(BeTrue(), "ytt's step did not end")
