@@ -138,6 +138,10 @@ type want struct {
 func TestCompute(t *testing.T) {
 	t.Parallel()
 	upgradeFailed := c("Installed", "False", "UpgradeFailed", "kapp: Error: timed out")
+	canceledRun := want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "Unknown", "Installing",
+		"kapp-controller runs the App again: an object kapp had applied was deleted or changed by someone other than kapp while kapp applied the bundle, "+
+			"and the adapter canceled that run, which could not succeed")),
+		healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay}
 	tests := []struct {
 		name   string
 		stored stored
@@ -261,19 +265,13 @@ func TestCompute(t *testing.T) {
 			name: "a run drift repair canceled is not reported, at either of the two generations of its request",
 			app: newApp(3, 1, kappctrlv1alpha1.ReconcileFailed, fetchOK(10, 11), templateDone(12),
 				deployFailed(14, "kapp: Error: Process was canceled"), failures(1), rerun(1, 13, RerunCanceled)),
-			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "Unknown", "Installing",
-				"kapp-controller runs the App again: an object kapp had applied was deleted or changed by someone other than kapp while kapp applied the bundle, "+
-					"and the adapter canceled that run, which could not succeed")),
-				healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
+			want: canceledRun,
 		},
 		{
 			name: "a run drift repair canceled is not reported once kapp-controller recorded the canceled generation, before the second write or after",
 			app: newApp(2, 2, kappctrlv1alpha1.ReconcileFailed, fetchOK(10, 11), templateDone(12),
 				deployFailed(14, "kapp: Error: Process was canceled"), failures(1), rerun(1, 13, RerunCanceled)),
-			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "Unknown", "Installing",
-				"kapp-controller runs the App again: an object kapp had applied was deleted or changed by someone other than kapp while kapp applied the bundle, "+
-					"and the adapter canceled that run, which could not succeed")),
-				healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
+			want: canceledRun,
 		},
 		{
 			name: "a run that failed while a stalled run's rerun waits is reported",
