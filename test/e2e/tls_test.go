@@ -53,13 +53,6 @@ var _ = Describe("images behind their own TLS trust", func() {
 		Eventually(ownedCRDs(ctx, "tls-ca")).Should(ConsistOf("operatorgroups.operators.coreos.com"))
 		Eventually(contentSecrets(ctx, "tls-ca")).Should(And(HaveLen(1), Not(ContainElement(old[0]))))
 	})
-
-	It("installs with insecureSkipTLSVerify", func(ctx context.Context) {
-		plainBD(ctx, "tls-skip-verify", tlsImages["valid"], func(bd *rukpakv1alpha2.BundleDeployment) {
-			bd.Spec.Source.Image.InsecureSkipTLSVerify = true
-		})
-		Eventually(getBD(ctx, "tls-skip-verify")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
-	})
 })
 
 func mustCA() *harness.TestCA {
