@@ -1,5 +1,7 @@
 package catalog
 
+import "slices"
+
 // Upgrades is what a channel offers beyond an installed bundle, as the
 // UpgradeAvailable condition says it.
 type Upgrades struct {
@@ -64,15 +66,30 @@ func UpgradesFrom(installed Entry, published []Entry, policy string) Upgrades {
 			}
 		}
 	}
-	if policy == PolicySelfCertified && u.Head.Bundle != installed.Bundle {
-		u.Path = []Entry{installed, u.Head}
-		return u
+	if policy == PolicySelfCertified {
+		best = u.Head
 	}
 	if best.Bundle == installed.Bundle {
 		return u
 	}
-	for _, n := range ShortestPath(installed, best, nodes) {
+	for _, n := range MovePath(installed, best, nodes, policy) {
 		u.Path = append(u.Path, n.Entry)
 	}
 	return u
+}
+
+// MovePath is the path a move from installed to target takes among
+// published under the install's upgradeConstraintPolicy: one move under
+// SelfCertified, which the channel's edges do not bind, else the path a
+// walk takes (ShortestPath); nil when there is none. The installed end is
+// installed itself; the other ends are published.
+func MovePath(installed, target Entry, published []Node, policy string) []Node {
+	if policy != PolicySelfCertified {
+		return ShortestPath(installed, target, published)
+	}
+	i := slices.IndexFunc(published, func(n Node) bool { return n.Entry.Bundle == target.Bundle })
+	if i < 0 {
+		return nil
+	}
+	return []Node{{Entry: installed}, published[i]}
 }

@@ -12,12 +12,14 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/crdsafety"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
@@ -213,11 +215,7 @@ func upgradePath(installed catalog.Entry, policy string, published []catalog.Nod
 	if target.Bundle == installed.Bundle {
 		return []catalog.Node{{Entry: installed}}, nil
 	}
-	if policy == catalog.PolicySelfCertified {
-		i := slices.IndexFunc(published, func(n catalog.Node) bool { return n.Entry.Bundle == target.Bundle })
-		return []catalog.Node{{Entry: installed}, published[i]}, nil
-	}
-	path := catalog.ShortestPath(installed, target, published)
+	path := catalog.MovePath(installed, target, published, policy)
 	if path == nil {
 		return nil, fmt.Errorf("channel %s does not reach %s from %s, the version installed, along its edges (it reaches %s in one edge): no upgrade path to plan",
 			installed.Channel, target.Version, installed.Version, strings.Join(catalog.Reachable(installed, entries), ", "))
@@ -302,8 +300,7 @@ func ownedBy(crd *apiextensionsv1.CustomResourceDefinition, bd *rukpakv1alpha2.B
 	if crd.Labels == nil {
 		crd.Labels = map[string]string{}
 	}
-	crd.Labels[rukpakv1alpha2.LabelOwnerKind] = rukpakv1alpha2.OwnerKind
-	crd.Labels[rukpakv1alpha2.LabelOwnerName] = bd.Name
+	maps.Copy(crd.Labels, translate.OwnerLabels(bd.Name))
 	return crd
 }
 
@@ -398,25 +395,34 @@ func ruleChange(before, after []string) RuleChange {
 	return RuleChange{Gained: c.Added, Lost: c.Removed}
 }
 
-// images are the container images the objects' pod templates run.
+// images are the container images the objects' pods run.
 func images(objs []*unstructured.Unstructured) []string {
 	var out []string
 	for _, o := range objs {
-		for _, path := range [][]string{{"spec", "template", "spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}, {"spec"}} {
-			if o.GetKind() == "Pod" != (len(path) == 1) {
-				continue
-			}
-			for _, field := range []string{"containers", "initContainers"} {
-				list, _, _ := unstructured.NestedSlice(o.Object, append(slices.Clone(path), field)...)
-				for _, c := range list {
-					if image, _, _ := unstructured.NestedString(c.(map[string]any), "image"); image != "" {
-						out = append(out, image)
-					}
+		spec := podSpecPath(o.GetKind())
+		for _, field := range []string{"containers", "initContainers"} {
+			list, _, _ := unstructured.NestedSlice(o.Object, append(slices.Clone(spec), field)...)
+			for _, c := range list {
+				if image, _, _ := unstructured.NestedString(c.(map[string]any), "image"); image != "" {
+					out = append(out, image)
 				}
 			}
 		}
 	}
 	return out
+}
+
+// podSpecPath is where an object of kind holds its pods' spec: a Pod's own,
+// a CronJob's job template's, else a workload's pod template's.
+func podSpecPath(kind string) []string {
+	switch kind {
+	case "Pod":
+		return []string{"spec"}
+	case "CronJob":
+		return []string{"spec", "jobTemplate", "spec", "template", "spec"}
+	default:
+		return []string{"spec", "template", "spec"}
+	}
 }
 
 func dependencies(m *convert.Metadata) []string {
@@ -430,18 +436,14 @@ func dependencies(m *convert.Metadata) []string {
 // change is what after adds to before and removes from it, each sorted
 // and once.
 func change(before, after []string) Change {
-	var c Change
-	for _, a := range after {
-		if !slices.Contains(before, a) && !slices.Contains(c.Added, a) {
-			c.Added = append(c.Added, a)
-		}
+	b, a := sets.New(before...), sets.New(after...)
+	return Change{Added: nilIfEmpty(sets.List(a.Difference(b))), Removed: nilIfEmpty(sets.List(b.Difference(a)))}
+}
+
+// nilIfEmpty keeps an empty list out of the plan's JSON and YAML.
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
 	}
-	for _, b := range before {
-		if !slices.Contains(after, b) && !slices.Contains(c.Removed, b) {
-			c.Removed = append(c.Removed, b)
-		}
-	}
-	slices.Sort(c.Added)
-	slices.Sort(c.Removed)
-	return c
+	return s
 }
