@@ -44,19 +44,20 @@ func PackageDeployed(pi *packagingv1alpha1.PackageInstall, app *kappctrlv1alpha1
 // which the App's status change starts: until then pi says Reconciling
 // while its App has succeeded.
 func packageInstallSucceeded(pi *packagingv1alpha1.PackageInstall) bool {
-	for _, c := range pi.Status.Conditions {
-		if c.Type == kappctrlv1alpha1.ReconcileSucceeded && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
+	return piCondition(pi, kappctrlv1alpha1.ReconcileSucceeded) != nil
 }
 
 // unrecorded is the progress message of a version the App deployed and
-// the PackageInstall does not yet say so.
+// the PackageInstall does not yet say so. A failure the PackageInstall
+// still shows is named: an App's failure it copied before the App's last
+// run, or its own, which then is why it never says so.
 func (s state) unrecorded() string {
 	pi := s.Package.Install
-	return fmt.Sprintf("kapp-controller deployed version %s and has yet to record it on PackageInstall %s/%s", s.Package.Version, pi.Namespace, pi.Name)
+	msg := fmt.Sprintf("kapp-controller deployed version %s and has yet to record it on PackageInstall %s/%s", s.Package.Version, pi.Namespace, pi.Name)
+	if c := failedCondition(pi); c != nil {
+		msg += ", whose last run says: " + Message(pi.Status.UsefulErrorMessage, c.Message)
+	}
+	return msg
 }
 
 func appSpeaksForVersion(pi *packagingv1alpha1.PackageInstall, app *kappctrlv1alpha1.App, version string) bool {
@@ -123,8 +124,13 @@ func PackageInstallFailed(pi *packagingv1alpha1.PackageInstall) bool {
 }
 
 func failedCondition(pi *packagingv1alpha1.PackageInstall) *kappctrlv1alpha1.Condition {
+	return piCondition(pi, kappctrlv1alpha1.ReconcileFailed)
+}
+
+// piCondition is pi's condition of type t when it is true; nil otherwise.
+func piCondition(pi *packagingv1alpha1.PackageInstall, t kappctrlv1alpha1.ConditionType) *kappctrlv1alpha1.Condition {
 	for i, c := range pi.Status.Conditions {
-		if c.Type == kappctrlv1alpha1.ReconcileFailed && c.Status == corev1.ConditionTrue {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
 			return &pi.Status.Conditions[i]
 		}
 	}

@@ -98,6 +98,14 @@ func TestComputePackageInstall(t *testing.T) {
 				healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
 		},
 		{
+			name:    "this generation's version deployed, the PackageInstall still shows a failure: installing, naming it",
+			install: newInstall(1, 1, installFailed("Error (see .status.usefulErrorMessage for details)", "Expected to find at least one version, but did not", "2.0.0", "2.0.0")),
+			app:     newApp(3, 3, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2), ofVersion("2.0.0")),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "Unknown", "Installing",
+				"kapp-controller deployed version 2.0.0 and has yet to record it on PackageInstall rukpak-system/bd1, whose last run says: Expected to find at least one version, but did not")),
+				healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
+		},
+		{
 			name:    "an upgrade deployed, the PackageInstall still says Reconciling: the installed generation stays",
 			stored:  installedAt(1, olderSource),
 			install: newInstall(2, 2),
