@@ -136,9 +136,9 @@ var _ = Describe("drift repair", func() {
 		Expect(err).NotTo(HaveOccurred())
 		// kapp prunes what the new bundle no longer holds, while the App
 		// still says its new spec is being deployed: the adapter leaves it.
-		prunes := counter("rukpak_kapp_drift_prunes_total")
+		prunes := counter("rukpak_kapp_drift_prunes_total", nil)
 		Expect(env.Client.Delete(ctx, cm)).To(Succeed())
-		Eventually(func() float64 { return counter("rukpak_kapp_drift_prunes_total") }).Should(Equal(prunes+1),
+		Eventually(func() float64 { return counter("rukpak_kapp_drift_prunes_total", nil) }).Should(Equal(prunes+1),
 			"the adapter took the delete during the deploy for kapp's prune")
 		// Then the deploy is reported, begun before the delete. Had the
 		// delete been taken for a change by hand, the report would have it

@@ -160,35 +160,39 @@ func objectMeta(namespace, name string) metav1.ObjectMeta {
 }
 
 // counter is the value of the adapter's counter metric name in this
-// process.
-func counter(name string) float64 {
+// process, summed over the series whose labels include match.
+func counter(name string, match map[string]string) float64 {
 	families, err := ctrlmetrics.Registry.Gather()
 	Expect(err).NotTo(HaveOccurred())
+	total := 0.0
 	for _, f := range families {
-		if f.GetName() == name && len(f.GetMetric()) == 1 {
-			return f.GetMetric()[0].GetCounter().GetValue()
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if mapsContain(labels, match) {
+				total += m.GetCounter().GetValue()
+			}
 		}
 	}
-	return 0
+	return total
+}
+
+func mapsContain(m, sub map[string]string) bool {
+	for k, v := range sub {
+		if m[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // reconciles counts the adapter's reconciles so far, from the
 // controller-runtime metrics of this process.
 func reconciles() float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	Expect(err).NotTo(HaveOccurred())
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "bundledeployment" {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return total
+	return counter("controller_runtime_reconcile_total", map[string]string{"controller": "bundledeployment"})
 }
