@@ -62,6 +62,9 @@ const (
 	// PackagingAPIService is the APIService of kapp-controller's packaging
 	// API, which the serve mode and the catalogs write through.
 	PackagingAPIService = packagingapi.APIService
+	// PackagingGlobalNamespace is the global packaging namespace of
+	// kapp-controller's release, whose Packages every namespace sees.
+	PackagingGlobalNamespace = packagingapi.DefaultGlobalNamespace
 )
 
 // InstalledSelector selects what kapp installed for any BundleDeployment.
@@ -82,7 +85,8 @@ const digestCacheBytes = 32 << 20
 // classes it claims; BundleDeployments of other classes are never touched.
 // apis answers registry+v1 bundles' olm.gvk dependencies.
 func NewBundleDeploymentReconciler(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *BundleDeploymentReconciler {
-	r, _ := assemble(c, direct, direct, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace, nil))
+	unserved := packagingapi.NewPackages(kube.NewLateReader("kapp-controller's packaging API (Packages)"), direct, "")
+	r, _ := assemble(c, direct, unserved, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace, nil))
 	return r
 }
 
@@ -98,7 +102,7 @@ func newFetcher(c client.Reader, systemNamespace string, network *fetch.NetworkH
 	return store.SourceFetcher{Reader: c, Namespace: systemNamespace, Digests: fetch.NewDigestCache(digestCacheBytes), Network: network}
 }
 
-func assemble(c client.Client, direct, packages client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs,
+func assemble(c client.Client, direct client.Reader, packages *packagingapi.Packages, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs,
 	installDefault InstallWith, kapp controller.KappReady, fetcher store.SourceFetcher) (*BundleDeploymentReconciler, *store.Store) {
 	content := store.New(c, direct, packages, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}

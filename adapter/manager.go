@@ -33,6 +33,7 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/drift"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/kappapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/kappconfig"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
@@ -74,6 +75,10 @@ type Options struct {
 	// kapp-controller-config, whose CAs and proxies the adapter's own
 	// fetches follow; "": none is read, fetches follow the environment.
 	KappControllerNamespace string
+	// PackagingGlobalNamespace is kapp-controller's
+	// -packaging-global-namespace, whose Packages every namespace sees;
+	// "": packagingapi.DefaultGlobalNamespace, its release's.
+	PackagingGlobalNamespace string
 	// CatalogDir keeps the catalog images OperatorCatalogs publish, as
 	// read (one file each, while it is their last), and is cleared of the
 	// files a process before left at start; "": a directory of its own
@@ -164,14 +169,22 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	o = withContentAddress(o)
 	network := &fetch.NetworkHolder{}
 	fetcher := newFetcher(mgr.GetClient(), o.Config.SystemNamespace, network)
-	r, content, err := addDispatcher(mgr, cfg, d, o, network, fetcher)
+	// Catalog Packages as kapp-controller shows them to a namespace, read
+	// from a cache made once its packaging API is served.
+	packagesCache := kube.NewLateReader("kapp-controller's packaging API (Packages)")
+	global := o.PackagingGlobalNamespace
+	if global == "" {
+		global = packagingapi.DefaultGlobalNamespace
+	}
+	packages := packagingapi.NewPackages(packagesCache, mgr.GetAPIReader(), global)
+	r, content, err := addDispatcher(mgr, cfg, d, o, network, fetcher, packagesCache, packages)
 	if err != nil {
 		return nil, err
 	}
 	if err := addCatalogs(mgr, d, o, network); err != nil {
 		return nil, err
 	}
-	unpacker, err := addServers(mgr, o, fetcher)
+	unpacker, err := addServers(mgr, o, fetcher, packages)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +282,7 @@ func withContentAddress(o Options) Options {
 // catalog bundles' dependencies are resolved from (once it opens while the
 // adapter runs, every catalog bundle is reconciled again).
 func addDispatcher(mgr ctrl.Manager, cfg *rest.Config, d discovery.DiscoveryInterface, o Options, network *fetch.NetworkHolder,
-	fetcher store.SourceFetcher) (*BundleDeploymentReconciler, *store.Store, error) {
+	fetcher store.SourceFetcher, packagesCache *kube.LateReader, packages *packagingapi.Packages) (*BundleDeploymentReconciler, *store.Store, error) {
 	apis, err := ServedAPIs(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -277,7 +290,6 @@ func addDispatcher(mgr ctrl.Manager, cfg *rest.Config, d discovery.DiscoveryInte
 	var r *BundleDeploymentReconciler
 	kapp := kappapi.New(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o, network) },
 		func(ctx context.Context) error { return r.EnqueueAll(ctx, mgr.GetCache()) })
-	packages := kube.NewLateReader("kapp-controller's packaging API (Packages)")
 	r, content := assemble(mgr.GetClient(), mgr.GetAPIReader(), packages, o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp, fetcher)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, nil, fmt.Errorf("set up controller: %w", err)
@@ -289,7 +301,7 @@ func addDispatcher(mgr ctrl.Manager, cfg *rest.Config, d discovery.DiscoveryInte
 		return nil, nil, err
 	}
 	packagesAPI := kappapi.NewFor(d, mgr.GetCache(), "kapp-controller's packaging API", packagingKinds,
-		func(context.Context) error { return withCatalogPackages(mgr, r, packages) },
+		func(ctx context.Context) error { return withCatalogPackages(ctx, mgr, r, packagesCache) },
 		func(ctx context.Context) error { return r.EnqueueCatalogBundles(ctx, mgr.GetCache()) })
 	if err := openWhenServed(mgr, packagesAPI); err != nil {
 		return nil, nil, err
@@ -314,7 +326,7 @@ func openWhenServed(mgr ctrl.Manager, api *kappapi.API) error {
 // on the OperatorCatalogs (the leader writes).
 func addCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, network *fetch.NetworkHolder) error {
 	catalogAPI := kappapi.NewFor(d, mgr.GetCache(), "the OperatorCatalog API", catalogKinds,
-		func(context.Context) error { return withCatalogs(mgr, o, network) }, func(context.Context) error { return nil })
+		func(context.Context) error { return withCatalogs(mgr, d, o, network) }, func(context.Context) error { return nil })
 	catalogAPI.OnWaiting(func(ctx context.Context) {
 		select {
 		case <-mgr.Elected():
@@ -332,13 +344,13 @@ func addCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, ne
 // addServers adds the webhook server with its webhooks (CRD upgrade
 // safety, catalog upgrade edges, the conversion) and Bundles on their own,
 // whose content it serves.
-func addServers(mgr ctrl.Manager, o Options, fetcher store.SourceFetcher) (*bundles.Unpacker, error) {
+func addServers(mgr ctrl.Manager, o Options, fetcher store.SourceFetcher, packages *packagingapi.Packages) (*bundles.Unpacker, error) {
 	srv, err := webhook.New(mgr, webhook.DefaultOptions(o.WebhookAddr, o.Config.SystemNamespace))
 	if err == nil {
 		err = crdsafety.Add(mgr, srv, crdsafety.OptionsFrom(o.Config, o.Classes.Claims))
 	}
 	if err == nil {
-		err = catalogedges.Add(mgr, srv)
+		err = catalogedges.Add(srv, packages)
 	}
 	if err == nil {
 		err = versions.Add(srv)
@@ -415,26 +427,34 @@ var catalogKinds = func() map[string]string {
 }()
 
 // withCatalogPackages starts the cache of catalogs' Packages (only their
-// metadata, in every namespace) that catalog bundles' dependencies are
-// resolved from, and the dispatcher's watch of it, once the packaging API is
-// served: a kind the manager's cache names must be served when it is made.
-// It is not the catalog controller's cache: that one holds what
-// OperatorCatalogs published (their label), this one every catalog Package,
-// those a package repository made from `catalog push` included; a cache
-// keeps one label selector per kind.
-func withCatalogPackages(mgr ctrl.Manager, r *BundleDeploymentReconciler, packages *kube.LateReader) error {
+// metadata, in every namespace, indexed by channel and OLM package) that
+// packagingapi.Packages reads (catalog bundles' dependencies, notices,
+// walks, the upgrade webhook), with the Namespaces' metadata (whether one
+// sees the global packaging namespace), and the dispatcher's watch of it,
+// once the packaging API is served: a kind the manager's cache names must
+// be served when it is made. It is not the catalog controller's cache:
+// that one holds what OperatorCatalogs published (their label), this one
+// every catalog Package, those a package repository made from `catalog
+// push` included; a cache keeps one label selector per kind.
+func withCatalogPackages(ctx context.Context, mgr ctrl.Manager, r *BundleDeploymentReconciler, packages *kube.LateReader) error {
 	cl, err := cluster.New(mgr.GetConfig(), func(co *cluster.Options) {
 		co.Scheme = mgr.GetScheme()
 		co.Cache.DefaultTransform = cache.TransformStripManagedFields()
-		co.Cache.ByObject = map[client.Object]cache.ByObject{store.PackagesMetadata(): {Label: store.CatalogPackagesSelector()}}
+		co.Cache.ByObject = map[client.Object]cache.ByObject{
+			packagingapi.CatalogPackage():    {Label: packagingapi.CatalogPackagesSelector()},
+			packagingapi.NamespaceMetadata(): {},
+		}
 	})
 	if err != nil {
 		return fmt.Errorf("set up the cache of catalogs' Packages: %w", err)
 	}
+	if err := packagingapi.IndexCatalogPackages(ctx, cl.GetFieldIndexer()); err != nil {
+		return err
+	}
 	if err := mgr.Add(cl); err != nil {
 		return err
 	}
-	if err := r.WatchCatalogPackages(cl.GetCache(), store.PackagesMetadata()); err != nil {
+	if err := r.WatchCatalogPackages(cl.GetCache(), packagingapi.CatalogPackage()); err != nil {
 		return err
 	}
 	packages.Set(cl.GetCache())
@@ -445,7 +465,7 @@ func withCatalogPackages(mgr ctrl.Manager, r *BundleDeploymentReconciler, packag
 // once its kinds are served (a kind the manager's cache names must be
 // served when the manager is made): OperatorCatalogs in every namespace, and
 // only the metadata of the Packages and PackageMetadatas catalogs published.
-func withCatalogs(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder) error {
+func withCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, network *fetch.NetworkHolder) error {
 	if err := os.MkdirAll(o.CatalogDir, 0o700); err != nil {
 		return fmt.Errorf("make the catalog directory: %w", err)
 	}
@@ -456,11 +476,15 @@ func withCatalogs(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder) err
 	if err != nil {
 		return err
 	}
+	served := catalogs.NewServed(d)
 	cl, err := cluster.New(mgr.GetConfig(), func(co *cluster.Options) {
 		co.Scheme = mgr.GetScheme()
 		// What a write of the whole Package recorded of its fields is most
 		// of its metadata, and none of the controller's business.
 		co.Cache.DefaultTransform = cache.TransformStripManagedFields()
+		// A watch of the packaging API that fails because the API is not
+		// available is an outage the catalogs say.
+		co.Cache.DefaultWatchErrorHandler = served.WatchErrorHandler
 		co.Cache.ByObject = map[client.Object]cache.ByObject{}
 		for _, o := range catalogs.PublishedKinds() {
 			co.Cache.ByObject[o] = cache.ByObject{Label: published}
@@ -477,7 +501,10 @@ func withCatalogs(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder) err
 		spoolMax = DefaultCatalogSpoolMaxBytes
 	}
 	r := catalogs.New(mgr.GetClient(), cl.GetCache(), mgr.GetAPIReader(), catalogs.Registry{Network: network, Dir: o.CatalogDir, Budget: fetch.NewSpoolBudget(spoolMax)},
-		catalogStatus(mgr))
+		catalogStatus(mgr), served)
+	if err := mgr.Add(served); err != nil {
+		return err
+	}
 	if err := r.SetupWithManager(mgr, cl.GetCache()); err != nil {
 		return fmt.Errorf("set up the OperatorCatalog controller: %w", err)
 	}

@@ -150,7 +150,7 @@ func (k checker) run(ctx context.Context) []checkResult {
 	deployment, adapterDep, deployed := k.adapterDeployment(ctx)
 	out = append(out, deployment, k.leader(ctx, deployed))
 	out = append(out, k.webhooks(ctx)...)
-	out = append(out, k.admission(ctx), k.rbac(ctx), k.namespaceRBAC(ctx, adapterDep), k.kappConfig(ctx, kappDep, adapterDep), k.rukpak(ctx), k.bundleDeployments(ctx))
+	out = append(out, k.admission(ctx), k.rbac(ctx), k.namespaceRBAC(ctx, adapterDep), k.kappConfig(ctx, kappDep, adapterDep), evalGlobalNamespace(kappDep, adapterDep), k.rukpak(ctx), k.bundleDeployments(ctx))
 	return out
 }
 

@@ -39,6 +39,7 @@ func newRunCommand() *cobra.Command {
 	webhookAddr := fs.String("webhook-bind-address", webhook.DefaultAddress, `address of the adapter's webhooks (the CRD upgrade safety check, the BundleDeployment conversion), which the API server reaches through the Service `+webhook.DefaultService+` ("0" disables; then remove the ValidatingWebhookConfiguration `+crdsafety.ConfigurationName+`, whose failure policy is Fail)`)
 	installWith := fs.String("install-with", string(adapter.InstallWithApp), "how BundleDeployments are installed: app (a kapp-controller App) or packageinstall (a Carvel Package the adapter publishes, installed by a PackageInstall); the annotation "+rukpakv1alpha2.AnnotationInstallWith+" wins")
 	kcNamespace := fs.String("kapp-controller-namespace", "kapp-controller", "kapp-controller's namespace: the adapter's own fetches (Bundles on their own, registry+v1 and helm bundles, the take-over) trust the CAs and use the proxies of its "+fetch.KappControllerConfigName+" there (the Secret, else the ConfigMap), as kapp-controller's do, and follow its changes; empty: read none, use the adapter's environment")
+	globalNS := fs.String("packaging-global-namespace", adapter.PackagingGlobalNamespace, "kapp-controller's -packaging-global-namespace (set it to the same value): the catalog Packages there are seen from every namespace, as kapp-controller shows them, for catalog bundles' dependencies, update notices, walks and the upgrade webhook")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so only one replica reconciles")
 	contentAddress := fs.String("content-address", "", "where clients reach the webhook server, which serves the content of every unpacked Bundle and BundleDeployment at its status.contentURL (<address>/bundles/...); empty: "+adapter.DefaultContentAddress("<system-namespace>"))
 	contentDir := fs.String("content-dir", "", "directory that keeps the content served at contentURLs, emptied at start (in the Deployment: an emptyDir); empty: a new directory under the temporary directory, removed at exit")
@@ -88,17 +89,18 @@ func newRunCommand() *cobra.Command {
 				TemplateTimeout:    *templateTimeout,
 				ContentAddress:     *contentAddress,
 			},
-			Classes:                 claimed,
-			InstallWith:             mode,
-			MetricsAddr:             *metricsAddr,
-			ProbeAddr:               *probeAddr,
-			WebhookAddr:             *webhookAddr,
-			LeaderElect:             *leaderElect,
-			ContentDir:              *contentDir,
-			CatalogDir:              *catalogDir,
-			ContentMaxBytes:         maxContent.Value(),
-			CatalogSpoolMaxBytes:    maxSpool.Value(),
-			KappControllerNamespace: *kcNamespace,
+			Classes:                  claimed,
+			InstallWith:              mode,
+			MetricsAddr:              *metricsAddr,
+			ProbeAddr:                *probeAddr,
+			WebhookAddr:              *webhookAddr,
+			LeaderElect:              *leaderElect,
+			ContentDir:               *contentDir,
+			CatalogDir:               *catalogDir,
+			ContentMaxBytes:          maxContent.Value(),
+			CatalogSpoolMaxBytes:     maxSpool.Value(),
+			KappControllerNamespace:  *kcNamespace,
+			PackagingGlobalNamespace: *globalNS,
 		})
 		if err != nil {
 			return err

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -96,6 +97,10 @@ func New(mapper meta.RESTMapper, objs ...client.Object) *Cluster {
 		WithStatusSubresource(&rukpakv1alpha2.BundleDeployment{}, &rukpakv1alpha1.BundleDeployment{}, &rukpakv1alpha1.Bundle{}, &kappctrlv1alpha1.App{}, &packagingv1alpha1.PackageInstall{})
 	if mapper != nil {
 		b = b.WithRESTMapper(mapper)
+	}
+	// Catalog Packages' metadata, indexed as the adapter's cache of them.
+	for name, fn := range packagingapi.Indexes() {
+		b = b.WithIndex(packagingapi.CatalogPackage(), name, fn)
 	}
 	store := b.Build()
 	c.Raw = store

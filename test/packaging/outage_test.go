@@ -11,8 +11,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -55,14 +58,17 @@ func adapterMetric(ctx context.Context, metric, labels string) (float64, error) 
 }
 
 var _ = Describe("kapp-controller stopped", Serial, func() {
-	It("an adapter started five times while kapp-controller is stopped stays up, converts and admits, says on the catalog what it waits for, and publishes once kapp-controller is back", func(ctx context.Context) {
+	It("a catalog published says PackagingAPIUnavailable within 10 s of kapp-controller's stop; an adapter started five times while it is stopped stays up, converts and admits, says on the catalog what it waits for, and publishes once kapp-controller is back", func(ctx context.Context) {
 		const ns = "catalog-outage"
 		catalogsAPI(ctx)
 		createNamespace(ctx, ns)
 		image := catalogOn(ctx, "catalog/outage:latest", 1<<10, false)
+		cat := newCatalog(ctx, ns, "operators", image)
+		published(ctx, cat, "")
 
-		By("kapp-controller stopped: its aggregated packaging API answers 503")
+		By("kapp-controller stopped during the run: its aggregated packaging API answers 503, and the published catalog says so within 10 s")
 		env.StopKappController()
+		stopped := time.Now()
 		DeferCleanup(func(ctx context.Context) {
 			if env.KappController == nil {
 				Expect(env.StartKappControllerAgain(ctx)).To(Succeed())
@@ -74,7 +80,13 @@ var _ = Describe("kapp-controller stopped", Serial, func() {
 			_, err := d.ServerResourcesForGroupVersion("data.packaging.carvel.dev/v1alpha1")
 			return err
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(MatchError(ContainSubstring("unable to handle the request")))
-		cat := newCatalog(ctx, ns, "operators", image)
+		Eventually(func(g Gomega) {
+			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cat), cat)).To(Succeed())
+			c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(catalogsv1alpha1.ReasonPackagingAPIUnavailable), c.Message)
+		}).WithContext(ctx).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+		GinkgoWriter.Printf("PackagingAPIUnavailable %s after kapp-controller stopped\n", time.Since(stopped).Round(100*time.Millisecond))
 
 		By("five starts of the adapter: each serves its metrics and the conversion webhook's CA, and admits BundleDeployments")
 		for range 5 {
@@ -100,6 +112,11 @@ var _ = Describe("kapp-controller stopped", Serial, func() {
 		Eventually(bdtest.GetBD(ctx, name)).WithContext(ctx).WithTimeout(2 * time.Minute).Should(
 			bdtest.HaveCondition(rukpakv1alpha2.TypeInstalled, metav1.ConditionTrue, rukpakv1alpha2.ReasonInstallationSucceeded, ""))
 		Expect(cat.Status.Packages).To(BeEquivalentTo(6))
+		events := &eventsv1.EventList{}
+		Expect(env.Client.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+		for _, e := range events.Items {
+			Expect(e.Reason).NotTo(Equal(catalogsv1alpha1.ReasonWriteFailed), "an outage is no failed write: %s", e.Note)
+		}
 		Expect(adapterMetric(ctx, "rukpak_kapp_api_served", `api="the OperatorCatalog API"`)).To(Equal(1.0))
 		// The catalogs' Packages cache opens on the same APIService's
 		// change, by a look of its own.

@@ -259,7 +259,7 @@ var _ = Describe("the release", Ordered, func() {
 			Expect(r.Status).NotTo(Equal("fail"), "%+v", r)
 		}
 		for _, name := range []string{"kapp-controller API", "packaging API", "CRDs", "adapter", "adapter leader", "webhooks reachable",
-			"conversion caBundle", "validating webhooks", "admission policy", "adapter RBAC", "namespace RBAC", "kapp-controller-config", "rukpak", "BundleDeployments"} {
+			"conversion caBundle", "validating webhooks", "admission policy", "adapter RBAC", "namespace RBAC", "kapp-controller-config", "packaging global namespace", "rukpak", "BundleDeployments"} {
 			Expect(status).To(HaveKeyWithValue(name, "ok"), out)
 		}
 

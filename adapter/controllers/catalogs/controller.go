@@ -58,6 +58,10 @@ type OperatorCatalogReconciler struct {
 	packages packagingapi.Writer
 	images   Images
 	status   StatusWriter
+	// served says whether the packaging API answers.
+	served *Served
+	// now is the clock of the refusals' backoff.
+	now func() time.Time
 	// retries holds back the registry requests of a catalog that failed
 	// until their backoff has passed.
 	retries fetch.Backoff
@@ -74,9 +78,11 @@ type OperatorCatalogReconciler struct {
 // catalogs published (the catalogs' cache: every namespace, only
 // labelled packages); direct reads a catalog's pull secret and confirms a
 // published object before writing it again; images reaches the catalog
-// images; status writes the catalog's status.
-func New(c client.Client, cached, direct client.Reader, images Images, status StatusWriter) *OperatorCatalogReconciler {
-	return &OperatorCatalogReconciler{client: c, cached: cached, direct: direct, packages: packagingapi.NewWriter(c, direct), images: images, status: status, kept: map[types.NamespacedName]*publication{}}
+// images; status writes the catalog's status; served follows whether the
+// packaging API answers.
+func New(c client.Client, cached, direct client.Reader, images Images, status StatusWriter, served *Served) *OperatorCatalogReconciler {
+	return &OperatorCatalogReconciler{client: c, cached: cached, direct: direct, packages: packagingapi.NewWriter(c, direct), images: images, status: status, served: served,
+		now: time.Now, kept: map[types.NamespacedName]*publication{}}
 }
 
 // Poll is how often cat's image is looked up.
@@ -128,6 +134,12 @@ func (r *OperatorCatalogReconciler) steps(ctx context.Context, cat *catalogsv1al
 			return reconcile.Result{}, fmt.Errorf("add the finalizer to OperatorCatalog %s/%s: %w", cat.Namespace, cat.Name, err)
 		}
 	}
+	if down := r.served.Down(); down != "" {
+		// Nothing can be published or withdrawn: said once, and looked at
+		// again when the API answers (Served wakes every catalog).
+		setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonPackagingAPIUnavailable, waitingMessage)
+		return reconcile.Result{}, nil
+	}
 	id := types.NamespacedName{Namespace: cat.Namespace, Name: cat.Name}
 	key, poll := id.String(), Poll(cat)
 	// A registry that failed is not asked again before its backoff has
@@ -169,7 +181,7 @@ func (r *OperatorCatalogReconciler) steps(ctx context.Context, cat *catalogsv1al
 		// before is tried again without another pull).
 		log.FromContext(ctx).Info("publishing a catalog image", "image", pinned)
 		if err := r.publishAll(ctx, cat, p); err != nil {
-			return r.writeFailed(cat, pinned, err)
+			return r.writeFailed(ctx, cat, pinned, err)
 		}
 		r.mu.Lock()
 		p.complete = true
@@ -178,22 +190,19 @@ func (r *OperatorCatalogReconciler) steps(ctx context.Context, cat *catalogsv1al
 	// What the watch saw change, during the publication too (a delete by
 	// hand of an object it had written), is checked now, not forgotten.
 	if err := r.repair(ctx, cat, p); err != nil {
-		return r.writeFailed(cat, pinned, err)
+		return r.writeFailed(ctx, cat, pinned, err)
 	}
 	// Published and reachable: a later failure starts its backoff afresh.
 	r.retries.Forget(key)
 	r.report(cat, pinned, p)
-	r.mu.Lock()
-	refused := len(p.failed)
-	r.mu.Unlock()
-	if refused > 0 {
-		return reconcile.Result{RequeueAfter: min(poll, failedLookAgain)}, nil
+	if next := r.nextRetry(p); !next.IsZero() {
+		return reconcile.Result{RequeueAfter: min(poll, max(next.Sub(r.now()), time.Millisecond))}, nil
 	}
 	return reconcile.Result{RequeueAfter: poll}, nil
 }
 
 // failedLookAgain is when an object the packaging API refused is written
-// again, at the latest.
+// again the first time (refusedLookAgain: later ones wait longer).
 const failedLookAgain = 30 * time.Second
 
 // read pulls the catalog image pinned and keeps it as id's publication to
@@ -224,16 +233,22 @@ func (r *OperatorCatalogReconciler) read(ctx context.Context, cat *catalogsv1alp
 		})
 		return nil, res, err
 	}
-	p := &publication{input: pullInput, catalog: cat.Name, source: source, objects: map[objKey]*entry{}, dirty: map[objKey]bool{}, gone: map[objKey]bool{}, failed: map[objKey]string{}}
+	p := &publication{input: pullInput, catalog: cat.Name, source: source, objects: map[objKey]*entry{}, dirty: map[objKey]bool{}, gone: map[objKey]bool{},
+		failed: map[objKey]string{}, refusals: map[objKey]int{}, retryAt: map[objKey]time.Time{}}
 	r.keep(id, p)
 	return p, reconcile.Result{}, nil
 }
 
-// writeFailed says the packaging API refused a write, and backs off. err
-// names the object and says when the API is not available
-// (packagingapi.Error).
-func (r *OperatorCatalogReconciler) writeFailed(cat *catalogsv1alpha1.OperatorCatalog, pinned string, err error) (reconcile.Result, error) {
-	setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonWriteFailed, fmt.Sprintf("The packages of %s could not be written: %v. Written again with backoff.", pinned, err))
+// writeFailed says a write failed in a way that may pass by itself, and
+// backs off; err names the object (packagingapi.Error). An API that is not
+// available is an outage (Served): the catalog says
+// PackagingAPIUnavailable and is woken when the API answers again.
+func (r *OperatorCatalogReconciler) writeFailed(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, pinned string, err error) (reconcile.Result, error) {
+	if r.served.Failed(ctx, err) {
+		setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonPackagingAPIUnavailable, waitingMessage)
+		return reconcile.Result{}, nil
+	}
+	setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonWriteFailed, fmt.Sprintf("The packages of %s could not be written, for a reason that may pass by itself (%v). Written again with backoff.", pinned, err))
 	return reconcile.Result{}, err
 }
 

@@ -16,12 +16,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 )
@@ -116,8 +118,12 @@ type harness struct {
 	r      *OperatorCatalogReconciler
 	images *images
 	writes []string
-	// failCreates fails that many creates, as a packaging API that is down.
+	// failCreates fails that many creates with createErr (nil: as a
+	// packaging API that is down).
 	failCreates int
+	createErr   error
+	// clock is the reconciler's.
+	clock time.Time
 	// onCreate runs before each create; an error refuses it.
 	onCreate func(ctx context.Context, c client.WithWatch, o client.Object) error
 }
@@ -137,6 +143,9 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 			if h.failCreates > 0 {
 				h.failCreates--
+				if h.createErr != nil {
+					return h.createErr
+				}
 				return apierrors.NewServiceUnavailable("the packaging API is unavailable")
 			}
 			if h.onCreate != nil {
@@ -164,7 +173,9 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 	// status patch locked by the resourceVersion read.
 	h.r = New(h.client, h.client, h.client, h.images, func(ctx context.Context, obj, before client.Object, _, _ []metav1.Condition) error {
 		return h.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	})
+	}, NewServed(nil))
+	h.clock = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h.r.now = func() time.Time { return h.clock }
 	return h
 }
 
@@ -405,13 +416,16 @@ func (r *recorded) Add(req reconcile.Request) { r.added = append(r.added, req) }
 // the error) and tried again from the catalog read, without another pull.
 func TestReconcile_WriteFailedNoPullAgain(t *testing.T) {
 	h := newHarness(t)
-	h.failCreates = 1
+	h.failCreates, h.createErr = 1, apierrors.NewTooManyRequests("the API server is busy", 1)
 	if _, err := h.reconcile(t); err == nil {
-		t.Fatal("a refused write returned no error to back off with")
+		t.Fatal("a failed write returned no error to back off with")
 	}
 	c := meta.FindStatusCondition(h.catalog(t).Status.Conditions, catalogsv1alpha1.TypePublished)
-	if c == nil || c.Reason != catalogsv1alpha1.ReasonWriteFailed || !strings.Contains(c.Message, "the packaging API is unavailable") {
+	if c == nil || c.Reason != catalogsv1alpha1.ReasonWriteFailed || !strings.Contains(c.Message, "may pass by itself") || !strings.Contains(c.Message, "the API server is busy") {
 		t.Fatalf("condition %+v", c)
+	}
+	if len(h.catalog(t).Status.Refused) != 0 {
+		t.Errorf("a transient failure counted as a refusal: %v", h.catalog(t).Status.Refused)
 	}
 	pulls := h.images.pulls
 	if _, err := h.reconcile(t); err != nil {
@@ -423,6 +437,71 @@ func TestReconcile_WriteFailedNoPullAgain(t *testing.T) {
 	cat := h.catalog(t)
 	if c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished); c.Reason != catalogsv1alpha1.ReasonPublished || cat.Status.Packages != 1 {
 		t.Errorf("status %+v", cat.Status)
+	}
+}
+
+// An error that may pass by itself is no refusal of the object: a
+// conflict, throttling, a timeout, a server error; a 400 or 422 is.
+func TestTransient(t *testing.T) {
+	t.Parallel()
+	gr := schema.GroupResource{Group: "data.packaging.carvel.dev", Resource: "packages"}
+	for _, tt := range []struct {
+		err       error
+		transient bool
+	}{
+		{apierrors.NewConflict(gr, "p", errors.New("changed")), true},
+		{apierrors.NewTooManyRequests("busy", 1), true},
+		{apierrors.NewTimeoutError("slow", 1), true},
+		{apierrors.NewServerTimeout(gr, "create", 1), true},
+		{apierrors.NewInternalError(errors.New("boom")), true},
+		{apierrors.NewGenericServerResponse(502, "create", gr, "p", "bad gateway", 0, true), true},
+		{context.DeadlineExceeded, true},
+		{apierrors.NewBadRequest("no icons"), false},
+		{apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: "Package"}, "p", nil), false},
+	} {
+		if got := packagingapi.Transient(tt.err); got != tt.transient {
+			t.Errorf("Transient(%v) = %v, want %v", tt.err, got, tt.transient)
+		}
+	}
+}
+
+// A packaging API that stops answering while catalogs are published is an
+// outage: the catalog says PackagingAPIUnavailable, returns no error to
+// retry hot, pulls nothing, and says it again at every look until the API
+// answers; then it is published again, without a pull.
+func TestReconcile_Outage(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	pulls := h.images.pulls
+	h.failCreates = 1
+	if err := h.client.Delete(context.Background(), &datav1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "s.p.operators.rukpak-kapp.dev.1.0.0"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.r.changed(kindPackage, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "s.p.operators.rukpak-kapp.dev.1.0.0"}}, true, &recorded{})
+	if res, err := h.reconcile(t); err != nil || res != (reconcile.Result{}) {
+		t.Fatalf("%v, %v: an outage waits for the API's return, it is not retried", res, err)
+	}
+	c := meta.FindStatusCondition(h.catalog(t).Status.Conditions, catalogsv1alpha1.TypePublished)
+	if c == nil || c.Reason != catalogsv1alpha1.ReasonPackagingAPIUnavailable || h.r.served.Down() == "" {
+		t.Fatalf("condition %+v, down %q", c, h.r.served.Down())
+	}
+	if _, err := h.reconcile(t); err != nil || len(h.writes) != 0 {
+		t.Fatalf("a look during the outage: %v, writes %v", err, h.writes)
+	}
+	select {
+	case <-h.r.served.Changes():
+	default:
+		t.Fatal("the outage woke no catalog")
+	}
+	h.r.served.down.Store(nil)
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	cat := h.catalog(t)
+	if c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished); c.Reason != catalogsv1alpha1.ReasonPublished || cat.Status.Packages != 1 || h.images.pulls != pulls {
+		t.Errorf("after the outage: status %+v, %d pulls", cat.Status, h.images.pulls-pulls)
 	}
 }
 
@@ -466,8 +545,9 @@ func TestReconcile_DeletedDuringThePublication(t *testing.T) {
 }
 
 // One object the packaging API refuses is a refusal of its own: the rest is
-// written, the catalog says which and why, and it is written again at the
-// next look, within failedLookAgain.
+// written, the catalog says which and why, and it is written again after
+// failedLookAgain, twice as long after each refusal in a row, and not
+// before, whatever wakes the catalog.
 func TestReconcile_OneRefusedObject(t *testing.T) {
 	h := newHarness(t)
 	refuse := true
@@ -488,7 +568,16 @@ func TestReconcile_OneRefusedObject(t *testing.T) {
 		!strings.Contains(c.Message, "no icons") {
 		t.Fatalf("status %+v", cat.Status)
 	}
+	h.clock = h.clock.Add(10 * time.Second)
+	if res, err := h.reconcile(t); err != nil || len(h.writes) != 0 || res.RequeueAfter != failedLookAgain-10*time.Second {
+		t.Fatalf("a look before its time: %v, %v, writes %v", res, err, h.writes)
+	}
+	h.clock = h.clock.Add(failedLookAgain)
+	if res, err := h.reconcile(t); err != nil || res.RequeueAfter != 2*failedLookAgain {
+		t.Fatalf("refused again: %v, %v: want twice as long", res, err)
+	}
 	refuse = false
+	h.clock = h.clock.Add(2 * failedLookAgain)
 	if res, err := h.reconcile(t); err != nil || res.RequeueAfter != DefaultPoll {
 		t.Fatalf("%v, %v", res, err)
 	}
@@ -566,7 +655,7 @@ func TestReconcile_SpoolFull(t *testing.T) {
 // The status lists the first maxRefused refusals and counts them all, the
 // catalog's and the packaging API's.
 func TestReport_CountsEveryRefusal(t *testing.T) {
-	r := New(nil, nil, nil, nil, nil)
+	r := New(nil, nil, nil, nil, nil, NewServed(nil))
 	p := &publication{objects: map[objKey]*entry{{kindPackage, "ok"}: {pkg: "ok", rv: "1"}}, failed: map[objKey]string{}}
 	for i := range 15 {
 		p.refused = append(p.refused, catalog.Refusal{Package: fmt.Sprintf("bad-%02d", i), Reason: "no version"})

@@ -16,16 +16,24 @@
 // or released by the catalog that kept it, during a publication too (what
 // the watch saw change is checked at its end); the counts are of what is in
 // place, and an object the packaging API refuses is a refusal of its own
-// while the rest is written. While the packaging API is not served the
-// controller does not run, and ReportWaiting (called by the facade) says so
-// on every OperatorCatalog. A reconcile reads, runs its steps
+// while the rest is written, tried again on a backoff of its own; an
+// answer that may pass by itself (a conflict, throttling, a timeout, a
+// server error) is no refusal (WriteFailed, retried with backoff). While
+// the packaging API is not served the controller does not run, and
+// ReportWaiting (called by the facade) says so on every OperatorCatalog;
+// once it runs, Served follows the API for the whole run: a watch or a
+// write that finds it not available starts an outage, which every
+// OperatorCatalog says (PackagingAPIUnavailable) until discovery, asked
+// with backoff, finds it answering again, and every catalog is published
+// again. A reconcile reads, runs its steps
 // (finalizer, look-up, publication or repair), then writes the status once
 // through the adapter's status writer (kube.ConditionsWriter, given by the
 // facade, which starts the controller with a cache of its own once its APIs
 // are served). Its memory between reconciles: each catalog's publication
 // (the objects, their resourceVersions, the catalog file), the backoff of a
 // registry that failed and the digest that held no readable catalog
-// (fetch.Backoff).
+// (fetch.Backoff), each refused object's backoff, and the outage under way
+// (Served).
 //
 // May import (this module): adapter/controllers/packagingapi, adapter/fetch,
 // adapter/catalog, adapter/fieldowner, api/catalogs/v1alpha1.

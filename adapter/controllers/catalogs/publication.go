@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 )
 
@@ -71,9 +73,13 @@ type publication struct {
 	// wrote or found them: not counted until they are written again.
 	gone map[objKey]bool
 	// failed are the objects the packaging API refused at their last
-	// write, with its answer: refused in the status, the rest written, and
-	// tried again at the next look (failedLookAgain).
-	failed map[objKey]string
+	// write, with its answer: refused in the status, the rest written.
+	// Each is tried again with a backoff of its own: refusals counts its
+	// refusals in a row, retryAt is when it is written again
+	// (refusedLookAgain).
+	failed   map[objKey]string
+	refusals map[objKey]int
+	retryAt  map[objKey]time.Time
 	// complete: every package was written once.
 	complete bool
 }
@@ -232,25 +238,52 @@ func (r *OperatorCatalogReconciler) publishAll(ctx context.Context, cat *catalog
 }
 
 // written notes how the write of k went: an object the packaging API
-// refused is a refusal of its own, tried again at the next look, and the
-// rest goes on; an API that is not available ends the publication (every
-// write would fail).
+// refused is a refusal of its own, tried again with its own backoff, and
+// the rest goes on; an API that is not available, or an answer that may
+// pass by itself (a conflict, throttling, a timeout, a server error), ends
+// the publication, which is tried again with backoff and says so: neither
+// is a refusal of the object.
 func (r *OperatorCatalogReconciler) written(p *publication, k objKey, err error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
 	case err == nil:
 		delete(p.failed, k)
+		delete(p.refusals, k)
+		delete(p.retryAt, k)
 		delete(p.gone, k)
 		return nil
-	case packagingapi.Unavailable(err):
+	case packagingapi.Unavailable(err) || packagingapi.Transient(err):
 		p.dirty[k] = true
 		return err
 	default:
 		p.failed[k] = err.Error()
+		p.refusals[k]++
+		p.retryAt[k] = r.now().Add(refusedLookAgain(p.refusals[k]))
 		p.dirty[k] = true
 		return nil
 	}
+}
+
+// refusedLookAgain is how long an object the packaging API refused n
+// times in a row waits before it is written again: 30 s, twice as long
+// each time, at most an hour.
+func refusedLookAgain(n int) time.Duration {
+	return fetch.Doubling(failedLookAgain, time.Hour, n)
+}
+
+// nextRetry is when the first refused object of p is due again; zero when
+// none is refused.
+func (r *OperatorCatalogReconciler) nextRetry(p *publication) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var next time.Time
+	for k := range p.failed {
+		if at := p.retryAt[k]; next.IsZero() || at.Before(next) {
+			next = at
+		}
+	}
+	return next
 }
 
 // entry is p's entry for k, made when new (under the lock the watch
@@ -276,7 +309,14 @@ func (r *OperatorCatalogReconciler) repair(ctx context.Context, cat *catalogsv1a
 	dirty := p.dirty
 	p.dirty = map[objKey]bool{}
 	byPackage := map[string][]objKey{}
+	now := r.now()
 	for k := range dirty {
+		if p.failed[k] != "" && now.Before(p.retryAt[k]) {
+			// Refused, and not due again yet.
+			p.dirty[k] = true
+			delete(dirty, k)
+			continue
+		}
 		if e := p.objects[k]; e != nil {
 			byPackage[e.pkg] = append(byPackage[e.pkg], k)
 		}

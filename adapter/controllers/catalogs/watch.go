@@ -8,9 +8,11 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -35,6 +37,9 @@ func (r *OperatorCatalogReconciler) SetupWithManager(mgr ctrl.Manager, c cache.C
 		WatchesRawSource(source.Kind(c, &catalogsv1alpha1.OperatorCatalog{}, queue, predicate.TypedGenerationChangedPredicate[*catalogsv1alpha1.OperatorCatalog]{})).
 		WatchesRawSource(source.Kind(c, metadataOf(kindPackage), r.onPublished(kindPackage))).
 		WatchesRawSource(source.Kind(c, metadataOf(kindMetadata), r.onPublished(kindMetadata))).
+		// An outage of the packaging API, and its end, concern every
+		// catalog.
+		WatchesRawSource(source.Channel(r.served.Changes(), handler.EnqueueRequestsFromMapFunc(r.everyCatalog))).
 		// What fails other than the registry (a write) backs off as every
 		// other retry of the adapter, not from controller-runtime's 5 ms.
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers,
@@ -43,6 +48,20 @@ func (r *OperatorCatalogReconciler) SetupWithManager(mgr ctrl.Manager, c cache.C
 }
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+// everyCatalog maps an event to every OperatorCatalog.
+func (r *OperatorCatalogReconciler) everyCatalog(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list catalogsv1alpha1.OperatorCatalogList
+	if err := r.cached.List(ctx, &list); err != nil {
+		log.FromContext(ctx).Error(err, "list the OperatorCatalogs to say the packaging API's state")
+		return nil
+	}
+	out := make([]reconcile.Request, len(list.Items))
+	for i, cat := range list.Items {
+		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: cat.Namespace, Name: cat.Name}}
+	}
+	return out
+}
 
 // onPublished queues the catalogs a change of a published object concerns.
 func (r *OperatorCatalogReconciler) onPublished(kind string) handler.TypedEventHandler[*metav1.PartialObjectMetadata, reconcile.Request] {

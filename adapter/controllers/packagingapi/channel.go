@@ -11,8 +11,11 @@ import (
 )
 
 // Channel reads the graph of the channel whose Packages are named refName
-// in namespace (kapp-controller's API adds those of its global packaging
-// namespace), for the walk along it and the upgrade webhook alike. Every
+// in namespace from kapp-controller's API itself, which applies its own
+// rules of what a namespace sees (the global packaging namespace's
+// Packages added): for a command that has no cache (`rukpak-kapp upgrade
+// plan`); the adapter reads through Packages, which applies the same
+// rules to its cache, and makes nodes the same way. Every
 // Package of a catalog entry is a node, an edge of the graph; one whose
 // image or images lock cannot be read is a node without them, and
 // unreadable says which and why: a move that needs its image is refused

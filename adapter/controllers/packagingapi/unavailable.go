@@ -1,6 +1,8 @@
 package packagingapi
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,4 +28,16 @@ func Error(what string, err error) error {
 // server down, or the API not registered), not a refusal of one object.
 func Unavailable(err error) bool {
 	return apierrors.IsServiceUnavailable(err) || apimeta.IsNoMatchError(err)
+}
+
+// Transient says err may pass by itself when the request is made again: a
+// conflict with another writer, throttling, a timeout, a server error. It
+// is no refusal of the object written.
+func Transient(err error) bool {
+	if apierrors.IsConflict(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
+		apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var status apierrors.APIStatus
+	return errors.As(err, &status) && status.Status().Code >= 500
 }

@@ -19,6 +19,6 @@
 //
 // May import (this module): adapter/fetch, adapter/bundlefiles, adapter/servers/contenturl,
 // adapter/internal/kube, adapter/internal/memo, adapter/internal/scope,
-// adapter/controllers/kappapi, adapter/controllers/packagingapi, adapter/catalog, adapter/status, adapter/translate, api/v1alpha1,
+// adapter/controllers/kappapi, adapter/catalog, adapter/status, adapter/translate, api/v1alpha1,
 // api/v1alpha2.
 package controller

@@ -45,7 +45,7 @@ func (r *BundleDeploymentReconciler) notice(ctx context.Context, s *scope.Scope)
 	}
 	ch := &status.Channel{Installed: in, PackageInstall: ns + "/" + bd.Annotations[catalog.AnnotationInstall], Policy: bd.Annotations[catalog.AnnotationUpgradeEdge],
 		Approval: catalog.ApprovalOf(bd.Annotations)}
-	published, err := r.channels.Channel(ctx, ns, in.Package, in.RefName)
+	published, err := r.channels.Channel(ctx, ns, in.RefName)
 	if err != nil {
 		ch.Unreadable = err.Error()
 	}
@@ -113,8 +113,9 @@ func (g noticeGauge) Forget(name string, _ types.UID) {
 }
 
 // installsOfPackage maps a change of a catalog Package (its metadata) to
-// the catalog BundleDeployments of its OLM package whose Packages live in
-// its namespace: the channel they follow may have moved.
+// the catalog BundleDeployments of its OLM package whose Packages' namespace
+// sees it (its own; every namespace for a Package of the global packaging
+// namespace): the channel they follow may have moved.
 func (r *BundleDeploymentReconciler) installsOfPackage(ctx context.Context, o client.Object) []reconcile.Request {
 	pkg := o.GetLabels()[catalog.LabelPackage]
 	if pkg == "" {
@@ -127,7 +128,7 @@ func (r *BundleDeploymentReconciler) installsOfPackage(ctx context.Context, o cl
 	}
 	var out []reconcile.Request
 	for _, bd := range list.Items {
-		if bd.Annotations[catalog.AnnotationPackagesNS] == o.GetNamespace() {
+		if ns := bd.Annotations[catalog.AnnotationPackagesNS]; ns != "" && r.channels != nil && r.channels.Sees(ns, o) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: bd.Name}})
 		}
 	}

@@ -27,8 +27,17 @@ func catalogBD(name, pkg, ns, pi string) *rukpakv1alpha2.BundleDeployment {
 	return bd
 }
 
+// globalChannels sees, from a namespace, its own Packages and those of
+// the namespace global.
+type globalChannels struct{ Channels }
+
+func (globalChannels) Sees(ns string, o client.Object) bool {
+	return o.GetNamespace() == ns || o.GetNamespace() == "global"
+}
+
 // TestInstallsOfPackage: a catalog Package's change wakes the installs of
-// its OLM package whose Packages live in its namespace, and no other.
+// its OLM package whose Packages' namespace sees it (its own; every one
+// for a Package of the global packaging namespace), and no other.
 func TestInstallsOfPackage(t *testing.T) {
 	t.Parallel()
 	plain := newBD("plain", rukpakv1alpha2.ClassPlain)
@@ -38,12 +47,16 @@ func TestInstallsOfPackage(t *testing.T) {
 		catalogBD("etcd.operators", "etcd", "operators", "etcd"),
 		plain,
 	).Build()
-	r := &BundleDeploymentReconciler{client: c}
-	pkg := func(labels map[string]string) client.Object {
-		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "operators", Name: "beta.prometheus.operators.rukpak-kapp.dev.2.0.0", Labels: labels}}
+	r := &BundleDeploymentReconciler{client: c, channels: globalChannels{}}
+	pkgIn := func(ns string, labels map[string]string) client.Object {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "beta.prometheus.operators.rukpak-kapp.dev.2.0.0", Labels: labels}}
 	}
+	pkg := func(labels map[string]string) client.Object { return pkgIn("operators", labels) }
 	if got := names(r.installsOfPackage(context.Background(), pkg(map[string]string{catalog.LabelPackage: "prometheus"}))); !slices.Equal(got, []string{"prom.operators"}) {
 		t.Errorf("a prometheus Package in operators woke %v, want [prom.operators]", got)
+	}
+	if got := names(r.installsOfPackage(context.Background(), pkgIn("global", map[string]string{catalog.LabelPackage: "prometheus"}))); !slices.Equal(got, []string{"prom.operators", "prom.other"}) {
+		t.Errorf("a prometheus Package in the global packaging namespace woke %v, want [prom.operators prom.other]", got)
 	}
 	if got := r.installsOfPackage(context.Background(), pkg(nil)); len(got) != 0 {
 		t.Errorf("a Package of no catalog woke %v", got)

@@ -44,11 +44,16 @@ type DependencyWaits interface {
 	DependentsOfPackage(ctx context.Context, o client.Object) []reconcile.Request
 }
 
-// Channels reads what a catalog channel publishes: the entries of the
-// channel refName of the OLM package pkg among the catalog Packages of ns
-// (store.Channel), for the UpgradeAvailable condition.
+// Channels reads what a catalog channel publishes, among the catalog
+// Packages seen from ns as kapp-controller shows them (ns's own and the
+// global packaging namespace's): the entries of the channel refName, for
+// the UpgradeAvailable condition (Channel), and its graph, for a walk
+// along it (Nodes; unreadable names the nodes without an image). Sees
+// says a change of the Package o may change what ns sees.
 type Channels interface {
-	Channel(ctx context.Context, ns, pkg, refName string) ([]catalog.Entry, error)
+	Channel(ctx context.Context, ns, refName string) ([]catalog.Entry, error)
+	Nodes(ctx context.Context, ns, refName string) (nodes []catalog.Node, unreadable, err error)
+	Sees(ns string, o client.Object) bool
 }
 
 // Bundles serves BundleDeployments of rukpak's first API (v1alpha1):

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
@@ -65,14 +64,14 @@ func (r *BundleDeploymentReconciler) walk(ctx context.Context, s *scope.Scope) e
 	return nil
 }
 
-// channel reads asked's channel, as the upgrade webhook reads it
-// (packagingapi.Channel), from the API server.
+// channel reads asked's channel as the upgrade webhook reads it, from
+// the catalog Packages seen from namespace (packagingapi.Packages).
 func (r *BundleDeploymentReconciler) channel(ctx context.Context, namespace string, asked catalog.Entry) (nodes []catalog.Node, unreadable, err error) {
 	if namespace == "" || asked.RefName == "" {
 		return nil, nil, fmt.Errorf("the BundleDeployment does not name its catalog Packages (annotations %s and %s), so the channel's path from the installed bundle cannot be read: install the version asked for through its PackageInstall",
 			catalog.AnnotationPackagesNS, catalog.AnnotationRefName)
 	}
-	nodes, unreadable, err = packagingapi.Channel(ctx, r.direct, namespace, asked.RefName)
+	nodes, unreadable, err = r.channels.Nodes(ctx, namespace, asked.RefName)
 	if err != nil {
 		return nil, nil, fmt.Errorf("walk channel %s: %w", asked.Channel, err)
 	}

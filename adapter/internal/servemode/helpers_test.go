@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
@@ -43,7 +44,7 @@ func appModeInstalled(t *testing.T) (*fakekube.Cluster, *PackageInstaller, *rukp
 	if _, err := kube.ApplyApp(context.Background(), k.Raw, app, nil); err != nil {
 		t.Fatal(err)
 	}
-	return k, New(k.Client, k.Direct, store.New(k.Client, k.Direct, k.Direct, modeCfg, fakekube.Offline{T: t}, nil)), bd
+	return k, New(k.Client, k.Direct, store.New(k.Client, k.Direct, packagingapi.NewPackages(k.Direct, k.Direct, ""), modeCfg, fakekube.Offline{T: t}, nil)), bd
 }
 
 // servedBD is a plain bundle from an image with a pull Secret, served at

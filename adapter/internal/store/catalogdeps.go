@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/packaging"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
@@ -26,14 +27,14 @@ import (
 // PackageInstall for is waited for, the rest is installed as PackageInstalls
 // of its own (labelled with the PackageInstall that needs it), and what no
 // Package of the catalog can meet is refused before anything is written.
-// It reads the metadata of the catalog's Packages from packages (a cache of
-// every catalog Package's metadata, made once kapp-controller's packaging
-// API is served) and PackageInstalls from the API server (direct: a
+// It reads the catalog's Packages through packages (as kapp-controller
+// shows them to the namespace, from a cache made once its packaging API is
+// served) and PackageInstalls from the API server (direct: a
 // namespace lets the adapter read them only where it installs dependencies,
 // and a dependency is resolved only while a bundle waits for one).
 type catalogDeps struct {
 	direct   client.Reader
-	packages client.Reader
+	packages *packagingapi.Packages
 	writer   client.Client
 	// waitsOn says the bundle of the PackageInstall other (ns/name) waits
 	// for the PackageInstall self: then the two need each other (nil:
@@ -108,8 +109,8 @@ func (c catalogDeps) meet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployme
 	}
 	res := catalog.Resolve(needs, offers, present)
 	if len(res.Refused) > 0 {
-		return met{wait: &status.Failure{Kind: status.DependenciesUnmet, Message: fmt.Sprintf("what the bundle requires cannot be met from its catalog (the Packages in namespace %s), so nothing was installed for it: %s",
-			ns, strings.Join(append(res.Refused, others...), "; "))}, watched: true}, nil
+		return met{wait: &status.Failure{Kind: status.DependenciesUnmet, Message: fmt.Sprintf("what the bundle requires cannot be met from its catalog (the Packages seen from namespace %s%s), so nothing was installed for it: %s",
+			ns, c.globalToo(), strings.Join(append(res.Refused, others...), "; "))}, watched: true}, nil
 	}
 	chain, err := c.requiredBy(ctx, ns, self)
 	if err != nil {
@@ -155,36 +156,38 @@ func (c catalogDeps) meet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployme
 	return met{wait: &status.Failure{Kind: status.DependenciesInstalling, Message: strings.Join(doing, "; ")}, waited: waited}, nil
 }
 
+// globalToo names the global packaging namespace, whose Packages every
+// namespace sees too.
+func (c catalogDeps) globalToo() string {
+	if c.packages == nil || c.packages.Global() == "" {
+		return ""
+	}
+	return ", kapp-controller's global packaging namespace " + c.packages.Global() + " included"
+}
+
 func unmetFailure(msgs []string) *status.Failure {
 	return &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(msgs, "; ")}
 }
 
-// read lists the catalog's Packages that may meet needs (those of the
-// packages named, unless an API is needed: then all of them, from memory)
-// and the PackageInstalls of its packages in ns (but self's).
+// read lists the offers of the catalog's Packages seen from ns that may
+// meet needs (those of the packages named, unless an API is needed: then
+// all of them, from memory) and the PackageInstalls of its packages in ns
+// (but self's).
 func (c catalogDeps) read(ctx context.Context, ns, self string, needs []catalog.Need) ([]catalog.Offer, []catalog.Present, error) {
-	selectors := []client.ListOption{client.HasLabels{catalog.LabelPackage}}
+	var pkgs []string
 	if !slices.ContainsFunc(needs, func(n catalog.Need) bool { return n.Package == "" }) {
-		selectors = selectors[:0]
+		pkgs = []string{}
 		for _, n := range needs {
-			selectors = append(selectors, client.MatchingLabels{catalog.LabelPackage: n.Package})
+			pkgs = append(pkgs, n.Package)
 		}
 	}
-	var packages metav1.PartialObjectMetadataList
-	for _, sel := range selectors {
-		page := PackagesMetadataList()
-		if err := c.packages.List(ctx, page, client.InNamespace(ns), sel); err != nil {
-			return nil, nil, fmt.Errorf("list the catalog's Packages in namespace %s to resolve dependencies: %w", ns, err)
-		}
-		packages.Items = append(packages.Items, page.Items...)
+	offers, err := c.packages.Offers(ctx, ns, pkgs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the catalog's Packages seen from namespace %s to resolve dependencies: %w", ns, err)
 	}
-	offers := make([]catalog.Offer, 0, len(packages.Items))
 	packageOf := map[string]string{}
-	for _, p := range packages.Items {
-		if o, ok := catalog.OfferOf(p.Labels, p.Annotations); ok {
-			offers = append(offers, o)
-			packageOf[o.Entry.RefName] = o.Entry.Package
-		}
+	for _, o := range offers {
+		packageOf[o.Entry.RefName] = o.Entry.Package
 	}
 	var installs packagingv1alpha1.PackageInstallList
 	if err := c.direct.List(ctx, &installs, client.InNamespace(ns)); err != nil {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
@@ -23,13 +24,17 @@ import (
 // in adapter/catalog; the real API in test/packaging).
 func TestCatalogDeps_Meet(t *testing.T) {
 	const ns = "ops"
-	pkg := func(name, version string) client.Object {
+	const global = "kapp-controller-packaging-global"
+	pkgIn := func(ns, name, version string) client.Object {
 		e := catalog.Entry{Package: name, Channel: "stable", Bundle: name + ".v" + version, Version: version, RefName: "stable." + name}
 		a := e.Annotations()
 		a[catalog.AnnotationDefaultChannel] = "true"
 		return &datav1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: e.RefName + "." + version, Labels: map[string]string{catalog.LabelPackage: name}, Annotations: a},
 			Spec: datav1alpha1.PackageSpec{RefName: e.RefName, Version: version}}
 	}
+	pkg := func(name, version string) client.Object { return pkgIn(ns, name, version) }
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	excluding := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Annotations: map[string]string{packagingapi.AnnotationExcludeGlobal: ""}}}
 	pi := func(name, refName, requiredBy string) client.Object {
 		p := &packagingv1alpha1.PackageInstall{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 			Spec: packagingv1alpha1.PackageInstallSpec{PackageRef: &packagingv1alpha1.PackageRef{RefName: refName}}}
@@ -73,13 +78,21 @@ func TestCatalogDeps_Meet(t *testing.T) {
 		{name: "a PackageInstall named after the package that installs another is not written over", objs: []client.Object{pkg("b", "1.2.0"), pi("a", "stable.a", ""), pi("b", "stable.other", ""), account},
 			unmet: needs("b"), kind: status.DependenciesUnmet, words: "as PackageInstall ops/b, but a PackageInstall of that name installs something else, so nothing was installed for it"},
 		{name: "what the catalog lacks is refused", objs: []client.Object{pi("a", "stable.a", ""), account},
-			unmet: needs("z"), kind: status.DependenciesUnmet, words: "cannot be met from its catalog (the Packages in namespace ops), so nothing was installed for it: olm.package z >=1.0.0: the catalog holds no package z",
+			unmet: needs("z"), kind: status.DependenciesUnmet, words: "cannot be met from its catalog (the Packages seen from namespace ops, kapp-controller's global packaging namespace " + global + " included), so nothing was installed for it: olm.package z >=1.0.0: the catalog holds no package z",
 			watched: true},
+		{name: "a package of the global packaging namespace is installed", objs: []client.Object{namespace, pkgIn(global, "b", "1.2.0"), pi("a", "stable.a", ""), account},
+			unmet: needs("b"), kind: status.DependenciesInstalling, words: "installing b 1.2.0 from the catalog as PackageInstall ops/b", created: "b"},
+		{name: "the namespace's Package shadows the global one of the same name", objs: []client.Object{namespace, pkgIn(global, "b", "1.2.0"), pkgIn(global, "b", "1.3.0"),
+			&datav1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stable.b.1.3.0", Labels: map[string]string{catalog.LabelPackage: "b"}, Annotations: map[string]string{catalog.AnnotationBundle: "b.v1.3.0"}}},
+			pi("a", "stable.a", ""), account},
+			unmet: needs("b"), kind: status.DependenciesInstalling, words: "installing b 1.2.0 from the catalog", created: "b"},
+		{name: "a namespace that excludes the global packages does not see them", objs: []client.Object{excluding, pkgIn(global, "b", "1.2.0"), pi("a", "stable.a", ""), account},
+			unmet: needs("b"), kind: status.DependenciesUnmet, words: "the catalog holds no package b", watched: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k := fakekube.New(nil, tt.objs...)
-			m, err := catalogDeps{direct: k.Direct, packages: k.Direct, writer: k.Client, waitsOn: tt.waitsOn}.meet(context.Background(), bd, tt.unmet)
+			m, err := catalogDeps{direct: k.Direct, packages: packagingapi.NewPackages(k.Direct, k.Direct, global), writer: k.Client, waitsOn: tt.waitsOn}.meet(context.Background(), bd, tt.unmet)
 			if err != nil {
 				t.Fatal(err)
 			}

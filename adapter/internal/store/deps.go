@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
@@ -70,6 +71,8 @@ type Dependencies struct {
 	apis   APIs
 	// catalog installs a catalog bundle's dependencies from its catalog.
 	catalog catalogDeps
+	// packages says which namespaces see a catalog Package.
+	packages *packagingapi.Packages
 
 	mu      sync.Mutex
 	waiting map[string]*waitFor
@@ -133,8 +136,8 @@ func waitOf(unmet []convert.Unmet) *waitFor {
 	return w
 }
 
-func newDependencies(c client.Client, direct, packages client.Reader, cfg translate.Config, apis APIs) *Dependencies {
-	d := &Dependencies{client: c, cfg: cfg, apis: apis, waiting: map[string]*waitFor{}}
+func newDependencies(c client.Client, direct client.Reader, packages *packagingapi.Packages, cfg translate.Config, apis APIs) *Dependencies {
+	d := &Dependencies{client: c, cfg: cfg, apis: apis, packages: packages, waiting: map[string]*waitFor{}}
 	d.catalog = catalogDeps{direct: direct, packages: packages, writer: c, waitsOn: d.waitsOn}
 	return d
 }
@@ -165,6 +168,9 @@ func (d *Dependencies) check(ctx context.Context, bd *rukpakv1alpha2.BundleDeplo
 		d.set(bd.Name, nil)
 		return nil, 0, nil
 	}
+	// What may end the wait is recorded before the reads that decide it,
+	// so that an event between a read and the record still wakes it.
+	d.expect(bd.Name, expectedWait(bd, f.Bundle.Dependencies))
 	unmet, err := d.unmet(ctx, bd, f.Bundle)
 	if err == nil && len(unmet) > 0 && fromCatalog(bd) {
 		var m met
@@ -267,6 +273,41 @@ func (d *Dependencies) set(name string, w *waitFor) int {
 	return w.looks
 }
 
+// sees says the catalog Packages seen from ns may include o.
+func (d *Dependencies) sees(ns string, o client.Object) bool {
+	if d.packages == nil {
+		return o.GetNamespace() == ns
+	}
+	return d.packages.Sees(ns, o)
+}
+
+// expectedWait is what a bundle that declares deps may wait for, before
+// they are checked: every one of them.
+func expectedWait(bd *rukpakv1alpha2.BundleDeployment, deps []convert.Dependency) *waitFor {
+	all := make([]convert.Unmet, len(deps))
+	for i, dep := range deps {
+		all[i] = convert.Unmet{Dependency: dep}
+	}
+	w := waitOf(all)
+	if fromCatalog(bd) {
+		w.self = bd.Annotations[catalog.AnnotationPackagesNS] + "/" + bd.Annotations[catalog.AnnotationInstall]
+	}
+	return w
+}
+
+// expect notes that name may wait for w while its dependencies are
+// checked: events that may meet w wake it from now on. It counts no look,
+// and keeps what a wait already recorded names (the PackageInstalls it
+// waits for).
+func (d *Dependencies) expect(name string, w *waitFor) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if before := d.waiting[name]; before != nil {
+		w.looks, w.installs = before.looks, before.installs
+	}
+	d.waiting[name] = w
+}
+
 // Forget drops name from the waiting set.
 func (d *Dependencies) Forget(name string) { d.set(name, nil) }
 
@@ -317,9 +358,10 @@ func (d *Dependencies) DependentsOf(_ context.Context, o client.Object) []reconc
 }
 
 // DependentsOfPackage maps a change of a catalog Package (its metadata) to the
-// catalog bundles of its namespace that wait for what it may offer: its
-// package, or an API of a group it provides. A Package of another
-// namespace, or of what no one waits for, wakes none.
+// catalog bundles of the namespaces that see it (its own; every one for a
+// Package of the global packaging namespace) that wait for what it may
+// offer: its package, or an API of a group it provides. A Package of
+// another namespace, or of what no one waits for, wakes none.
 func (d *Dependencies) DependentsOfPackage(_ context.Context, o client.Object) []reconcile.Request {
 	offer, ok := catalog.OfferOf(o.GetLabels(), o.GetAnnotations())
 	if !ok {
@@ -329,8 +371,9 @@ func (d *Dependencies) DependentsOfPackage(_ context.Context, o client.Object) [
 	defer d.mu.Unlock()
 	var out []reconcile.Request
 	for name, w := range d.waiting {
-		if ns, _, _ := strings.Cut(w.self, "/"); ns != o.GetNamespace() {
-			// Not a catalog bundle (no self), or of another namespace.
+		if ns, _, _ := strings.Cut(w.self, "/"); w.self == "" || !d.sees(ns, o) {
+			// Not a catalog bundle (no self), or of a namespace that does
+			// not see o.
 			continue
 		}
 		meets := w.anyPackage || w.packages[offer.Entry.Package]

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
@@ -97,6 +98,36 @@ func TestGatherWaitsForDependencies(t *testing.T) {
 	}
 }
 
+// readingAPIs answers as the cluster does while an event arrives: a CRD of
+// the group asked for changes during the read, and woke says whom that
+// event woke.
+type readingAPIs struct {
+	s    *Store
+	woke []string
+}
+
+func (a *readingAPIs) Serves(_ context.Context, gvk schema.GroupVersionKind) (bool, error) {
+	a.woke = append(a.woke, dependentsOf(a.s, crdNamed("applications."+gvk.Group))...)
+	return false, nil
+}
+
+// A wait is recorded before the reads that decide it: an event that comes
+// while the bundle's dependencies are read wakes it (else it would be lost,
+// and a wait with no timer would hang until an unrelated event).
+func TestWaitRecordedBeforeItsReads(t *testing.T) {
+	t.Parallel()
+	apis := &readingAPIs{}
+	s := New(fakekube.New(nil).Client, nil, nil, testCfg, &fakeFetcher{files: webhookBundle(t)}, apis)
+	apis.s = s
+	bd := registryBD("reads")
+	if _, sc, stop := gather(t, s, bd); !stop || sc.Failure == nil {
+		t.Fatalf("stop %v, failure %+v: the dependency is not served", stop, sc.Failure)
+	}
+	if !cmp.Equal(apis.woke, []string{"reads"}) {
+		t.Errorf("a CRD event during the read woke %v, want [reads]", apis.woke)
+	}
+}
+
 // The check can be skipped by annotation.
 func TestGatherSkipsTheDependencyCheckWhenAsked(t *testing.T) {
 	t.Parallel()
@@ -145,13 +176,15 @@ func TestDependentsOf_OnlyWhatCanMeetTheWait(t *testing.T) {
 	}
 }
 
-// A change of a catalog Package wakes the catalog bundles of its namespace
-// that wait for what it may offer (its package, an API of a group it
-// provides), and nothing else: a Package of another namespace or package,
-// a bundle that is no catalog bundle, a Package of no catalog.
+// A change of a catalog Package wakes the catalog bundles of the
+// namespaces that see it (its own; every namespace for one of the global
+// packaging namespace) that wait for what it may offer (its package, an
+// API of a group it provides), and nothing else: a Package of another
+// namespace or package, a bundle that is no catalog bundle, a Package of
+// no catalog.
 func TestDependentsOfPackage(t *testing.T) {
 	t.Parallel()
-	d := newDependencies(nil, nil, nil, testCfg, nil)
+	d := newDependencies(nil, nil, packagingapi.NewPackages(nil, nil, "global"), testCfg, nil)
 	catalogWait := func(self string, unmet ...convert.Dependency) *waitFor {
 		var u []convert.Unmet
 		for _, dep := range unmet {
@@ -169,7 +202,7 @@ func TestDependentsOfPackage(t *testing.T) {
 		e := catalog.Entry{Package: name, Channel: "stable", Bundle: name + ".v1.0.0", Version: "1.0.0", RefName: "stable." + name}
 		a := e.Annotations()
 		a[catalog.AnnotationProvides] = catalog.ProvidesValue(provides)
-		m := PackagesMetadata()
+		m := packagingapi.CatalogPackage()
 		m.Namespace, m.Name, m.Labels, m.Annotations = ns, e.RefName+".1.0.0", map[string]string{catalog.LabelPackage: name}, a
 		return m
 	}
@@ -184,6 +217,8 @@ func TestDependentsOfPackage(t *testing.T) {
 		{"a package that provides its API", pkg("ops", "argocd", argoApplication), []string{"needs-argo.ops"}},
 		{"another package", pkg("ops", "prometheus", schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "Prometheus"}), nil},
 		{"a namespace nobody waits in", pkg("other", "etcd"), nil},
+		{"its package in the global packaging namespace", pkg("global", "etcd"), []string{"needs-etcd.dev", "needs-etcd.ops"}},
+		{"its API in the global packaging namespace", pkg("global", "argocd", argoApplication), []string{"needs-argo.ops"}},
 		{"a Package of no catalog", &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "etcd.example.com.1.0.0"}}, nil},
 	} {
 		var got []string

@@ -10,9 +10,11 @@
 // it may meet);
 // a catalog bundle's unmet dependencies are met from its catalog, as
 // PackageInstalls of their own (catalogdeps.go), the catalog's Packages
-// read from a cache of their metadata (catalogpackages.go), which a catalog
-// install's channel is read from too (channel.go: what its UpgradeAvailable
-// condition says). The content of one
+// read as kapp-controller shows them to the namespace, the global packaging
+// namespace's included (packagingapi.Packages, from a cache of their
+// metadata), which a catalog install's channel is read from too
+// (channel.go: what its UpgradeAvailable condition says and what a walk
+// follows). The content of one
 // generation is keyed by the catalog step it installs too, since a walk
 // along a channel installs several bundles with one generation.
 //
@@ -24,6 +26,7 @@
 // knows it only through its DependencyWaits and Channels seams.
 //
 // May import (this module): adapter/bundlefiles, adapter/catalog, adapter/content,
+// adapter/controllers/packagingapi,
 // adapter/fetch, adapter/fieldowner, adapter/packaging, adapter/internal/kube,
 // adapter/internal/scope, adapter/status, adapter/translate, api/v1alpha2,
 // convert, convert/certs.

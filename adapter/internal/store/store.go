@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 )
@@ -21,8 +22,8 @@ type Store struct {
 	fetcher Fetcher
 	cache   contentCache
 	deps    *Dependencies
-	// packages reads the metadata of catalogs' Packages.
-	packages client.Reader
+	// packages reads catalogs' Packages as kapp-controller shows them.
+	packages *packagingapi.Packages
 	// retries holds back the fetch of a source that failed until its
 	// backoff has passed.
 	retries fetch.Backoff
@@ -30,10 +31,9 @@ type Store struct {
 
 // New is a Store that reads and writes through c (the informer cache for
 // reads), fetches with fetcher, answers olm.gvk dependencies with apis,
-// reads the metadata of catalogs' Packages through packages (a cache of
-// PackagesMetadata selected by CatalogPackagesSelector) and a catalog
-// namespace's PackageInstalls through direct (the API server).
-func New(c client.Client, direct, packages client.Reader, cfg translate.Config, fetcher Fetcher, apis APIs) *Store {
+// reads catalogs' Packages through packages and a catalog namespace's
+// PackageInstalls through direct (the API server).
+func New(c client.Client, direct client.Reader, packages *packagingapi.Packages, cfg translate.Config, fetcher Fetcher, apis APIs) *Store {
 	return &Store{client: c, cfg: cfg, fetcher: fetcher, cache: newContentCache(), deps: newDependencies(c, direct, packages, cfg, apis), packages: packages}
 }
 

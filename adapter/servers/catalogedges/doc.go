@@ -12,5 +12,5 @@
 // facade's manager), and reads the published Packages of the channel (its
 // graph and images).
 //
-// May import (this module): adapter/controllers/packagingapi, adapter/catalog, adapter/servers/webhook.
+// May import (this module): adapter/catalog, adapter/servers/webhook.
 package catalogedges

@@ -9,13 +9,10 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/webhook"
 )
 
@@ -31,19 +28,26 @@ const (
 // well within the webhook's timeout: the decision does not wait on them.
 const listBound = 4 * time.Second
 
-// Add serves the check on srv; nil srv (webhooks turned off) adds nothing.
-// Its configuration's caBundle is the one crdsafety keeps (the same
-// ValidatingWebhookConfiguration).
-func Add(mgr ctrl.Manager, srv *webhook.Server) error {
+// Channels reads a channel's graph among the catalog Packages seen from
+// a namespace (packagingapi.Packages: from a cache indexed by channel, so
+// that a request never lists a namespace).
+type Channels interface {
+	Channel(ctx context.Context, ns, refName string) (nodes []catalog.Node, unreadable, err error)
+}
+
+// Add serves the check on srv, reading channels through channels; nil srv
+// (webhooks turned off) adds nothing. Its configuration's caBundle is the
+// one crdsafety keeps (the same ValidatingWebhookConfiguration).
+func Add(srv *webhook.Server, channels Channels) error {
 	if srv == nil {
 		return nil
 	}
-	srv.Register(Path, &admission.Webhook{Handler: &handler{reader: mgr.GetAPIReader()}})
+	srv.Register(Path, &admission.Webhook{Handler: &handler{channels: channels}})
 	return nil
 }
 
 type handler struct {
-	reader client.Reader
+	channels Channels
 }
 
 // meta is what the check reads of a BundleDeployment, of either API
@@ -187,7 +191,7 @@ func (h *handler) channel(ctx context.Context, refName, namespace string) (nodes
 	defer cancel()
 	// A Package whose image cannot be read is still an edge of the graph;
 	// a move to it is refused by the image check (nodeOf finds no image).
-	nodes, _, err = packagingapi.Channel(ctx, h.reader, namespace, refName)
+	nodes, _, err = h.channels.Channel(ctx, namespace, refName)
 	if err != nil {
 		return nil, false, err
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 )
 
 func entry(bundle, version, replaces string) catalog.Entry {
@@ -62,8 +63,11 @@ func TestHandle(t *testing.T) {
 		m.Name, m.Namespace = e.RefName+"."+e.Version, "ops"
 		published = append(published, &datav1alpha1.Package{ObjectMeta: m, Spec: datav1alpha1.PackageSpec{RefName: e.RefName, Version: e.Version}})
 	}
-	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(published...).
-		WithIndex(&datav1alpha1.Package{}, "spec.refName", func(o client.Object) []string { return []string{o.(*datav1alpha1.Package).Spec.RefName} }).Build()
+	b := fake.NewClientBuilder().WithScheme(scheme).WithObjects(published...)
+	for name, fn := range packagingapi.Indexes() {
+		b = b.WithIndex(packagingapi.CatalogPackage(), name, fn)
+	}
+	reader := b.Build()
 	where := map[string]string{catalog.AnnotationPackagesNS: "ops", catalog.AnnotationInstall: "prom"}
 	tests := []struct {
 		name     string
@@ -122,9 +126,9 @@ func TestHandle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := &handler{reader: reader}
+			h := &handler{channels: packagingapi.NewPackages(reader, reader, "")}
 			if tt.reader != nil {
-				h.reader = tt.reader
+				h.channels = packagingapi.NewPackages(tt.reader, tt.reader, "")
 			}
 			resp := h.Handle(context.Background(), review(t, tt.old, tt.new, tt.specs...))
 			if len(tt.refused) == 0 {
