@@ -154,6 +154,10 @@ var _ = Describe("Apps spread over app namespaces (--app-namespaces)", Serial, O
 			},
 		}
 		Expect(env.Client.Create(ctx, legacy)).To(Succeed())
+		// Gone with its BundleDeployment; a spec that failed must not leave it
+		// behind, a never-run App that stall repair would count as
+		// kapp-controller busy.
+		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(env.Client.Delete(ctx, legacy))).To(Succeed()) })
 		bdtest.PlainBD(ctx, name, images["plain-v0/valid"])
 		appFor(ctx, name, 1)
 		for _, ns := range shards {

@@ -51,8 +51,13 @@ type Memory interface {
 // goes where translate.Placement puts it.
 type placement struct{ memo.Keyed[string] }
 
-// place finds where name's App lives, or is to be created, and remembers it.
-func (p *placement) place(ctx context.Context, c client.Reader, cfg translate.Config, name string) (string, error) {
+// place finds where name's App lives, or is to be created, and remembers
+// it. An App the cache (cached) does not hold is looked for through the
+// API server (direct; nil: not) before a new one is placed: the cache may
+// not have shown an App made just before its BundleDeployment yet, and a
+// placement is never changed once made. That read is made once per
+// BundleDeployment whose App is new.
+func (p *placement) place(ctx context.Context, cached, direct client.Reader, cfg translate.Config, name string) (string, error) {
 	if len(cfg.AppNamespaces) == 0 {
 		return cfg.SystemNamespace, nil
 	}
@@ -61,14 +66,19 @@ func (p *placement) place(ctx context.Context, c client.Reader, cfg translate.Co
 	}
 	// Apps made before the namespaces were configured (or with other ones)
 	// stay where they are.
-	for _, ns := range translate.Namespaces(cfg) {
-		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &kappctrlv1alpha1.App{})
-		switch {
-		case err == nil:
-			p.Store(name, ns)
-			return ns, nil
-		case !apierrors.IsNotFound(err):
-			return "", fmt.Errorf("find the App of %s in namespace %s: %w", name, ns, err)
+	for _, r := range []client.Reader{cached, direct} {
+		if r == nil {
+			continue
+		}
+		for _, ns := range translate.Namespaces(cfg) {
+			err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &kappctrlv1alpha1.App{})
+			switch {
+			case err == nil:
+				p.Store(name, ns)
+				return ns, nil
+			case !apierrors.IsNotFound(err):
+				return "", fmt.Errorf("find the App of %s in namespace %s: %w", name, ns, err)
+			}
 		}
 	}
 	ns := translate.Placement(cfg, name)

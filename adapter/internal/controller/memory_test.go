@@ -30,7 +30,7 @@ func TestPlacement(t *testing.T) {
 	t.Run("without app namespaces every App is in the system namespace, and nothing is read or remembered", func(t *testing.T) {
 		t.Parallel()
 		var p placement
-		ns, err := p.place(ctx, failingGets(t), translate.Config{SystemNamespace: "rukpak-system"}, "web")
+		ns, err := p.place(ctx, failingGets(t), failingGets(t), translate.Config{SystemNamespace: "rukpak-system"}, "web")
 		if err != nil || ns != "rukpak-system" || p.Remembers("web") {
 			t.Fatalf("place = %q, %v (remembered %t)", ns, err, p.Remembers("web"))
 		}
@@ -52,7 +52,7 @@ func TestPlacement(t *testing.T) {
 				return c.Get(ctx, k, o, opts...)
 			}}).Build()
 		for range 2 {
-			ns, err := p.place(ctx, c, spread, "web")
+			ns, err := p.place(ctx, c, failingGets(t), spread, "web")
 			if err != nil || ns != elsewhere {
 				t.Fatalf("place = %q, %v; want %q", ns, err, elsewhere)
 			}
@@ -70,7 +70,7 @@ func TestPlacement(t *testing.T) {
 		t.Parallel()
 		var p placement
 		c := fake.NewClientBuilder().WithScheme(testScheme(t)).Build()
-		ns, err := p.place(ctx, c, spread, "web")
+		ns, err := p.place(ctx, c, c, spread, "web")
 		if err != nil || ns != translate.Placement(spread, "web") {
 			t.Fatalf("place = %q, %v; want %q", ns, err, translate.Placement(spread, "web"))
 		}
@@ -79,8 +79,22 @@ func TestPlacement(t *testing.T) {
 	t.Run("a failed read is an error, not a guess", func(t *testing.T) {
 		t.Parallel()
 		var p placement
-		if ns, err := p.place(ctx, failingGets(t), spread, "web"); err == nil || p.Remembers("web") {
+		if ns, err := p.place(ctx, failingGets(t), nil, spread, "web"); err == nil || p.Remembers("web") {
 			t.Fatalf("place = %q, %v; want an error and nothing remembered", ns, err)
+		}
+	})
+
+	t.Run("an App the cache has not shown yet is found through the API server, and stays where it is", func(t *testing.T) {
+		t.Parallel()
+		var p placement
+		elsewhere := "rukpak-system"
+		if translate.Placement(spread, "web") == elsewhere {
+			t.Fatal("the test needs a name the hash puts in an app namespace")
+		}
+		behind := fake.NewClientBuilder().WithScheme(testScheme(t)).Build()
+		server := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(&kappctrlv1alpha1.App{ObjectMeta: metav1.ObjectMeta{Namespace: elsewhere, Name: "web"}}).Build()
+		if ns, err := p.place(ctx, behind, server, spread, "web"); err != nil || ns != elsewhere {
+			t.Fatalf("place = %q, %v; want %q, where the App is", ns, err, elsewhere)
 		}
 	})
 }
