@@ -63,6 +63,8 @@ func (s state) withUpgrade(c conditions) conditions {
 			u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionTrue, rukpakv1alpha2.ReasonUpgradeAwaitingApproval, upgradeMessage(ch, up))
 		case up.Available():
 			u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionTrue, rukpakv1alpha2.ReasonUpgradeAvailable, upgradeMessage(ch, up))
+		case !publishes(ch.Published, in):
+			u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionFalse, rukpakv1alpha2.ReasonNotInChannel, notInChannelMessage(ch, up))
 		case up.Head.Bundle != in.Bundle:
 			u = s.condNew(rukpakv1alpha2.TypeUpgradeAvailable, metav1.ConditionFalse, rukpakv1alpha2.ReasonNoUpgradePath,
 				fmt.Sprintf("Channel %s publishes %s, but none of its edges lead there from %s, the version installed: an upgrade waits for a release that replaces or skips %s, or the value upgradeConstraintPolicy: SelfCertified",
@@ -74,6 +76,33 @@ func (s state) withUpgrade(c conditions) conditions {
 	}
 	c.upgrade = &u
 	return c
+}
+
+// publishes says the channel's entries hold in's bundle.
+func publishes(published []catalog.Entry, in catalog.Entry) bool {
+	for _, e := range published {
+		if e.Package == in.Package && e.Bundle == in.Bundle {
+			return true
+		}
+	}
+	return false
+}
+
+// notInChannelMessage says the channel no longer publishes the version
+// installed, what it publishes instead, and how to follow the catalog
+// again.
+func notInChannelMessage(ch *Channel, up catalog.Upgrades) string {
+	in := ch.Installed
+	ns, name, _ := strings.Cut(ch.PackageInstall, "/")
+	var b strings.Builder
+	if up.Head.Bundle == in.Bundle {
+		fmt.Fprintf(&b, "Channel %s publishes no version seen from namespace %s: it was renamed, emptied or deleted in its catalog", in.Channel, ns)
+	} else {
+		fmt.Fprintf(&b, "Channel %s no longer publishes %s, the version installed (it was retracted), and none of its edges lead from it to %s, its head", in.Channel, in.Version, up.Head.Version)
+	}
+	fmt.Fprintf(&b, ". %s keeps running and is offered nothing; to follow the catalog again, find a channel that publishes it (kctrl package available list -n %s) "+
+		"and move the install there (kctrl package installed update -n %s -i %s -p <that channel's package> --version <a version it publishes>)", in.Version, ns, ns, name)
+	return b.String()
 }
 
 // upgradeMessage names the version offered, the path to it and the kctrl

@@ -155,6 +155,11 @@ const (
 	// publishes a higher version but none of its edges lead there from the
 	// one installed.
 	ReasonNoUpgradePath = "NoUpgradePath"
+	// ReasonNotInChannel is set (UpgradeAvailable=False) when the channel
+	// no longer publishes the version installed (it was retracted, or the
+	// channel renamed, emptied or deleted) and reaches no higher version
+	// from it: the version installed keeps running, outside the catalog.
+	ReasonNotInChannel = "NotInChannel"
 	// ReasonChannelUnreadable is set (UpgradeAvailable=Unknown) while the
 	// channel's Packages cannot be read.
 	ReasonChannelUnreadable = "ChannelUnreadable"

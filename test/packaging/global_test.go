@@ -23,7 +23,8 @@ import (
 // namespace, which every namespace sees (kctrl package available list -n
 // NS lists its Packages): a catalog bundle installed from it in another
 // namespace gets its dependency from there, and its update notice follows
-// the global Packages.
+// the global Packages, to a channel that no longer publishes the version
+// installed.
 var _ = Describe("a catalog in the global packaging namespace", func() {
 	It("meets a dependency from the global namespace's Packages and follows their updates in the notice", func(ctx context.Context) {
 		const ns = "global-deps"
@@ -91,5 +92,15 @@ var _ = Describe("a catalog in the global packaging namespace", func() {
 		Expect(env.Client.Delete(ctx, newer)).To(Succeed())
 		Eventually(func() (string, error) { return upgradeNotice(ctx, headscaleBD) }).WithContext(ctx).
 			Should(HavePrefix("False " + rukpakv1alpha2.ReasonAtChannelHead))
+
+		By("the Package of the version installed deleted from the global namespace, as a repository update that drops it does: the channel publishes nothing, and the notice says so, with what to do")
+		installed := &datav1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Namespace: harness.PackagingGlobalNamespace, Name: entry.RefName + ".0.1.1"}}
+		Expect(env.Client.Delete(ctx, installed)).To(Succeed())
+		Eventually(func() (string, error) { return upgradeNotice(ctx, headscaleBD) }).WithContext(ctx).
+			Should(And(HavePrefix("False "+rukpakv1alpha2.ReasonNotInChannel), ContainSubstring("publishes no version seen from namespace "+ns),
+				ContainSubstring("kctrl package available list -n "+ns)))
+		bd := &rukpakv1alpha2.BundleDeployment{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: headscaleBD}, bd)).To(Succeed())
+		Expect(installedAt(bd)).To(BeTrue(), "the version installed keeps running: %+v", bd.Status.Conditions)
 	}, SpecTimeout(5*time.Minute))
 })
