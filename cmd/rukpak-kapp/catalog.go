@@ -63,7 +63,11 @@ func (f *catalogFlags) load(ctx context.Context, namespace string, errOut io.Wri
 
 func newCatalogCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "catalog",
+		Use: "catalog",
+		Example: `  # the Packages of a catalog directory, for kubectl apply
+  rukpak-kapp catalog render --catalog ./catalog
+  # a package repository kctrl can add
+  rukpak-kapp catalog push --catalog ./catalog --repository registry.example.com/operators/repository --tag v1`,
 		Short: "Publish an OLM file-based catalog as Carvel packages",
 		Long: "Each channel of each OLM package becomes a PackageMetadata and a refName <channel>.<package>.<domain>; " +
 			"each bundle of the channel a Package whose App installs the bundle as a registry+v1 BundleDeployment " +
@@ -80,7 +84,11 @@ func newCatalogRenderCommand() *cobra.Command {
 	var namespace string
 	var lock bool
 	cmd := &cobra.Command{
-		Use:   "render (--catalog DIR | --image REF) [--images-lock] [-o yaml|json]",
+		Use: "render (--catalog DIR | --image REF) [--images-lock] [-o yaml|json]",
+		Example: `  # the PackageMetadatas and Packages of a catalog directory, applied in namespace operators
+  rukpak-kapp catalog render --catalog ./catalog -n operators | kubectl apply -f -
+  # the images a push of a catalog image would lock
+  rukpak-kapp catalog render --image quay.io/example/catalog:latest --images-lock`,
 		Short: "Print the catalog's PackageMetadatas and Packages (for kubectl apply or a PackageRepository's inline fetch), or the images lock a push writes",
 		Args:  cobra.NoArgs,
 	}
@@ -121,7 +129,11 @@ func newCatalogPushCommand() *cobra.Command {
 	var repo, tag, previous string
 	var allowUnlocked bool
 	cmd := &cobra.Command{
-		Use:   "push (--catalog DIR | --image REF) --repository REPO [--tag TAG] [--previous REPO:TAG] [--allow-unlocked]",
+		Use: "push (--catalog DIR | --image REF) --repository REPO [--tag TAG] [--previous REPO:TAG] [--allow-unlocked]",
+		Example: `  # the first version of a package repository
+  rukpak-kapp catalog push --catalog ./catalog --repository registry.example.com/operators/repository --tag v1
+  # the next one, keeping every version the first published
+  rukpak-kapp catalog push --catalog ./catalog --repository registry.example.com/operators/repository --tag v2 --previous registry.example.com/operators/repository:v1`,
 		Short: "Push the catalog's packages as a Carvel package repository (an imgpkg bundle with packages/)",
 		Long: "Push the catalog's packages as a Carvel package repository, so that\n" +
 			"  kctrl package repository add -r NAME --url REPO:TAG\n" +

@@ -41,7 +41,11 @@ const (
 
 func newCheckCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "check",
+		Use: "check",
+		Example: `  # every check, as text
+  rukpak-kapp check
+  # as JSON, for a script
+  rukpak-kapp check -o json`,
 		Short: "Say whether the cluster has everything BundleDeployments need, and what to fix",
 		Long: "check looks at the cluster of --kubeconfig or $KUBECONFIG, writing nothing (its webhook probe is a dry run), " +
 			"and prints one line per check: ok, warn or fail, with the fix. It exits 1 when something a BundleDeployment needs is missing.",

@@ -14,7 +14,9 @@ import (
 // controller uses.
 func newConvertCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "convert FORMAT",
+		Use: "convert FORMAT",
+		Example: `  # a registry+v1 bundle as plain manifests, deployed with kapp
+  rukpak-kapp convert registry-v1 ./bundle --install-namespace operators | kapp deploy -a my-operator -f - -y`,
 		Short: "Print the plain manifests of a bundle directory, for kapp deploy -f -",
 		Args:  cobra.NoArgs,
 		RunE:  needsSubcommand,
@@ -25,7 +27,11 @@ func newConvertCommand() *cobra.Command {
 
 func newConvertRegistryV1Command() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "registry-v1 DIR --install-namespace NS [--watch-namespaces A,B] [-o yaml|json]",
+		Use: "registry-v1 DIR --install-namespace NS [--watch-namespaces A,B] [-o yaml|json]",
+		Example: `  # the operator watching its own namespace
+  rukpak-kapp convert registry-v1 ./bundle --install-namespace operators
+  # watching every namespace
+  rukpak-kapp convert registry-v1 ./bundle --install-namespace operators --watch-namespaces ""`,
 		Short: "Print the plain manifests of a registry+v1 bundle directory",
 		Args:  cobra.ExactArgs(1),
 	}

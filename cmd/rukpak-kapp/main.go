@@ -75,7 +75,11 @@ func argsAreUsage(cmd *cobra.Command) {
 
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "rukpak-kapp",
+		Use: "rukpak-kapp",
+		Example: `  # what the cluster lacks for BundleDeployments, and what to fix
+  rukpak-kapp check
+  # the App a BundleDeployment becomes, offline
+  rukpak-kapp render -f bundledeployment.yaml`,
 		Short: "Serve rukpak's BundleDeployment API with kapp-controller",
 		Long: "rukpak-kapp keeps rukpak's BundleDeployment API (core.rukpak.io/v1alpha2) and hands each " +
 			"BundleDeployment to Carvel's kapp-controller as an App.",

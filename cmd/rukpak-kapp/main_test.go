@@ -164,3 +164,39 @@ func TestFlagsInUse(t *testing.T) {
 		})
 	}
 }
+
+// TestExamples: every command's help has an Example, as kubectl's and
+// kctrl's do, and every rukpak-kapp line of it names a command and flags
+// that exist (a renamed flag fails here, not in a reader's terminal).
+func TestExamples(t *testing.T) {
+	t.Parallel()
+	var walk func(*cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		if cmd.Name() == "help" || cmd.Name() == "completion" || cmd.Parent() != nil && cmd.Parent().Name() == "completion" {
+			return
+		}
+		if strings.TrimSpace(cmd.Example) == "" {
+			t.Errorf("%s has no Example", cmd.CommandPath())
+		}
+		for _, line := range strings.Split(cmd.Example, "\n") {
+			line, _, _ = strings.Cut(strings.TrimSpace(line), " | ")
+			rest, ok := strings.CutPrefix(line, "rukpak-kapp ")
+			if !ok {
+				continue
+			}
+			root := newRootCommand()
+			found, args, err := root.Find(strings.Fields(rest))
+			if err != nil || found == root {
+				t.Errorf("%s: example %q names no command: %v", cmd.CommandPath(), line, err)
+				continue
+			}
+			if err := found.ParseFlags(args); err != nil {
+				t.Errorf("%s: example %q: %v", cmd.CommandPath(), line, err)
+			}
+		}
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCommand())
+}

@@ -30,7 +30,9 @@ var errBlocked = errors.New("some BundleDeployments cannot be taken over in plac
 
 func newMigrateCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "migrate",
+		Use: "migrate",
+		Example: `  # what taking over rukpak's installs will change
+  rukpak-kapp migrate plan`,
 		Short: "Plan taking over what rukpak v0.24.0 or v0.16.0 installed",
 		Args:  cobra.NoArgs,
 		RunE:  needsSubcommand,
@@ -44,7 +46,11 @@ func newMigrateCommand() *cobra.Command {
 // the same decisions the controller makes.
 func newMigratePlanCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "plan",
+		Use: "plan",
+		Example: `  # every BundleDeployment rukpak installed, as text
+  rukpak-kapp migrate plan
+  # as YAML, with the classes rukpak-kapp will claim
+  rukpak-kapp migrate plan --classes core-rukpak-io-plain,core-rukpak-io-helm -o yaml`,
 		Short: "Show what taking over each BundleDeployment rukpak installed will change and what blocks it, writing nothing",
 		Long: "plan shows, against the cluster of --kubeconfig or $KUBECONFIG and writing nothing, what taking over each " +
 			"BundleDeployment rukpak v0.24.0 (v1alpha2) or rukpak v0.16.0 (v1alpha1, with or without rukpak-kapp's CRDs applied) installed will change and what blocks it. It exits 1 when something blocks.",

@@ -26,7 +26,11 @@ import (
 // registry).
 func newRenderCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "render -f FILE [-f FILE...] [-o yaml|json]",
+		Use: "render -f FILE [-f FILE...] [-o yaml|json]",
+		Example: `  # the App and content Secrets of a BundleDeployment
+  rukpak-kapp render -f bundledeployment.yaml
+  # a Carvel Package, PackageMetadata, values Secret and PackageInstall instead
+  rukpak-kapp render -f bundledeployment.yaml --as-package`,
 		Short: "Print the App (and content Secrets) the controller would apply, or with --as-package a Carvel Package",
 		Long: "render prints the App, and for sources the adapter fetches itself the content Secrets, that the controller " +
 			"would apply for each BundleDeployment of the files, without a cluster. With --as-package [--push REPO] " +

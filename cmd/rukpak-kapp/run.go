@@ -21,7 +21,11 @@ import (
 
 func newRunCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "run",
+		Use: "run",
+		Example: `  # against the cluster of the current kubeconfig context
+  rukpak-kapp run --leader-elect=true
+  # with Apps spread over two namespaces, each served by its own kapp-controller
+  rukpak-kapp run --app-namespaces rukpak-apps-0,rukpak-apps-1`,
 		Short: "Run the controller against the cluster of --kubeconfig, $KUBECONFIG or the in-cluster config",
 		Args:  cobra.NoArgs,
 	}

@@ -21,7 +21,9 @@ var errUpgradeRefused = errors.New("the upgrade would stop at a step rukpak-kapp
 
 func newUpgradeCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "upgrade",
+		Use: "upgrade",
+		Example: `  # what upgrading PackageInstall prom to its channel's head changes
+  rukpak-kapp upgrade plan prom -n operators`,
 		Short: "Plan the upgrade of an operator installed from a catalog",
 		Args:  cobra.NoArgs,
 		RunE:  needsSubcommand,
@@ -38,7 +40,11 @@ func newUpgradeCommand() *cobra.Command {
 // the install modes and the dependencies it adds.
 func newUpgradePlanCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "plan NAME",
+		Use: "plan NAME",
+		Example: `  # every hop to the highest version the channel reaches
+  rukpak-kapp upgrade plan prom -n operators
+  # to 2.0.0, as JSON
+  rukpak-kapp upgrade plan prom -n operators --to 2.0.0 -o json`,
 		Short: "Show what upgrading a catalog install along its channel changes, hop by hop, writing nothing",
 		Long: "plan reads the PackageInstall NAME (-n), the BundleDeployment it installed and its channel's Packages from the cluster of " +
 			"--kubeconfig or $KUBECONFIG, pulls each bundle of the path with your registry credentials (as docker reads them), and prints " +

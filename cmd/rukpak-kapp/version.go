@@ -13,9 +13,10 @@ var version, revision = "dev", ""
 
 func newVersionCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version and the commit it was built from",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Example: `  rukpak-kapp version`,
+		Short:   "Print the version and the commit it was built from",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionString())
 			return err
