@@ -26,8 +26,8 @@ func TestEvalGlobalNamespace(t *testing.T) {
 		words         string
 	}{
 		{"both the releases' defaults", deploymentWithArgs("-packaging-global-namespace=kapp-controller-packaging-global"), deploymentWithArgs("run"), checkOK, "both share the catalog Packages of namespace kapp-controller-packaging-global"},
-		{"both set alike", deploymentWithArgs("-packaging-global-namespace=shared"), deploymentWithArgs("--packaging-global-namespace", "shared"), checkOK, "namespace shared"},
-		{"kapp-controller's differs", deploymentWithArgs("-packaging-global-namespace=shared"), deploymentWithArgs("run"), checkFail, "--packaging-global-namespace=shared"},
+		{"both set alike", deploymentWithArgs("-packaging-global-namespace=catalogs-for-all"), deploymentWithArgs("--packaging-global-namespace", "catalogs-for-all"), checkOK, "namespace catalogs-for-all"},
+		{"kapp-controller's differs", deploymentWithArgs("-packaging-global-namespace=catalogs-for-all"), deploymentWithArgs("run"), checkFail, "--packaging-global-namespace=catalogs-for-all"},
 		{"no kapp-controller Deployment", nil, deploymentWithArgs("run"), checkOK, "not compared"},
 	} {
 		got := evalGlobalNamespace(tt.kapp, tt.adapter)
