@@ -76,8 +76,9 @@ type Options struct {
 	// fetches follow; "": none is read, fetches follow the environment.
 	KappControllerNamespace string
 	// PackagingGlobalNamespace is kapp-controller's
-	// -packaging-global-namespace, whose Packages every namespace sees;
-	// "": packagingapi.DefaultGlobalNamespace, its release's.
+	// -packaging-global-namespace, whose Packages every namespace sees
+	// ("": none, as kapp-controller without the flag; the command's default
+	// is its release's, packagingapi.DefaultGlobalNamespace).
 	PackagingGlobalNamespace string
 	// CatalogDir keeps the catalog images OperatorCatalogs publish, as
 	// read (one file each, while it is their last), and is cleared of the
@@ -172,11 +173,7 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	// Catalog Packages as kapp-controller shows them to a namespace, read
 	// from a cache made once its packaging API is served.
 	packagesCache := kube.NewLateReader("kapp-controller's packaging API (Packages)")
-	global := o.PackagingGlobalNamespace
-	if global == "" {
-		global = packagingapi.DefaultGlobalNamespace
-	}
-	packages := packagingapi.NewPackages(packagesCache, mgr.GetAPIReader(), global)
+	packages := packagingapi.NewPackages(packagesCache, mgr.GetAPIReader(), o.PackagingGlobalNamespace)
 	r, content, err := addDispatcher(mgr, cfg, d, o, network, fetcher, packagesCache, packages)
 	if err != nil {
 		return nil, err

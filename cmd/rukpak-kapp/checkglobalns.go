@@ -12,8 +12,8 @@ const globalNamespaceCheck = "packaging global namespace"
 
 // globalNamespaceOf is d's flag that names the global packaging
 // namespace (kapp-controller's takes one dash or two, the adapter's two),
-// its default when not given; set is false when d is nil.
-func globalNamespaceOf(d *appsv1.Deployment) (string, bool) {
+// def when not given; known is false when d is nil.
+func globalNamespaceOf(d *appsv1.Deployment, def string) (ns string, known bool) {
 	if d == nil {
 		return "", false
 	}
@@ -22,24 +22,32 @@ func globalNamespaceOf(d *appsv1.Deployment) (string, bool) {
 			return v, true
 		}
 	}
-	return adapter.PackagingGlobalNamespace, true
+	return def, true
+}
+
+// describeGlobal names a global packaging namespace, or its absence.
+func describeGlobal(ns string) string {
+	if ns == "" {
+		return "no namespace's"
+	}
+	return fmt.Sprintf("those of namespace %s", ns)
 }
 
 // evalGlobalNamespace compares the global packaging namespace the adapter
 // reads catalog Packages from with kapp-controller's, from their
-// Deployments: where they differ, a catalog in kapp-controller's global
-// namespace is listed by kctrl in every namespace, and the adapter does
-// not see it.
+// Deployments (kapp-controller shares none without its flag; the adapter
+// reads its release's without its own): where they differ, the adapter
+// and kctrl see different catalogs in every namespace.
 func evalGlobalNamespace(kappDep, adapterDep *appsv1.Deployment) checkResult {
-	kapp, kappKnown := globalNamespaceOf(kappDep)
-	mine, mineKnown := globalNamespaceOf(adapterDep)
+	kapp, kappKnown := globalNamespaceOf(kappDep, "")
+	mine, mineKnown := globalNamespaceOf(adapterDep, adapter.PackagingGlobalNamespace)
 	switch {
 	case !kappKnown || !mineKnown:
 		return ok(globalNamespaceCheck, "not compared: a kapp-controller or an adapter Deployment was not found")
 	case kapp != mine:
-		return fail(globalNamespaceCheck, fmt.Sprintf("kapp-controller shares the Packages of namespace %q with every namespace, and the adapter reads those of %q: "+
-			"a catalog bundle's dependencies, update notice, walk and upgrade check miss what kctrl lists", kapp, mine),
-			fmt.Sprintf("run the adapter with --packaging-global-namespace=%s (the package's value packagingGlobalNamespace)", kapp))
+		return fail(globalNamespaceCheck, fmt.Sprintf("kapp-controller shares %s catalog Packages with every namespace, and the adapter reads %s: "+
+			"a catalog bundle's dependencies, update notice, walk and upgrade check do not see what kctrl lists", describeGlobal(kapp), describeGlobal(mine)),
+			fmt.Sprintf("run the adapter with --packaging-global-namespace=%q (the package's value packagingGlobalNamespace)", kapp))
 	}
-	return ok(globalNamespaceCheck, fmt.Sprintf("the adapter and kapp-controller both share the catalog Packages of namespace %s", kapp))
+	return ok(globalNamespaceCheck, fmt.Sprintf("the adapter and kapp-controller both share %s catalog Packages with every namespace", describeGlobal(kapp)))
 }

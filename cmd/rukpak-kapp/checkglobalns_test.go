@@ -16,7 +16,8 @@ func deploymentWithArgs(args ...string) *appsv1.Deployment {
 
 // The adapter must read the global packaging namespace kapp-controller
 // shares: the check compares their Deployments' flags (kapp-controller's
-// with one dash, as its release writes it), defaults included.
+// with one dash, as its release writes it), defaults included: none for
+// kapp-controller, its release's for the adapter.
 func TestEvalGlobalNamespace(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -25,9 +26,11 @@ func TestEvalGlobalNamespace(t *testing.T) {
 		status        string
 		words         string
 	}{
-		{"both the releases' defaults", deploymentWithArgs("-packaging-global-namespace=kapp-controller-packaging-global"), deploymentWithArgs("run"), checkOK, "both share the catalog Packages of namespace kapp-controller-packaging-global"},
+		{"both the releases' defaults", deploymentWithArgs("-packaging-global-namespace=kapp-controller-packaging-global"), deploymentWithArgs("run"), checkOK, "both share those of namespace kapp-controller-packaging-global"},
 		{"both set alike", deploymentWithArgs("-packaging-global-namespace=catalogs-for-all"), deploymentWithArgs("--packaging-global-namespace", "catalogs-for-all"), checkOK, "namespace catalogs-for-all"},
-		{"kapp-controller's differs", deploymentWithArgs("-packaging-global-namespace=catalogs-for-all"), deploymentWithArgs("run"), checkFail, "--packaging-global-namespace=catalogs-for-all"},
+		{"kapp-controller without the flag shares none", deploymentWithArgs("-namespace=apps"), deploymentWithArgs("run"), checkFail, `--packaging-global-namespace=""`},
+		{"neither shares any", deploymentWithArgs(), deploymentWithArgs("--packaging-global-namespace="), checkOK, "both share no namespace's"},
+		{"kapp-controller's differs", deploymentWithArgs("-packaging-global-namespace=catalogs-for-all"), deploymentWithArgs("run"), checkFail, `--packaging-global-namespace="catalogs-for-all"`},
 		{"no kapp-controller Deployment", nil, deploymentWithArgs("run"), checkOK, "not compared"},
 	} {
 		got := evalGlobalNamespace(tt.kapp, tt.adapter)

@@ -2,7 +2,6 @@ package packagingapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -189,7 +188,7 @@ func (p *Packages) Entries(ctx context.Context, ns, refName string) ([]catalog.E
 	}
 	var out []catalog.Entry
 	for _, m := range list {
-		if e, ok := catalog.EntryOf(m.Labels, m.Annotations); ok && e.RefName == refName {
+		if e, ok := catalog.EntryOf(m.Labels, m.Annotations); ok {
 			out = append(out, e)
 		}
 	}
@@ -207,28 +206,19 @@ func (p *Packages) Channel(ctx context.Context, ns, refName string) (nodes []cat
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the channel %s in namespace %s: %w", refName, ns, err)
 	}
-	var errs []error
+	var packages []datav1alpha1.Package
 	for _, m := range list {
-		e, ok := catalog.EntryOf(m.Labels, m.Annotations)
-		if !ok || e.RefName != refName {
-			continue
-		}
+		pkg := datav1alpha1.Package{ObjectMeta: m.ObjectMeta}
 		if _, err := catalog.ImageOf(m.Annotations, nil); err != nil {
 			// Only the whole Package says its image.
-			whole := &datav1alpha1.Package{}
-			if err := p.direct.Get(ctx, client.ObjectKey{Namespace: ns, Name: m.Name}, whole); err != nil {
+			if err := p.direct.Get(ctx, client.ObjectKey{Namespace: ns, Name: m.Name}, &pkg); err != nil {
 				return nil, nil, Error(fmt.Sprintf("read Package %s/%s", ns, m.Name), err)
 			}
-			got, bad := catalog.NodesOf([]datav1alpha1.Package{*whole})
-			nodes = append(nodes, got...)
-			errs = append(errs, bad)
-			continue
 		}
-		got, bad := catalog.NodesOf([]datav1alpha1.Package{{ObjectMeta: m.ObjectMeta}})
-		nodes = append(nodes, got...)
-		errs = append(errs, bad)
+		packages = append(packages, pkg)
 	}
-	return nodes, errors.Join(errs...), nil
+	nodes, unreadable = catalog.NodesOf(packages)
+	return nodes, unreadable, nil
 }
 
 // Offers are the offers of the catalog Packages ns sees of the OLM

@@ -19,7 +19,7 @@ func (s *Store) Channel(ctx context.Context, ns, refName string) ([]catalog.Entr
 
 // Nodes is the graph of the channel refName seen from ns, for a walk
 // along it.
-func (s *Store) Nodes(ctx context.Context, ns, refName string) ([]catalog.Node, error, error) {
+func (s *Store) Nodes(ctx context.Context, ns, refName string) (nodes []catalog.Node, unreadable, err error) {
 	return s.packages.Channel(ctx, ns, refName)
 }
 
