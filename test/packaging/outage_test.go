@@ -85,6 +85,7 @@ var _ = Describe("kapp-controller stopped", Serial, func() {
 			c := meta.FindStatusCondition(cat.Status.Conditions, catalogsv1alpha1.TypePublished)
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Reason).To(Equal(catalogsv1alpha1.ReasonPackagingAPIUnavailable), c.Message)
+			g.Expect(c.Message).To(And(ContainSubstring("stopped answering"), ContainSubstring("unable to handle the request")), "the answer is named")
 		}).WithContext(ctx).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 		GinkgoWriter.Printf("PackagingAPIUnavailable %s after kapp-controller stopped\n", time.Since(stopped).Round(100*time.Millisecond))
 

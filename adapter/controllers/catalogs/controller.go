@@ -137,7 +137,7 @@ func (r *OperatorCatalogReconciler) steps(ctx context.Context, cat *catalogsv1al
 	if down := r.served.Down(); down != "" {
 		// Nothing can be published or withdrawn: said once, and looked at
 		// again when the API answers (Served wakes every catalog).
-		setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonPackagingAPIUnavailable, waitingMessage)
+		setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonPackagingAPIUnavailable, outageMessage(down))
 		return reconcile.Result{}, nil
 	}
 	id := types.NamespacedName{Namespace: cat.Namespace, Name: cat.Name}
@@ -245,7 +245,7 @@ func (r *OperatorCatalogReconciler) read(ctx context.Context, cat *catalogsv1alp
 // PackagingAPIUnavailable and is woken when the API answers again.
 func (r *OperatorCatalogReconciler) writeFailed(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog, pinned string, err error) (reconcile.Result, error) {
 	if r.served.Failed(ctx, err) {
-		setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonPackagingAPIUnavailable, waitingMessage)
+		setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonPackagingAPIUnavailable, outageMessage(r.served.Down()))
 		return reconcile.Result{}, nil
 	}
 	setPublished(&cat.Status, cat.Generation, metav1.ConditionFalse, catalogsv1alpha1.ReasonWriteFailed, fmt.Sprintf("The packages of %s could not be written, for a reason that may pass by itself (%v). Written again with backoff.", pinned, err))

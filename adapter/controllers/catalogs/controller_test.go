@@ -484,8 +484,9 @@ func TestReconcile_Outage(t *testing.T) {
 		t.Fatalf("%v, %v: an outage waits for the API's return, it is not retried", res, err)
 	}
 	c := meta.FindStatusCondition(h.catalog(t).Status.Conditions, catalogsv1alpha1.TypePublished)
-	if c == nil || c.Reason != catalogsv1alpha1.ReasonPackagingAPIUnavailable || h.r.served.Down() == "" {
-		t.Fatalf("condition %+v, down %q", c, h.r.served.Down())
+	if c == nil || c.Reason != catalogsv1alpha1.ReasonPackagingAPIUnavailable || h.r.served.Down() == "" || !strings.Contains(c.Message, "the packaging API is unavailable") ||
+		!strings.Contains(c.Message, "stopped answering") {
+		t.Fatalf("condition %+v, down %q: want the answer named", c, h.r.served.Down())
 	}
 	if _, err := h.reconcile(t); err != nil || len(h.writes) != 0 {
 		t.Fatalf("a look during the outage: %v, writes %v", err, h.writes)

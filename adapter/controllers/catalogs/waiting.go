@@ -20,6 +20,15 @@ var waitingMessage = fmt.Sprintf("Nothing of this catalog can be published or wi
 	"check that kapp-controller runs (rukpak-kapp check says what it finds). The catalog is published as soon as the API is back, without a restart of rukpak-kapp.",
 	packagingapi.APIService)
 
+// outageMessage is what an OperatorCatalog says while the packaging API,
+// served before, does not answer: what answered (the same for the whole
+// outage, so the status is written once) and what to do.
+func outageMessage(answer string) string {
+	return fmt.Sprintf("kapp-controller's packaging API (APIService %s) stopped answering (%s), so nothing of this catalog can be published or withdrawn: "+
+		"check that kapp-controller runs (rukpak-kapp check says what it finds). The catalog is published again as soon as the API answers, without a restart of rukpak-kapp.",
+		packagingapi.APIService, answer)
+}
+
 // ReportWaiting says on every OperatorCatalog reader lists that it waits for
 // kapp-controller's packaging API, through status, where its status does
 // not say so already: the catalog controller runs only while that API is
