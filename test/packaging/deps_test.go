@@ -39,23 +39,13 @@ import (
 var _ = Describe("dependencies from the catalog", func() {
 	It("installs required packages from the catalog first, transitively, and then the bundle; refuses an API no package provides; leaves a dependency when its dependent goes and reuses it", func(ctx context.Context) {
 		const ns = "catalog-deps"
-		const rupturaCRD, headscaleCRD = "rupturainstances.ruptura.io", "headscales.headscale.jicoyne.io"
 		ruptura, widgets := "stable.ruptura-operator."+catalog.DefaultDomain, "stable.needs-widgets."+catalog.DefaultDomain
 		createNamespace(ctx, ns)
 		allowDependencies(ctx, ns)
 		pinned := pushDepsCatalog(ctx)
 		By("kctrl package repository add -r deps --url " + pinned)
 		Expect(harness.KctrlRepositoryAdd(ctx, env.ControlPlane.Config, ns, "deps", pinned)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) {
-			for _, name := range []string{"ruptura", "widgets", "aws-efs-operator", "headscale-operator"} {
-				Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, name)).To(Succeed(), name)
-			}
-			for _, crd := range []string{efsCRD, rupturaCRD, headscaleCRD} {
-				Eventually(func() bool {
-					return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: crd}, &apiextensionsv1.CustomResourceDefinition{}))
-				}).WithContext(ctx).Should(BeTrue(), crd)
-			}
-		})
+		uninstallAtEnd(ns, []string{"ruptura", "widgets", "aws-efs-operator", "headscale-operator"}, efsCRD, rupturaCRD, headscaleCRD)
 		install := func(name, pkg string) error {
 			return kctrl(ctx, func(ctx context.Context) error {
 				return harness.KctrlPackageInstall(ctx, env.ControlPlane.Config, harness.KctrlInstall{Namespace: ns, Name: name, Package: pkg, Version: map[string]string{ruptura: "0.9.1", widgets: "1.0.0"}[pkg],
@@ -102,14 +92,10 @@ var _ = Describe("dependencies from the catalog", func() {
 
 		By("a Package that provides Widget joins the catalog (kubectl create): the refused bundle is woken by that Package's event, not a timer (a refusal has none), and installs it")
 		entry := catalog.Entry{Package: "widgets-provider", Channel: "stable", Bundle: "widgets-provider.v1.0.0", Version: "1.0.0", RefName: "stable.widgets-provider." + catalog.DefaultDomain}
-		offer := entry.Annotations()
-		offer[catalog.AnnotationDefaultChannel] = "true"
-		offer[catalog.AnnotationProvides] = catalog.ProvidesValue([]schema.GroupVersionKind{{Group: "example.com", Version: "v1", Kind: "Widget"}})
 		// Its bundle image was never pushed: the dependency's install fails
 		// to fetch, which is all this step needs of it.
-		providerPkg := &datav1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: entry.RefName + ".1.0.0", Labels: map[string]string{catalog.LabelPackage: entry.Package}, Annotations: offer},
-			Spec: datav1alpha1.PackageSpec{RefName: entry.RefName, Version: "1.0.0", Template: datav1alpha1.AppTemplateSpec{Spec: catalog.AppTemplate(catalog.Install{Entry: entry,
-				Image: env.Registry.Host + "/deps/widgets-provider:v1.0.0", InstallNamespace: "widgets-provider", Class: "core-rukpak-io-registry"})}}}
+		providerPkg := unpushedPackage(ns, entry, map[string]string{
+			catalog.AnnotationProvides: catalog.ProvidesValue([]schema.GroupVersionKind{{Group: "example.com", Version: "v1", Kind: "Widget"}})})
 		Expect(env.Client.Create(ctx, providerPkg)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) {
 			Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, "widgets-provider")).To(Succeed())
@@ -141,6 +127,41 @@ var _ = Describe("dependencies from the catalog", func() {
 		Expect(again.UID).To(Equal(dependency.UID))
 	}, SpecTimeout(6*time.Minute))
 })
+
+// The CRDs of the dependency catalog's operators besides efsCRD.
+const rupturaCRD, headscaleCRD = "rupturainstances.ruptura.io", "headscales.headscale.jicoyne.io"
+
+// uninstallAtEnd deletes the PackageInstalls installs of ns (kctrl
+// package installed delete) at the spec's end, and waits for the CRDs
+// crds their operators installed to be gone.
+func uninstallAtEnd(ns string, installs []string, crds ...string) {
+	DeferCleanup(func(ctx context.Context) {
+		for _, name := range installs {
+			Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, name)).To(Succeed(), name)
+		}
+		for _, crd := range crds {
+			Eventually(func() bool {
+				return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: crd}, &apiextensionsv1.CustomResourceDefinition{}))
+			}).WithContext(ctx).Should(BeTrue(), crd)
+		}
+	})
+}
+
+// unpushedPackage is the catalog Package of entry in ns (the default
+// channel's, with extra annotations), made by hand as a catalog publishes
+// it, whose bundle image was never pushed: a spec that needs only the
+// Package, not an install of it.
+func unpushedPackage(ns string, entry catalog.Entry, extra map[string]string) *datav1alpha1.Package {
+	ann := entry.Annotations()
+	ann[catalog.AnnotationDefaultChannel] = "true"
+	for k, v := range extra {
+		ann[k] = v
+	}
+	version := entry.PackageVersion()
+	return &datav1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: entry.RefName + "." + version, Labels: map[string]string{catalog.LabelPackage: entry.Package}, Annotations: ann},
+		Spec: datav1alpha1.PackageSpec{RefName: entry.RefName, Version: version, Template: datav1alpha1.AppTemplateSpec{Spec: catalog.AppTemplate(catalog.Install{Entry: entry,
+			Image: env.Registry.Host + "/deps/" + entry.Package + ":v" + entry.Version, InstallNamespace: entry.Package, Class: rukpakv1alpha2.ClassRegistry})}}}
+}
 
 // allowDependencies lets the adapter install dependencies in ns (with
 // config/catalogs' ClusterRole), with an account that may install anything.

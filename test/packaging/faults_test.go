@@ -8,8 +8,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -91,7 +89,6 @@ var _ = Describe("faults in the middle of a catalog install", func() {
 
 	It("converges when the adapter is killed and kapp-controller stopped in the middle of a dependency install: each dependency installed once", func(ctx context.Context) {
 		const ns = "catalog-deps-faults"
-		const rupturaCRD, headscaleCRD = "rupturainstances.ruptura.io", "headscales.headscale.jicoyne.io"
 		ruptura := "stable.ruptura-operator." + catalog.DefaultDomain
 		createNamespace(ctx, ns)
 		allowDependencies(ctx, ns)
@@ -99,16 +96,7 @@ var _ = Describe("faults in the middle of a catalog install", func() {
 		By("kctrl package repository add -r deps --url " + pinned)
 		Expect(harness.KctrlRepositoryAdd(ctx, env.ControlPlane.Config, ns, "deps", pinned)).To(Succeed())
 		installs := []string{"ruptura", "aws-efs-operator", "headscale-operator"}
-		DeferCleanup(func(ctx context.Context) {
-			for _, name := range installs {
-				Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, name)).To(Succeed(), name)
-			}
-			for _, crd := range []string{efsCRD, rupturaCRD, headscaleCRD} {
-				Eventually(func() bool {
-					return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: crd}, &apiextensionsv1.CustomResourceDefinition{}))
-				}).WithContext(ctx).Should(BeTrue(), crd)
-			}
-		})
+		uninstallAtEnd(ns, installs, efsCRD, rupturaCRD, headscaleCRD)
 
 		By("kctrl package install -i ruptura -p " + ruptura + ", its wait beside the faults: ruptura requires aws-efs-operator, which requires headscale-operator")
 		done := make(chan error, 1)

@@ -6,8 +6,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,14 +32,6 @@ var _ = Describe("a catalog in the global packaging namespace", func() {
 		By("kctrl package repository add -r global-deps --url " + pinned + " -n " + harness.PackagingGlobalNamespace)
 		Expect(harness.KctrlRepositoryAdd(ctx, env.ControlPlane.Config, harness.PackagingGlobalNamespace, "global-deps", pinned)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) {
-			for _, name := range []string{"efs", "headscale-operator"} {
-				Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, name)).To(Succeed(), name)
-			}
-			for _, crd := range []string{efsCRD, "headscales.headscale.jicoyne.io"} {
-				Eventually(func() bool {
-					return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: crd}, &apiextensionsv1.CustomResourceDefinition{}))
-				}).WithContext(ctx).Should(BeTrue(), crd)
-			}
 			By("kctrl package repository delete -r global-deps -n " + harness.PackagingGlobalNamespace + ": no other spec sees its Packages")
 			repo := &packagingv1alpha1.PackageRepository{ObjectMeta: metav1.ObjectMeta{Namespace: harness.PackagingGlobalNamespace, Name: "global-deps"}}
 			Expect(client.IgnoreNotFound(env.Client.Delete(ctx, repo))).To(Succeed())
@@ -51,6 +41,7 @@ var _ = Describe("a catalog in the global packaging namespace", func() {
 				g.Expect(list.Items).To(BeEmpty())
 			}).WithContext(ctx).Should(Succeed())
 		})
+		uninstallAtEnd(ns, []string{"efs", "headscale-operator"}, efsCRD, headscaleCRD)
 		available, err := harness.KctrlAvailableList(ctx, env.ControlPlane.Config, ns)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(available).To(ContainElement(HaveField("Name", "stable.aws-efs-operator."+catalog.DefaultDomain)), "kctrl package available list -n %s lists the global Packages", ns)
@@ -75,14 +66,8 @@ var _ = Describe("a catalog in the global packaging namespace", func() {
 		By("a newer headscale-operator joins the global namespace (kubectl create -n " + harness.PackagingGlobalNamespace + "): the install in " + ns + " hears of it")
 		entry := catalog.Entry{Package: "headscale-operator", Channel: "stable", Bundle: "headscale-operator.v0.1.2", Version: "0.1.2", Replaces: "headscale-operator.v0.1.1",
 			RefName: "stable.headscale-operator." + catalog.DefaultDomain}
-		ann := entry.Annotations()
-		ann[catalog.AnnotationDefaultChannel] = "true"
-		// Its bundle image was never pushed: nothing installs it, which is
-		// all this step needs of it (the dependency is pinned at 0.1.1).
-		newer := &datav1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Namespace: harness.PackagingGlobalNamespace, Name: entry.RefName + ".0.1.2",
-			Labels: map[string]string{catalog.LabelPackage: entry.Package}, Annotations: ann},
-			Spec: datav1alpha1.PackageSpec{RefName: entry.RefName, Version: "0.1.2", Template: datav1alpha1.AppTemplateSpec{Spec: catalog.AppTemplate(catalog.Install{Entry: entry,
-				Image: env.Registry.Host + "/deps/headscale-operator:v0.1.2", InstallNamespace: "headscale-operator", Class: "core-rukpak-io-registry"})}}}
+		// Nothing installs it (the dependency is pinned at 0.1.1).
+		newer := unpushedPackage(harness.PackagingGlobalNamespace, entry, nil)
 		Expect(env.Client.Create(ctx, newer)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(env.Client.Delete(ctx, newer))).To(Succeed()) })
 		Eventually(func() (string, error) { return upgradeNotice(ctx, headscaleBD) }).WithContext(ctx).
