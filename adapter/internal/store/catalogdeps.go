@@ -159,10 +159,10 @@ func (c catalogDeps) meet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployme
 // globalToo names the global packaging namespace, whose Packages every
 // namespace sees too.
 func (c catalogDeps) globalToo() string {
-	if c.packages == nil || c.packages.Global() == "" {
-		return ""
+	if g := c.packages.Global(); g != "" {
+		return ", kapp-controller's global packaging namespace " + g + " included"
 	}
-	return ", kapp-controller's global packaging namespace " + c.packages.Global() + " included"
+	return ""
 }
 
 func unmetFailure(msgs []string) *status.Failure {

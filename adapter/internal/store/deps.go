@@ -71,8 +71,6 @@ type Dependencies struct {
 	apis   APIs
 	// catalog installs a catalog bundle's dependencies from its catalog.
 	catalog catalogDeps
-	// packages says which namespaces see a catalog Package.
-	packages *packagingapi.Packages
 
 	mu      sync.Mutex
 	waiting map[string]*waitFor
@@ -137,7 +135,7 @@ func waitOf(unmet []convert.Unmet) *waitFor {
 }
 
 func newDependencies(c client.Client, direct client.Reader, packages *packagingapi.Packages, cfg translate.Config, apis APIs) *Dependencies {
-	d := &Dependencies{client: c, cfg: cfg, apis: apis, packages: packages, waiting: map[string]*waitFor{}}
+	d := &Dependencies{client: c, cfg: cfg, apis: apis, waiting: map[string]*waitFor{}}
 	d.catalog = catalogDeps{direct: direct, packages: packages, writer: c, waitsOn: d.waitsOn}
 	return d
 }
@@ -273,14 +271,6 @@ func (d *Dependencies) set(name string, w *waitFor) int {
 	return w.looks
 }
 
-// sees says the catalog Packages seen from ns may include o.
-func (d *Dependencies) sees(ns string, o client.Object) bool {
-	if d.packages == nil {
-		return o.GetNamespace() == ns
-	}
-	return d.packages.Sees(ns, o)
-}
-
 // expectedWait is what a bundle that declares deps may wait for, before
 // they are checked: every one of them.
 func expectedWait(bd *rukpakv1alpha2.BundleDeployment, deps []convert.Dependency) *waitFor {
@@ -371,7 +361,7 @@ func (d *Dependencies) DependentsOfPackage(_ context.Context, o client.Object) [
 	defer d.mu.Unlock()
 	var out []reconcile.Request
 	for name, w := range d.waiting {
-		if ns, _, _ := strings.Cut(w.self, "/"); w.self == "" || !d.sees(ns, o) {
+		if ns, _, _ := strings.Cut(w.self, "/"); w.self == "" || !d.catalog.packages.Sees(ns, o) {
 			// Not a catalog bundle (no self), or of a namespace that does
 			// not see o.
 			continue
