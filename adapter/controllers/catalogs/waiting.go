@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,20 +14,22 @@ import (
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 )
 
+// waitWhat is what every message of an unavailable packaging API says to
+// do, and what then happens.
+const waitWhat = "check that kapp-controller runs (rukpak-kapp check says what it finds). The catalog is published as soon as the API is back, without a restart of rukpak-kapp."
+
 // waitingMessage is what an OperatorCatalog says while kapp-controller's
 // packaging API is not served: one sentence, the same at every look, so a
 // catalog's status is written once per outage.
-var waitingMessage = fmt.Sprintf("Nothing of this catalog can be published or withdrawn while kapp-controller's packaging API (APIService %s) is not served: "+
-	"check that kapp-controller runs (rukpak-kapp check says what it finds). The catalog is published as soon as the API is back, without a restart of rukpak-kapp.",
-	packagingapi.APIService)
+var waitingMessage = fmt.Sprintf("Nothing of this catalog can be published or withdrawn while kapp-controller's packaging API (APIService %s) is not served: %s",
+	packagingapi.APIService, waitWhat)
 
 // outageMessage is what an OperatorCatalog says while the packaging API,
 // served before, does not answer: what answered (the same for the whole
 // outage, so the status is written once) and what to do.
 func outageMessage(answer string) string {
-	return fmt.Sprintf("kapp-controller's packaging API (APIService %s) stopped answering (%s), so nothing of this catalog can be published or withdrawn: "+
-		"check that kapp-controller runs (rukpak-kapp check says what it finds). The catalog is published again as soon as the API answers, without a restart of rukpak-kapp.",
-		packagingapi.APIService, answer)
+	return fmt.Sprintf("Nothing of this catalog can be published or withdrawn: kapp-controller's packaging API (APIService %s) stopped answering (%s). %s",
+		packagingapi.APIService, answer, strings.ToUpper(waitWhat[:1])+waitWhat[1:])
 }
 
 // ReportWaiting says on every OperatorCatalog reader lists that it waits for
