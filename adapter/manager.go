@@ -498,7 +498,7 @@ func withCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, n
 		spoolMax = DefaultCatalogSpoolMaxBytes
 	}
 	r := catalogs.New(mgr.GetClient(), cl.GetCache(), mgr.GetAPIReader(), catalogs.Registry{Network: network, Dir: o.CatalogDir, Budget: fetch.NewSpoolBudget(spoolMax)},
-		catalogStatus(mgr), served)
+		catalogStatus(mgr), catalogs.NewInstalls(mgr.GetClient(), o.PackagingGlobalNamespace), served)
 	if err := mgr.Add(served); err != nil {
 		return err
 	}

@@ -1,8 +1,11 @@
 package catalog
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Manual approval of upgrades, as OLM v0's installPlanApproval: Manual: the
@@ -12,6 +15,12 @@ const (
 	AnnotationUpgradeApproval = "catalog.rukpak-kapp.dev/upgrade-approval"
 	AnnotationApprovedVersion = "catalog.rukpak-kapp.dev/approved-version"
 )
+
+// AnnotationHeld, on the App of a catalog BundleDeployment whose
+// generation is held (Held), names the bundle the App installs meanwhile:
+// the one installed before, with the generation's other fields. An App
+// under way with it still has that bundle installed.
+const AnnotationHeld = "catalog.rukpak-kapp.dev/held"
 
 // The values of upgradeApproval.
 const (
@@ -27,6 +36,11 @@ type Approval struct {
 	// Approved is the version approved ("" none): the OLM version or the
 	// Package's.
 	Approved string
+	// Foreign names the writer (field manager) that last set an approval
+	// annotation when it is not the one that wrote the install's own
+	// annotations (its PackageInstall's template, through kapp): such an
+	// approval does not count, and every move is held.
+	Foreign string
 }
 
 // ApprovalOf reads the approval from a BundleDeployment's annotations (a
@@ -34,6 +48,48 @@ type Approval struct {
 // Automatic).
 func ApprovalOf(annotations map[string]string) Approval {
 	return Approval{Manual: annotations[AnnotationUpgradeApproval] == ApprovalManual, Approved: annotations[AnnotationApprovedVersion]}
+}
+
+// ApprovalFrom is the approval as the install's owner set it: the values
+// of its PackageInstall, which its Package's template writes as
+// annotations through kapp. An approval annotation that another writer set
+// last (kubectl annotate, an edit by hand: the object's managedFields say
+// who) is not the owner's word, and holds every move (Foreign). An object
+// whose managedFields are not kept is read as its annotations say.
+func ApprovalFrom(obj metav1.Object) Approval {
+	a := ApprovalOf(obj.GetAnnotations())
+	owner := annotationManager(obj.GetManagedFields(), AnnotationInstall)
+	if owner == "" {
+		return a
+	}
+	for _, k := range []string{AnnotationUpgradeApproval, AnnotationApprovedVersion} {
+		if m := annotationManager(obj.GetManagedFields(), k); m != "" && m != owner {
+			return Approval{Manual: true, Foreign: m}
+		}
+	}
+	return a
+}
+
+// annotationManager is the field manager that owns annotation key ("":
+// none recorded).
+func annotationManager(fields []metav1.ManagedFieldsEntry, key string) string {
+	for _, f := range fields {
+		if f.FieldsV1 == nil || f.Subresource != "" {
+			continue
+		}
+		var set struct {
+			Metadata struct {
+				Annotations map[string]json.RawMessage `json:"f:annotations"`
+			} `json:"f:metadata"`
+		}
+		if json.Unmarshal(f.FieldsV1.Raw, &set) != nil {
+			continue
+		}
+		if _, ok := set.Metadata.Annotations["f:"+key]; ok {
+			return f.Manager
+		}
+	}
+	return ""
 }
 
 // Covers says the approval lets the install move to e: it is not manual,
@@ -47,8 +103,11 @@ func (a Approval) Covers(e Entry) bool {
 
 // HeldError is a move to a version no approval covers.
 type HeldError struct {
+	// Installed is the version installed (its Bundle "": none).
 	Installed, Asked Entry
 	Approved         string
+	// Foreign is the writer of an approval that does not count.
+	Foreign string
 	// Install is the PackageInstall "namespace/name" ("" unknown).
 	Install string
 }
@@ -56,9 +115,16 @@ type HeldError struct {
 func (e *HeldError) Error() string {
 	version := e.Asked.PackageVersion()
 	var b strings.Builder
-	fmt.Fprintf(&b, "upgrade of %s held: %s waits for approval (upgradeApproval: %s), and %s stays installed", e.Installed.Package, version, ApprovalManual, e.Installed.Version)
+	if e.Installed.Bundle == "" {
+		fmt.Fprintf(&b, "install of %s held: %s waits for approval (upgradeApproval: %s), and nothing is installed until it is approved", e.Asked.Package, version, ApprovalManual)
+	} else {
+		fmt.Fprintf(&b, "upgrade of %s held: %s waits for approval (upgradeApproval: %s), and %s stays installed", e.Installed.Package, version, ApprovalManual, e.Installed.Version)
+	}
 	if e.Approved != "" {
 		fmt.Fprintf(&b, " (the version approved is %s)", e.Approved)
+	}
+	if e.Foreign != "" {
+		fmt.Fprintf(&b, " (the approval annotations were last set by %s, not by the PackageInstall's values, so they do not count)", e.Foreign)
 	}
 	fmt.Fprintf(&b, ". See what it changes with: %s; approve exactly this version with: %s", PlanCommand(e.Install, version), ApproveCommand(e.Install, version))
 	return b.String()
@@ -92,11 +158,23 @@ func installName(install string) (ns, name string) {
 	return ns, name
 }
 
-// CheckApproval refuses a move from installed to asked that the
-// approval a does not cover.
-func CheckApproval(installed, asked Entry, a Approval, install string) error {
+// Held judges a move from installed (isInstalled false: nothing is
+// installed yet) to asked: held when the catalog retracted asked
+// (retracted names the revision that did; "" it did not), or when the
+// approval a does not cover it. The error says why and what to do; nil: not
+// held. Staying on the bundle installed is never held.
+func Held(installed Entry, isInstalled bool, asked Entry, a Approval, retracted, install string) error {
+	if isInstalled && installed.Bundle == asked.Bundle && installed.Package == asked.Package {
+		return nil
+	}
+	if !isInstalled {
+		installed = Entry{}
+	}
+	if retracted != "" {
+		return &RetractedError{Asked: asked, Revision: retracted, Install: install}
+	}
 	if a.Covers(asked) {
 		return nil
 	}
-	return &HeldError{Installed: installed, Asked: asked, Approved: a.Approved, Install: install}
+	return &HeldError{Installed: installed, Asked: asked, Approved: a.Approved, Foreign: a.Foreign, Install: install}
 }

@@ -8,7 +8,9 @@
 // another along the channel's upgrade edges (replaces, skips, skipRange),
 // which kapp-controller does not check, and plans the walk along the
 // shortest path when the move is more than one edge (walk.go: which step
-// an App installs next, from what it deployed), and makes a pushed
+// an App installs next, from what it deployed), whether a move is held
+// for approval or because the catalog retracted its target (approval.go,
+// retracted.go), and makes a pushed
 // repository's Packages follow a relocation by imgpkg copy (relocate.go).
 //
 // Why a channel is its own refName: kapp-controller installs the highest

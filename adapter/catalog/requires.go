@@ -49,10 +49,11 @@ type Offer struct {
 	Provides []schema.GroupVersionKind
 }
 
-// OfferOf reads an Offer from a Package's labels and annotations.
+// OfferOf reads an Offer from a Package's labels and annotations; a
+// retracted Package (AnnotationRetracted) offers nothing.
 func OfferOf(labels, annotations map[string]string) (Offer, bool) {
 	e, ok := EntryOf(labels, annotations)
-	if !ok {
+	if _, retracted := RetractedIn(annotations); !ok || retracted {
 		return Offer{}, false
 	}
 	o := Offer{Entry: e, Default: annotations[AnnotationDefaultChannel] == "true"}

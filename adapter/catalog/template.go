@@ -161,15 +161,57 @@ spec:
 	return b.String()
 }
 
-// kappConfig makes kapp wait for the adapter: the deploy succeeds once the
-// BundleDeployment's generation is Installed, and fails with the adapter's
-// message when it is not installed (kapp-controller retries with backoff).
+// kappConfig makes kapp wait for the adapter, judging the
+// BundleDeployment's conditions at its generation (kapp's ytt wait rule,
+// since a held install's approval arrives as annotations, which keep the
+// generation): the deploy fails with the adapter's message when the
+// generation is not installed (kapp-controller retries with backoff), and
+// succeeds once it is Installed, or Held (the version asked for waits for
+// approval, or was retracted, and the version installed runs: no
+// failure). A hold for approval counts only while the annotations kapp
+// applied still hold the move (upgradeApproval Manual, no approval of the
+// version asked for): a Held said before an approval arrived is not taken
+// for the approved version's outcome.
 const kappConfig = `apiVersion: kapp.k14s.io/v1alpha1
 kind: Config
 waitRules:
 - resourceMatchers:
   - apiVersionKindMatcher: {apiVersion: ` + "core.rukpak.io/v1alpha2" + `, kind: BundleDeployment}
-  conditionMatchers:
-  - {type: Installed, status: "True", success: true, supportsObservedGeneration: true}
-  - {type: Installed, status: "False", failure: true, supportsObservedGeneration: true}
+  ytt:
+    funcContractV1:
+      resource.star: |
+        load("@ytt:struct", "struct")
+
+        def covered(ann):
+          if ann.get("` + AnnotationUpgradeApproval + `") != "` + ApprovalManual + `":
+            return True
+          end
+          approved = ann.get("` + AnnotationApprovedVersion + `", "")
+          version = ann.get("` + AnnotationVersion + `", "")
+          return approved != "" and (approved == version or approved == version.split("+")[0])
+        end
+
+        def is_done(resource):
+          bd = struct.decode(resource)
+          gen = bd["metadata"].get("generation")
+          ann = bd["metadata"].get("annotations") or {}
+          now = {}
+          for c in (bd.get("status") or {}).get("conditions") or []:
+            if c.get("observedGeneration") == gen:
+              now[c.get("type")] = c
+            end
+          end
+          installed = now.get("` + rukpakv1alpha2.TypeInstalled + `")
+          if installed and installed.get("status") == "False":
+            return {"done": True, "successful": False, "message": "Installed is False: " + installed.get("reason", "") + " (message: " + installed.get("message", "") + ")"}
+          end
+          if installed and installed.get("status") == "True":
+            return {"done": True, "successful": True, "message": "Installed: " + installed.get("message", "")}
+          end
+          held = now.get("` + rukpakv1alpha2.TypeHeld + `")
+          if held and held.get("status") == "True" and (held.get("reason") != "` + rukpakv1alpha2.ReasonAwaitingApproval + `" or not covered(ann)):
+            return {"done": True, "successful": True, "message": "Held: " + held.get("message", "")}
+          end
+          return {"done": False, "successful": False, "message": "Waiting for generation " + str(gen) + " to be installed or held"}
+        end
 `

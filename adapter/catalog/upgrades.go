@@ -29,6 +29,17 @@ func (u Upgrades) Versions() []string {
 	return out
 }
 
+// Head is the highest version of pkg among published; ok is false when
+// published holds none.
+func Head(published []Entry, pkg string) (head Entry, ok bool) {
+	for _, e := range published {
+		if e.Package == pkg && (!ok || compareVersions(e.Version, head.Version) > 0) {
+			head, ok = e, true
+		}
+	}
+	return head, ok
+}
+
 // UpgradesFrom reads what published (the entries of the installed bundle's
 // channel) offers beyond installed under the install's
 // upgradeConstraintPolicy: the channel's head, and the shortest path to

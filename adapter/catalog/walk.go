@@ -114,7 +114,9 @@ func (d Deployed) installed(pkg string) (Entry, []walked, bool) {
 	if own.Bundle == "" {
 		return Entry{}, nil, false
 	}
-	if d.Done {
+	if d.Done || d.Annotations[AnnotationHeld] == own.Bundle {
+		// Deployed, or a held generation's deploy of the version that was
+		// installed already.
 		return own, path, true
 	}
 	i := slices.IndexFunc(path, func(w walked) bool { return w.Bundle == own.Bundle })
@@ -264,14 +266,14 @@ func PackageOf(e Entry) string {
 func Describe(versions []string) string { return strings.Join(versions, " → ") }
 
 // NodesOf reads the channel's graph from its Packages (those a catalog
-// published: the others are skipped). The error names a catalog Package
+// published and has not retracted: the others are skipped). The error names a catalog Package
 // whose bundle image cannot be read; the nodes hold the rest.
 func NodesOf(packages []datav1alpha1.Package) ([]Node, error) {
 	var nodes []Node
 	var errs []error
 	for _, p := range packages {
 		e, ok := EntryOf(p.Labels, p.Annotations)
-		if !ok {
+		if _, retracted := RetractedIn(p.Annotations); !ok || retracted {
 			continue
 		}
 		var inline map[string]string

@@ -40,6 +40,9 @@ type conditions struct {
 	// dropUpgrade removes the condition; neither keeps it as stored.
 	upgrade     *metav1.Condition
 	dropUpgrade bool
+	// held is set while the version asked for is held (withHold); nil
+	// removes the condition.
+	held *metav1.Condition
 }
 
 // Compute is the whole status of f.BD. See the package comment for the
@@ -47,7 +50,12 @@ type conditions struct {
 func Compute(f Facts) Computed {
 	s := newState(f)
 	c, lookAgain := s.mirror()
+	if f.Hold != nil && f.Hold.KeepApp {
+		// The App is left as it is: nothing of it is awaited.
+		lookAgain = 0
+	}
 	c = s.withWalk(c)
+	c = s.withHold(c)
 	c = s.withWorkloads(c)
 	c = s.withUpgrade(c)
 	if f.PruneFailure != "" && c.installed.Status == metav1.ConditionTrue {
@@ -462,6 +470,10 @@ func (s state) condNew(t string, st metav1.ConditionStatus, reason, msg string) 
 // inProgress says the conditions only report work under way on this
 // generation: nothing failed or finished for it yet.
 func (s state) inProgress(c conditions) bool {
+	if c.held != nil {
+		// Held is this generation's outcome.
+		return false
+	}
 	for _, cond := range []metav1.Condition{c.unpacked, c.installed, c.healthy} {
 		if cond.Status == metav1.ConditionFalse && slices.Contains(failureReasons, cond.Reason) {
 			return false
@@ -515,21 +527,9 @@ func (s state) merge(c conditions) rukpakv1alpha2.BundleDeploymentStatus {
 		cond.LastTransitionTime = metav1.NewTime(s.Now)
 		apimeta.SetStatusCondition(&st.Conditions, cond)
 	}
-	if c.progressing != nil {
-		p := *c.progressing
-		p.LastTransitionTime = metav1.NewTime(s.Now)
-		apimeta.SetStatusCondition(&st.Conditions, p)
-	} else {
-		apimeta.RemoveStatusCondition(&st.Conditions, rukpakv1alpha2.TypeProgressing)
-	}
-	switch {
-	case c.upgrade != nil:
-		u := *c.upgrade
-		u.LastTransitionTime = metav1.NewTime(s.Now)
-		apimeta.SetStatusCondition(&st.Conditions, u)
-	case c.dropUpgrade:
-		apimeta.RemoveStatusCondition(&st.Conditions, rukpakv1alpha2.TypeUpgradeAvailable)
-	}
+	s.setOrRemove(&st, c.progressing, rukpakv1alpha2.TypeProgressing, true)
+	s.setOrRemove(&st, c.held, rukpakv1alpha2.TypeHeld, true)
+	s.setOrRemove(&st, c.upgrade, rukpakv1alpha2.TypeUpgradeAvailable, c.dropUpgrade)
 	st.ResolvedSource = c.resolved.DeepCopy()
 	// The URL serves exactly what resolvedSource names, so it is said with it.
 	st.ContentURL = ""
@@ -538,6 +538,19 @@ func (s state) merge(c conditions) rukpakv1alpha2.BundleDeploymentStatus {
 	}
 	st.ObservedGeneration = c.installed.ObservedGeneration
 	return st
+}
+
+// setOrRemove sets c on st when it is computed, or removes the condition
+// of type t when remove says so; otherwise the stored one stays.
+func (s state) setOrRemove(st *rukpakv1alpha2.BundleDeploymentStatus, c *metav1.Condition, t string, remove bool) {
+	switch {
+	case c != nil:
+		set := *c
+		set.LastTransitionTime = metav1.NewTime(s.Now)
+		apimeta.SetStatusCondition(&st.Conditions, set)
+	case remove:
+		apimeta.RemoveStatusCondition(&st.Conditions, t)
+	}
 }
 
 func withGen(c metav1.Condition, gen int64) metav1.Condition {

@@ -54,6 +54,9 @@ type Facts struct {
 	// Channel is set for a catalog BundleDeployment (made by a catalog
 	// Package's template): what its channel publishes. nil for any other.
 	Channel *Channel
+	// Hold is set when the version the generation asks for is held: the
+	// App installs the version installed, or is left as it is.
+	Hold *Hold
 	// Package is set when the BundleDeployment installs through a
 	// PackageInstall (the serve mode): App is then the PackageInstall's.
 	Package *PackageFacts

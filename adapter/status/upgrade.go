@@ -15,7 +15,8 @@ import (
 // from its Packages, for the UpgradeAvailable condition.
 type Channel struct {
 	// Installed is the BundleDeployment's own catalog entry: the bundle
-	// installed once its generation is.
+	// installed once its generation is; while the generation is held, the
+	// entry installed (Hold.Installed).
 	Installed catalog.Entry
 	// Published are the entries of the channel's Packages.
 	Published []catalog.Entry
@@ -42,7 +43,9 @@ func (s state) withUpgrade(c conditions) conditions {
 		c.dropUpgrade = true
 		return c
 	}
-	if !s.BD.DeletionTimestamp.IsZero() || c.installed.Status != metav1.ConditionTrue || c.installed.ObservedGeneration != s.gen || (s.Walk != nil && !s.Walk.final()) {
+	// A hold says the notice of the version installed, which runs.
+	held := c.held != nil && s.Hold.HasInstalled && c.installed.Status == metav1.ConditionTrue
+	if !s.BD.DeletionTimestamp.IsZero() || !held && (c.installed.Status != metav1.ConditionTrue || c.installed.ObservedGeneration != s.gen || (s.Walk != nil && !s.Walk.final())) {
 		return c
 	}
 	in := ch.Installed
@@ -95,10 +98,16 @@ func notInChannelMessage(ch *Channel, up catalog.Upgrades) string {
 	in := ch.Installed
 	ns, name, _ := strings.Cut(ch.PackageInstall, "/")
 	var b strings.Builder
-	if up.Head.Bundle == in.Bundle {
+	head, found := catalog.Head(ch.Published, in.Package)
+	switch {
+	case !found:
 		fmt.Fprintf(&b, "Channel %s publishes no version seen from namespace %s: it was renamed, emptied or deleted in its catalog", in.Channel, ns)
-	} else {
-		fmt.Fprintf(&b, "Channel %s no longer publishes %s, the version installed (it was retracted), and none of its edges lead from it to %s, its head", in.Channel, in.Version, up.Head.Version)
+	case head.Bundle == up.Head.Bundle:
+		fmt.Fprintf(&b, "Channel %s no longer publishes %s, the version installed (it was retracted), and none of its edges lead from it to %s, its head", in.Channel, in.Version, head.Version)
+	default:
+		// The head is lower than the version installed: the catalog moved
+		// back.
+		fmt.Fprintf(&b, "Channel %s no longer publishes %s, the version installed (it was retracted); its head is now %s, a lower version", in.Channel, in.Version, head.Version)
 	}
 	fmt.Fprintf(&b, ". %s keeps running and is offered nothing; to follow the catalog again, find a channel that publishes it (kctrl package available list -n %s) "+
 		"and move the install there (kctrl package installed update -n %s -i %s -p <that channel's package> --version <a version it publishes>)", in.Version, ns, ns, name)

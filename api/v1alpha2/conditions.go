@@ -85,6 +85,16 @@ const (
 	// generation is installed: whether its channel offers a higher
 	// version, reachable along the channel's edges, than the one installed.
 	TypeUpgradeAvailable = "UpgradeAvailable"
+	// TypeHeld is set (True) on a catalog BundleDeployment whose generation
+	// asks for a version that is held: one its approval does not cover
+	// (upgradeApproval: Manual), or one its catalog retracted. Its
+	// observedGeneration is the generation held: the App keeps installing
+	// the version installed, with that generation's other fields (Installed
+	// keeps describing the generation last installed), or, when nothing is
+	// installed yet, nothing. kapp's wait on the BundleDeployment counts it
+	// as done, so a hold is no failed reconcile. It is removed when the
+	// generation asks for a version that is not held.
+	TypeHeld = "Held"
 )
 
 // Condition reasons. rukpak's names are kept wherever rukpak had the state.
@@ -148,6 +158,14 @@ const (
 	// channel reaches a higher version and the install holds its upgrades
 	// until one is approved (upgradeApproval: Manual).
 	ReasonUpgradeAwaitingApproval = "UpgradeAwaitingApproval"
+	// ReasonAwaitingApproval is set (Held=True) when the install holds its
+	// upgrades until one is approved (upgradeApproval: Manual) and no
+	// approval covers the version asked for.
+	ReasonAwaitingApproval = "AwaitingApproval"
+	// ReasonRetracted is set (Held=True) when the catalog retracted the
+	// version asked for: its Package is kept only for the installs that
+	// have it.
+	ReasonRetracted = "Retracted"
 	// ReasonAtChannelHead is set (UpgradeAvailable=False) when the version
 	// installed is the highest the channel publishes.
 	ReasonAtChannelHead = "AtChannelHead"

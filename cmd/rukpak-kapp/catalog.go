@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
@@ -168,7 +170,7 @@ func newCatalogPushCommand() *cobra.Command {
 				return err
 			}
 			if previous != "" {
-				kept, lockedBefore, err := keepPrevious(cmd.Context(), previous, files)
+				kept, lockedBefore, err := keepPrevious(cmd.Context(), previous, repo+":"+tag, files)
 				if err != nil {
 					return err
 				}
@@ -191,7 +193,7 @@ func newCatalogPushCommand() *cobra.Command {
 	cmd.Flags().StringVar(&repo, "repository", "", "the repository to push to (REGISTRY/PATH)")
 	cmd.Flags().StringVar(&tag, "tag", "latest", "the tag to push")
 	cmd.Flags().BoolVar(&allowUnlocked, "allow-unlocked", false, "push even when an image cannot be locked (not resolved, or a bundle's operator images not read): what is not locked is said on stderr, and its Packages install from the catalog's registries only")
-	cmd.Flags().StringVar(&previous, "previous", "", "the repository's previous version (REPO:TAG or REPO@DIGEST): every Package and PackageMetadata it holds that the catalog no longer does is kept, so that no PackageInstall loses the version it installed")
+	cmd.Flags().StringVar(&previous, "previous", "", "the repository's previous version (REPO:TAG or REPO@DIGEST): every Package and PackageMetadata it holds that the catalog no longer does is kept, so that no PackageInstall loses the version it installed; a Package kept is marked retracted (annotation "+catalog.AnnotationRetracted+"), so that the adapter moves nothing to it")
 	return cmd
 }
 
@@ -211,8 +213,11 @@ func published(pub catalog.Published) []client.Object {
 // keepPrevious adds to files every package file of the previous repository
 // image that files do not hold (the catalog's own version of a file wins),
 // and says how many it kept and what the previous repository locked (the
-// images bundles of the Packages it kept, which a copy must carry).
-func keepPrevious(ctx context.Context, ref string, files map[string][]byte) (int, []ocibundle.Locked, error) {
+// images bundles of the Packages it kept, which a copy must carry). A
+// Package it keeps is marked retracted in revision (the repository tag
+// pushed) unless an earlier push marked it: installs that have it keep it,
+// and nothing moves to it.
+func keepPrevious(ctx context.Context, ref, revision string, files map[string][]byte) (int, []ocibundle.Locked, error) {
 	img, err := fetch.FetchImage(ctx, ref, registryOptions(), adapter.CatalogLimits, nil)
 	if err != nil {
 		return 0, nil, fmt.Errorf("pull the previous repository %s: %w", ref, err)
@@ -229,11 +234,40 @@ func keepPrevious(ctx context.Context, ref string, files map[string][]byte) (int
 			continue
 		}
 		if _, ok := files[name]; !ok {
+			if path.Base(name) != "metadata.yml" {
+				if data, err = markRetracted(data, revision); err != nil {
+					return 0, nil, fmt.Errorf("the previous repository %s: %s: %w", ref, name, err)
+				}
+			}
 			files[name] = data
 			kept++
 		}
 	}
 	return kept, locked, nil
+}
+
+// markRetracted marks the Package file data retracted in revision, unless
+// it is marked already.
+func markRetracted(data []byte, revision string) ([]byte, error) {
+	var obj map[string]any
+	if err := yaml.Unmarshal(data, &obj); err != nil {
+		return nil, fmt.Errorf("read the Package: %w", err)
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		obj["metadata"] = meta
+	}
+	ann, _ := meta["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+		meta["annotations"] = ann
+	}
+	if _, marked := ann[catalog.AnnotationRetracted]; marked {
+		return data, nil
+	}
+	ann[catalog.AnnotationRetracted] = revision
+	return yaml.Marshal(obj)
 }
 
 // repositoryFiles lays the packages out as kapp-controller reads a package

@@ -2,14 +2,17 @@ package packaging_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
@@ -20,10 +23,14 @@ import (
 // upgradeApproval: Manual, as OLM v0's installPlanApproval: Manual, on the
 // walk catalog of aws-efs-operator (1.0.0 ← 1.1.0 ← 1.2.0 ← 2.0.0, then
 // 2.1.0), through the calls kctrl makes: an install that follows its
-// channel holds when the channel moves, installs exactly the version
-// approved, and holds again at the next.
+// channel holds when the channel moves, with its PackageInstall reconciled
+// (a hold is no failure) and the version installed running with the new
+// generation's fields; an approval set by hand does not count; the
+// approval through the PackageInstall's values installs exactly that
+// version; the next is held again; and an install created at a version not
+// approved installs nothing.
 var _ = Describe("manual approval of a channel-following install", func() {
-	It("holds a new version until it is approved, installs exactly that one, and holds the next", func(ctx context.Context) {
+	It("holds a new version until it is approved, as a reconciled PackageInstall, installs exactly that one, holds the next, and installs nothing created unapproved", func(ctx context.Context) {
 		const ns, install, installNS = "catalog-approval", "efs", "catalog-approval-op"
 		bdName := install + "." + ns
 		createNamespace(ctx, ns)
@@ -31,56 +38,126 @@ var _ = Describe("manual approval of a channel-following install", func() {
 		bd := &rukpakv1alpha2.BundleDeployment{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
 		installedGen := bd.Generation
+		before := efsUIDs(ctx, bdName, installNS)
 
-		By("kctrl package installed update -i efs --values-file (upgradeApproval: Manual), then --version '>= 0.0.0': 2.0.0 is held")
+		By("kctrl package installed update -i efs --values-file (upgradeApproval: Manual), then --version '>= 0.0.0': 2.0.0 is held, and kctrl says the reconcile succeeded")
 		manual := "installNamespace: " + installNS + "\nupgradeApproval: Manual\n"
 		Expect(kctrl(ctx, func(ctx context.Context) error {
 			return harness.KctrlInstalledUpdateValues(ctx, env.ControlPlane.Config, ns, install, []byte(manual))
 		})).To(Succeed())
-		err := kctrl(ctx, func(ctx context.Context) error {
+		Expect(kctrl(ctx, func(ctx context.Context) error {
 			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, ">= 0.0.0")
-		})
-		Expect(err).To(HaveOccurred(), "kctrl reports the held upgrade")
-		Expect(strings.Join(strings.Fields(err.Error()), " ")).To(And(
+		})).To(Succeed(), "a hold is no failed reconcile")
+		Expect(reconciled(ctx, ns, install)).To(BeTrue(), "kctrl package installed list says Reconcile succeeded")
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v2.0.0"), "kapp applied what the PackageInstall asks for")
+		held := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeHeld)
+		Expect(held).NotTo(BeNil(), "%+v", bd.Status.Conditions)
+		Expect(held.ObservedGeneration).To(Equal(bd.Generation))
+		Expect(held.Reason).To(Equal(rukpakv1alpha2.ReasonAwaitingApproval))
+		Expect(held.Message).To(And(
 			ContainSubstring("upgrade of aws-efs-operator held: 2.0.0 waits for approval (upgradeApproval: Manual), and 1.0.0 stays installed"),
 			ContainSubstring("rukpak-kapp upgrade plan efs -n "+ns+" --to 2.0.0"),
-			ContainSubstring(`approvedVersion: "2.0.0"`)))
-		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
-		Expect(bd.Generation).To(Equal(installedGen), "nothing is installed early")
-		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v1.0.0"))
-		Expect(installedAt(bd)).To(BeTrue(), "Installed stays the version that runs: %+v", bd.Status.Conditions)
+			ContainSubstring(`approvedVersion: "2.0.0"`),
+			ContainSubstring("1.0.0 runs, with this generation's other fields")))
+		installed := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
+		Expect(installed.Status).To(Equal(metav1.ConditionTrue))
+		Expect(installed.ObservedGeneration).To(Equal(installedGen), "a held generation is never said installed")
+		app := catalogApp(ctx, bdName)
+		Expect(app.Annotations).To(And(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v1.0.0"), HaveKeyWithValue(catalog.AnnotationHeld, "aws-efs-operator.v1.0.0"),
+			HaveKeyWithValue(rukpakv1alpha2.AnnotationBundleGeneration, fmt.Sprint(bd.Generation))), "the App installs 1.0.0 from the held generation")
+		pi := &packagingv1alpha1.PackageInstall{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: install}, pi)).To(Succeed())
+		Expect(pi.Status.Version).To(Equal("2.0.0"), "kctrl's version column is the version kapp-controller picked, which it records before the deploy (docs/catalogs.md says so)")
 		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(And(
 			HavePrefix("True UpgradeAwaitingApproval Channel stable offers 2.0.0 beyond 1.0.0"),
 			ContainSubstring("it waits for approval (upgradeApproval: Manual)")))
+		Expect(efsUIDs(ctx, bdName, installNS)).To(Equal(before), "a hold recreates nothing")
 
-		By("kctrl package installed update -i efs --values-file (approvedVersion: 2.0.0): the walk installs 1.1.0, 1.2.0, 2.0.0")
+		By("kubectl annotate bundledeployment approved-version=2.0.0, by hand: not the PackageInstall's values, so it does not count")
+		byHand := client.MergeFrom(bd.DeepCopy())
+		bd.Annotations[catalog.AnnotationApprovedVersion] = "2.0.0"
+		Expect(env.Client.Patch(ctx, bd, byHand, client.FieldOwner("kubectl-annotate"))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+			h := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeHeld)
+			g.Expect(h).NotTo(BeNil())
+			g.Expect(h.Message).To(ContainSubstring("the approval annotations were last set by kubectl-annotate, not by the PackageInstall's values, so they do not count"))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(catalogApp(ctx, bdName).Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v1.0.0"))
+		byHand = client.MergeFrom(bd.DeepCopy())
+		delete(bd.Annotations, catalog.AnnotationApprovedVersion)
+		Expect(env.Client.Patch(ctx, bd, byHand, client.FieldOwner("kubectl-annotate"))).To(Succeed())
+
+		By("kctrl package installed update -i efs --values-file (approvedVersion: 2.0.0): kctrl returns once the walk installed 1.1.0, 1.2.0, 2.0.0")
 		Expect(kctrl(ctx, func(ctx context.Context) error {
 			return harness.KctrlInstalledUpdateValues(ctx, env.ControlPlane.Config, ns, install, []byte(manual+"approvedVersion: \"2.0.0\"\n"))
 		})).To(Succeed())
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
 		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v2.0.0"))
-		Expect(installedAt(bd)).To(BeTrue(), "%+v", bd.Status.Conditions)
+		Expect(installedAt(bd)).To(BeTrue(), "kapp's wait did not take the hold said before the approval for its outcome: %+v", bd.Status.Conditions)
 		Expect(meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled).Message).To(
 			ContainSubstring("upgraded along channel stable one edge at a time: 1.0.0 → 1.1.0 → 1.2.0 → 2.0.0"))
+		Expect(meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeHeld)).To(BeNil())
 		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(Equal("False AtChannelHead 2.0.0, the version installed, is the head of channel stable"))
 		approvedGen := bd.Generation
 
-		By("a new catalog version with 2.1.0; kctrl package repository update: kapp-controller asks for 2.1.0, which the approval of 2.0.0 does not cover")
+		By("a new catalog version with 2.1.0; kctrl package repository update: kapp-controller asks for 2.1.0, which the approval of 2.0.0 does not cover: held, reconciled")
 		Expect(harness.KctrlRepositoryUpdate(ctx, env.ControlPlane.Config, ns, "efs", pushWalkCatalog(ctx, "approval", "", "2.1.0"))).To(Succeed())
 		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).WithTimeout(15 * time.Second).Should(And(
 			HavePrefix("True UpgradeAwaitingApproval Channel stable offers 2.1.0 beyond 2.0.0"),
 			ContainSubstring(`approvedVersion: "2.1.0"`)))
 		Eventually(func(g Gomega) {
-			st, err := packageInstallStatus(ctx, ns, install)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(strings.Join(strings.Fields(st), " ")).To(ContainSubstring("2.1.0 waits for approval (upgradeApproval: Manual), and 2.0.0 stays installed (the version approved is 2.0.0)"))
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+			h := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeHeld)
+			g.Expect(h).NotTo(BeNil())
+			g.Expect(h.ObservedGeneration).To(Equal(bd.Generation))
+			g.Expect(h.Message).To(ContainSubstring("2.1.0 waits for approval (upgradeApproval: Manual), and 2.0.0 stays installed (the version approved is 2.0.0)"))
+			g.Expect(reconciled(ctx, ns, install)).To(BeTrue())
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
-		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
-		Expect(bd.Generation).To(Equal(approvedGen), "2.1.0 waits: nothing changed")
-		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v2.0.0"))
-		Expect(installedAt(bd)).To(BeTrue())
-	}, SpecTimeout(6*time.Minute))
+		Expect(bd.Generation).To(BeNumerically(">", approvedGen))
+		Expect(meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled).ObservedGeneration).To(Equal(approvedGen))
+		Expect(catalogApp(ctx, bdName).Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v2.0.0"))
+
+		By("kctrl package install -i efs-held --version 2.0.0 --values-file (upgradeApproval: Manual): created at a version not approved, it installs nothing, and its reconcile succeeds")
+		const heldInstall = "efs-held"
+		DeferCleanup(func(ctx context.Context) {
+			Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, heldInstall)).To(Succeed())
+		})
+		Expect(kctrl(ctx, func(ctx context.Context) error {
+			return harness.KctrlPackageInstall(ctx, env.ControlPlane.Config, harness.KctrlInstall{Namespace: ns, Name: heldInstall, Package: "stable.aws-efs-operator." + catalog.DefaultDomain,
+				Version: "2.0.0", Values: []byte("installNamespace: catalog-approval-held\nupgradeApproval: Manual\nbundleDeploymentName: efs-held\n")})
+		})).To(Succeed())
+		created := &rukpakv1alpha2.BundleDeployment{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: "efs-held"}, created)).To(Succeed())
+		h := meta.FindStatusCondition(created.Status.Conditions, rukpakv1alpha2.TypeHeld)
+		Expect(h).NotTo(BeNil(), "%+v", created.Status.Conditions)
+		Expect(h.Message).To(ContainSubstring("install of aws-efs-operator held: 2.0.0 waits for approval (upgradeApproval: Manual), and nothing is installed until it is approved"))
+		var apps kappctrlv1alpha1.AppList
+		Expect(env.Client.List(ctx, &apps)).To(Succeed())
+		for _, a := range apps.Items {
+			for _, o := range a.OwnerReferences {
+				Expect(o.Kind == "BundleDeployment" && o.Name == "efs-held").To(BeFalse(), "no App is made for a held create: %s/%s", a.Namespace, a.Name)
+			}
+		}
+	}, SpecTimeout(8*time.Minute))
 })
+
+// catalogApp is the adapter's App of the BundleDeployment name.
+func catalogApp(ctx context.Context, name string) *kappctrlv1alpha1.App {
+	GinkgoHelper()
+	var apps kappctrlv1alpha1.AppList
+	Expect(env.Client.List(ctx, &apps)).To(Succeed())
+	for i, a := range apps.Items {
+		for _, o := range a.OwnerReferences {
+			if o.Kind == "BundleDeployment" && o.Name == name {
+				return &apps.Items[i]
+			}
+		}
+	}
+	Fail("no App of BundleDeployment " + name)
+	return nil
+}
 
 // packageInstallStatus is what kctrl package installed get prints of the
 // PackageInstall's last reconcile: its useful error message, else its

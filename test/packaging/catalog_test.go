@@ -27,9 +27,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
+	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/catalogs"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -200,6 +200,10 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		versions, err = harness.KctrlAvailableVersions(ctx, env.ControlPlane.Config, ns, ref)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(versions).To(HaveLen(5), "no Package withdrawn, 2.1.0 added: %v", versions)
+		dropped := &datav1alpha1.Package{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref + ".1.0.0"}, dropped)).To(Succeed())
+		Expect(dropped.Annotations).To(HaveKeyWithValue(catalog.AnnotationRetracted, env.Registry.Host+"/catalog/repository:v2"),
+			"a Package kept from the previous repository is marked retracted: nothing moves to it")
 		By("the pinned install's notice names 2.1.0 within seconds of the repository's update, with an Event on the PackageInstall")
 		// The watch of the catalog's Packages wakes the install: no timer
 		// would bring it within this bound.
@@ -233,28 +237,35 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: installNS}, &corev1.Namespace{})).To(Succeed())
 	}, SpecTimeout(8*time.Minute))
 
-	It("follows a catalog image with an OperatorCatalog: published in its namespace, published again when its tag moves, withdrawn with it", func(ctx context.Context) {
+	It("follows a catalog image with an OperatorCatalog: published in its namespace, published again when its tag moves, forward and back, what the catalog dropped withdrawn, all withdrawn with it", func(ctx context.Context) {
 		const ns = "catalog-follow"
 		ref := "beta.prometheus." + catalog.DefaultDomain
 		catalogsAPI(ctx)
 		createNamespace(ctx, ns)
 		dir := relocatedCatalog(ctx)
 		image := pushCatalogImage(dir, "catalog/index:latest")
-		cat := &catalogsv1alpha1.OperatorCatalog{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "operators"},
-			Spec:       catalogsv1alpha1.OperatorCatalogSpec{Image: image, PollInterval: &metav1.Duration{Duration: catalogs.MinPoll}},
-		}
-		Expect(env.Client.Create(ctx, cat)).To(Succeed())
+		cat := newCatalog(ctx, ns, "operators", image)
 		first := published(ctx, cat, "")
 		Expect(kctrlVersions(ctx, ns, ref)).To(ConsistOf("1.0.0", "1.0.1", "1.2.0", "2.0.0"))
 		summaries, err := harness.KctrlAvailableList(ctx, env.ControlPlane.Config, ns)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(summaries).To(HaveLen(3))
 
-		By("the tag moved to the next catalog version: published again, nothing withdrawn")
+		By("the tag moved to the next catalog version: published again; 1.0.0 and channel alpha, which it dropped and nothing installs, withdrawn")
 		pushCatalogImage(nextCatalog(ctx, dir), "catalog/index:latest")
-		published(ctx, cat, first)
-		Expect(kctrlVersions(ctx, ns, ref)).To(ConsistOf("1.0.0", "1.0.1", "1.2.0", "2.0.0", "2.1.0"))
+		second := published(ctx, cat, first)
+		Eventually(kctrlVersions).WithContext(ctx).WithArguments(ns, ref).Should(ConsistOf("1.0.1", "1.2.0", "2.0.0", "2.1.0"))
+		summaries, err = harness.KctrlAvailableList(ctx, env.ControlPlane.Config, ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(summaries).To(HaveLen(2), "channel alpha's PackageMetadata went with its last Package: %v", summaries)
+
+		By("the tag moved back: 2.1.0 withdrawn, 1.0.0 and channel alpha published again")
+		pushCatalogImage(dir, "catalog/index:latest")
+		published(ctx, cat, second)
+		Eventually(kctrlVersions).WithContext(ctx).WithArguments(ns, ref).Should(ConsistOf("1.0.0", "1.0.1", "1.2.0", "2.0.0"))
+		summaries, err = harness.KctrlAvailableList(ctx, env.ControlPlane.Config, ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(summaries).To(HaveLen(3))
 
 		By("deleting the OperatorCatalog withdraws what it published")
 		Expect(env.Client.Delete(ctx, cat)).To(Succeed())

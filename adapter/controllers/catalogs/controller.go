@@ -58,6 +58,8 @@ type OperatorCatalogReconciler struct {
 	packages packagingapi.Writer
 	images   Images
 	status   StatusWriter
+	// installs says which retracted Packages are kept.
+	installs Installs
 	// served says whether the packaging API answers.
 	served *Served
 	// now is the clock of the refusals' backoff.
@@ -78,10 +80,11 @@ type OperatorCatalogReconciler struct {
 // catalogs published (the catalogs' cache: every namespace, only
 // labelled packages); direct reads a catalog's pull secret and confirms a
 // published object before writing it again; images reaches the catalog
-// images; status writes the catalog's status; served follows whether the
-// packaging API answers.
-func New(c client.Client, cached, direct client.Reader, images Images, status StatusWriter, served *Served) *OperatorCatalogReconciler {
-	return &OperatorCatalogReconciler{client: c, cached: cached, direct: direct, packages: packagingapi.NewWriter(c, direct), images: images, status: status, served: served,
+// images; status writes the catalog's status; installs says which entries
+// BundleDeployments install; served follows whether the packaging API
+// answers.
+func New(c client.Client, cached, direct client.Reader, images Images, status StatusWriter, installs Installs, served *Served) *OperatorCatalogReconciler {
+	return &OperatorCatalogReconciler{client: c, cached: cached, direct: direct, packages: packagingapi.NewWriter(c, direct), images: images, status: status, installs: installs, served: served,
 		now: time.Now, kept: map[types.NamespacedName]*publication{}}
 }
 
@@ -190,6 +193,11 @@ func (r *OperatorCatalogReconciler) steps(ctx context.Context, cat *catalogsv1al
 	// What the watch saw change, during the publication too (a delete by
 	// hand of an object it had written), is checked now, not forgotten.
 	if err := r.repair(ctx, cat, p); err != nil {
+		return r.writeFailed(ctx, cat, pinned, err)
+	}
+	// What an earlier revision published and this one does not hold goes,
+	// unless an install uses it.
+	if err := r.retract(ctx, cat, pinned, p); err != nil {
 		return r.writeFailed(ctx, cat, pinned, err)
 	}
 	// Published and reachable: a later failure starts its backoff afresh.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,12 +21,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // images is a registry in memory: a tag's digest and each digest's catalog.
@@ -130,7 +133,7 @@ type harness struct {
 
 func newHarness(t *testing.T, objs ...client.Object) *harness {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{datav1alpha1.AddToScheme, catalogsv1alpha1.AddToScheme, corev1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{datav1alpha1.AddToScheme, catalogsv1alpha1.AddToScheme, corev1.AddToScheme, rukpakv1alpha2.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}
@@ -164,6 +167,12 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 			h.writes = append(h.writes, "delete "+o.GetName())
 			return c.Delete(ctx, o, opts...)
 		},
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			if _, ok := o.(*catalogsv1alpha1.OperatorCatalog); !ok {
+				h.writes = append(h.writes, "patch "+o.GetName())
+			}
+			return c.Patch(ctx, o, p, opts...)
+		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
 			h.writes = append(h.writes, "status")
 			return c.SubResource(sub).Patch(ctx, o, p, opts...)
@@ -173,7 +182,7 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 	// status patch locked by the resourceVersion read.
 	h.r = New(h.client, h.client, h.client, h.images, func(ctx context.Context, obj, before client.Object, _, _ []metav1.Condition) error {
 		return h.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	}, NewServed(nil))
+	}, NewInstalls(h.client, ""), NewServed(nil))
 	h.clock = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	h.r.now = func() time.Time { return h.clock }
 	return h
@@ -218,19 +227,66 @@ func TestReconcile_PublishesFollowsAndWithdraws(t *testing.T) {
 		t.Errorf("at rest: %v, %v, writes %v, pulls %d", res, err, h.writes, h.images.pulls-pulls)
 	}
 
-	// The tag moved: the new version published, the old one kept; what did
-	// not change costs no request (a create refused as existing would show).
+	// The tag moved to a catalog without 1.0.0, which an install has: the
+	// new version published, the old one kept for the install and marked
+	// retracted; what did not change costs no request (a create refused as
+	// existing would show).
+	bd := installOf("1.0.0", "ops")
+	if err := h.client.Create(context.Background(), bd); err != nil {
+		t.Fatal(err)
+	}
 	h.images.digest = "sha256:2"
 	if _, err := h.reconcile(t); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(h.writes, ","); got != "create s.p.operators.rukpak-kapp.dev.1.0.1,status" {
+	if got := strings.Join(h.writes, ","); got != "create s.p.operators.rukpak-kapp.dev.1.0.1,update s.p.operators.rukpak-kapp.dev.1.0.0,status" {
 		t.Errorf("writes after the move: %s", got)
 	}
-	var pkgs datav1alpha1.PackageList
-	if err := h.client.List(context.Background(), &pkgs, client.InNamespace("ops")); err != nil || len(pkgs.Items) != 2 {
-		t.Errorf("Packages after the move: %d, %v (want 1.0.0 kept and 1.0.1)", len(pkgs.Items), err)
+	if got := retracted(t, h); got != "1.0.0:registry.example/catalog@sha256:2,1.0.1:" {
+		t.Errorf("Packages after the move (version:retracted in): %s; want 1.0.0 kept, marked, and 1.0.1", got)
 	}
+	if res, err := h.reconcile(t); err != nil || len(h.writes) != 0 {
+		t.Errorf("again: %v, %v, writes %v: want the mark written once", res, err, h.writes)
+	}
+
+	// The install moves on: its catalog is woken and withdraws 1.0.0.
+	moved := bd.DeepCopy()
+	moved.Annotations = mustEntry("1.0.1").Annotations()
+	moved.Annotations[catalog.AnnotationPackagesNS] = "ops"
+	if !movedOff().Update(event.TypedUpdateEvent[*rukpakv1alpha2.BundleDeployment]{ObjectOld: bd, ObjectNew: moved}) ||
+		movedOff().Update(event.TypedUpdateEvent[*rukpakv1alpha2.BundleDeployment]{ObjectOld: bd, ObjectNew: bd}) {
+		t.Error("movedOff: want a change of entry passed, and nothing else")
+	}
+	if got := h.r.onInstall(context.Background(), moved); len(got) != 1 || got[0].Name != "c" {
+		t.Errorf("onInstall queued %v, want the catalog that keeps its retracted Package", got)
+	}
+	if err := h.client.Update(context.Background(), moved); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(t); err != nil || strings.Join(h.writes, ",") != "delete s.p.operators.rukpak-kapp.dev.1.0.0" {
+		t.Errorf("after the install moved on: %v, writes %v", err, h.writes)
+	}
+
+	// The tag moves back: 1.0.0 is published again, 1.0.1 (installed now)
+	// is kept, marked; forward again, 1.0.1 is written whole, unmarked.
+	h.images.digest = "sha256:1"
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := retracted(t, h); got != "1.0.0:,1.0.1:registry.example/catalog@sha256:1" {
+		t.Errorf("Packages after the move back: %s", got)
+	}
+	h.images.digest = "sha256:2"
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(h.writes, ","); got != "update s.p.operators.rukpak-kapp.dev.1.0.1,delete s.p.operators.rukpak-kapp.dev.1.0.0,status" {
+		t.Errorf("writes forward again: %s", got)
+	}
+	if got := retracted(t, h); got != "1.0.1:" {
+		t.Errorf("Packages forward again: %s", got)
+	}
+	var pkgs datav1alpha1.PackageList
 
 	// Deleted: everything it published is withdrawn, then it goes.
 	if err := h.client.Delete(context.Background(), h.catalog(t)); err != nil {
@@ -656,7 +712,7 @@ func TestReconcile_SpoolFull(t *testing.T) {
 // The status lists the first maxRefused refusals and counts them all, the
 // catalog's and the packaging API's.
 func TestReport_CountsEveryRefusal(t *testing.T) {
-	r := New(nil, nil, nil, nil, nil, NewServed(nil))
+	r := New(nil, nil, nil, nil, nil, Installs{}, NewServed(nil))
 	p := &publication{objects: map[objKey]*entry{{kindPackage, "ok"}: {pkg: "ok", rv: "1"}}, failed: map[objKey]string{}}
 	for i := range 15 {
 		p.refused = append(p.refused, catalog.Refusal{Package: fmt.Sprintf("bad-%02d", i), Reason: "no version"})
@@ -670,4 +726,33 @@ func TestReport_CountsEveryRefusal(t *testing.T) {
 	if len(cat.Status.Refused) != maxRefused || c == nil || !strings.Contains(c.Message, "30 refused") || cat.Status.Packages != 1 {
 		t.Errorf("refused %d, condition %+v, packages %d: want %d listed, 30 counted, 1 published", len(cat.Status.Refused), c, cat.Status.Packages, maxRefused)
 	}
+}
+
+// mustEntry is version's entry of catalogOf's channel.
+func mustEntry(version string) catalog.Entry {
+	return catalog.Entry{Package: "p", Channel: "s", Bundle: "p." + version, Version: version, RefName: "s.p.operators.rukpak-kapp.dev"}
+}
+
+// installOf is a BundleDeployment that installs version of catalogOf's
+// channel from the Packages of namespace ns.
+func installOf(version, ns string) *rukpakv1alpha2.BundleDeployment {
+	ann := mustEntry(version).Annotations()
+	ann[catalog.AnnotationPackagesNS] = ns
+	return &rukpakv1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: "p-install", Labels: map[string]string{catalog.LabelPackage: "p"}, Annotations: ann}}
+}
+
+// retracted lists the Packages in ops as version:revision that retracted
+// it ("" none), by version.
+func retracted(t *testing.T, h *harness) string {
+	t.Helper()
+	var pkgs datav1alpha1.PackageList
+	if err := h.client.List(context.Background(), &pkgs, client.InNamespace("ops")); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range pkgs.Items {
+		out = append(out, p.Spec.Version+":"+p.Annotations[catalog.AnnotationRetracted])
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
 }

@@ -6,10 +6,14 @@
 // OperatorCatalog's namespace as Carvel packages (adapter/catalog)
 // through kapp-controller's packaging API. A publication creates what is
 // new and updates what changed (an object's hash annotation says whether it
-// did), and never withdraws a Package: a PackageInstall keeps the version it
-// installed when the catalog drops it. A Package another OperatorCatalog
-// publishes is left to it (Conflict). Deleting the OperatorCatalog
-// withdraws exactly what it published.
+// did). Once a digest is published whole, what an earlier one published
+// and this one no longer holds is retracted (retract.go): deleted when no
+// BundleDeployment installs it, else kept, marked
+// catalog.AnnotationRetracted, until none does (a BundleDeployment that
+// leaves it wakes the catalog), so that a PackageInstall keeps the version
+// it installed and nothing else moves to it. A Package another
+// OperatorCatalog publishes is left to it (Conflict). Deleting the
+// OperatorCatalog withdraws exactly what it published.
 //
 // It watches the metadata of what catalogs published (their label) and
 // writes again, from the catalog file, what was deleted or edited by hand,
@@ -36,5 +40,5 @@
 // (Served).
 //
 // May import (this module): adapter/controllers/packagingapi, adapter/fetch,
-// adapter/catalog, adapter/fieldowner, api/catalogs/v1alpha1.
+// adapter/catalog, adapter/fieldowner, api/catalogs/v1alpha1, api/v1alpha2.
 package catalogs

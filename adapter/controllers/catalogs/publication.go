@@ -166,11 +166,20 @@ func metadataOf(kind string) *metav1.PartialObjectMetadata {
 	return m
 }
 
+// metadataListOf is an empty list of the metadata of k's kind.
+func metadataListOf(kind string) *metav1.PartialObjectMetadataList {
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(datav1alpha1.SchemeGroupVersion.WithKind(kind + "List"))
+	return l
+}
+
 // put makes want so in the namespace, from live's metadata (read from
 // the catalogs' cache for a publication, directly for a repair): written
 // when missing, changed, or edited since the catalog wrote it (e.rv); left
 // to another OperatorCatalog that publishes it (e.conflict); an object
-// nobody publishes (made by hand) is taken over.
+// nobody publishes (made by hand) is taken over. One the catalog had
+// retracted (a revision that holds it again) is written whole, which
+// clears the mark.
 func (r *OperatorCatalogReconciler) put(ctx context.Context, live client.Reader, cat string, want client.Object, e *entry) error {
 	hash, err := prepare(want, cat)
 	if err != nil {
@@ -184,7 +193,8 @@ func (r *OperatorCatalogReconciler) put(ctx context.Context, live client.Reader,
 		r.mu.Lock()
 		last := e.rv
 		r.mu.Unlock()
-		if m.GetLabels()[LabelCatalog] == cat && m.GetAnnotations()[AnnotationHash] == hash && (last == "" || last == m.GetResourceVersion()) {
+		_, retracted := catalog.RetractedIn(m.GetAnnotations())
+		if m.GetLabels()[LabelCatalog] == cat && m.GetAnnotations()[AnnotationHash] == hash && !retracted && (last == "" || last == m.GetResourceVersion()) {
 			r.record(e, m.GetResourceVersion(), "")
 			return nil
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -54,8 +53,7 @@ func (r *OperatorCatalogReconciler) unpublish(ctx context.Context, cat *catalogs
 func (r *OperatorCatalogReconciler) published(ctx context.Context, cat *catalogsv1alpha1.OperatorCatalog) ([]client.Object, error) {
 	var out []client.Object
 	for _, kind := range []string{kindMetadata, kindPackage} {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(metadataOf(kind).GroupVersionKind().GroupVersion().WithKind(kind + "List"))
+		list := metadataListOf(kind)
 		if err := r.direct.List(ctx, list, client.InNamespace(cat.Namespace), client.MatchingLabels{LabelCatalog: cat.Name}); err != nil {
 			return nil, packagingapi.Error(fmt.Sprintf("list the %ss OperatorCatalog %s/%s published", kind, cat.Namespace, cat.Name), err)
 		}

@@ -17,8 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // SetupWithManager registers the controller (leader only), watching in c
@@ -37,6 +39,9 @@ func (r *OperatorCatalogReconciler) SetupWithManager(mgr ctrl.Manager, c cache.C
 		WatchesRawSource(source.Kind(c, &catalogsv1alpha1.OperatorCatalog{}, queue, predicate.TypedGenerationChangedPredicate[*catalogsv1alpha1.OperatorCatalog]{})).
 		WatchesRawSource(source.Kind(c, metadataOf(kindPackage), r.onPublished(kindPackage))).
 		WatchesRawSource(source.Kind(c, metadataOf(kindMetadata), r.onPublished(kindMetadata))).
+		// An install that moves off a retracted Package lets its catalog
+		// withdraw it.
+		WatchesRawSource(source.Kind(mgr.GetCache(), &rukpakv1alpha2.BundleDeployment{}, handler.TypedEnqueueRequestsFromMapFunc(r.onInstall), movedOff())).
 		// An outage of the packaging API, and its end, concern every
 		// catalog.
 		WatchesRawSource(source.Channel(r.served.Changes(), handler.EnqueueRequestsFromMapFunc(r.everyCatalog))).
@@ -115,5 +120,23 @@ func (r *OperatorCatalogReconciler) changed(kind string, o *metav1.PartialObject
 	}
 	if owner != "" && !ownerKept && !deleted {
 		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.Namespace, Name: owner}})
+	}
+}
+
+// movedOff passes the events of a catalog BundleDeployment that leaves an
+// entry: its entry changed, or it is gone.
+func movedOff() predicate.TypedPredicate[*rukpakv1alpha2.BundleDeployment] {
+	return predicate.TypedFuncs[*rukpakv1alpha2.BundleDeployment]{
+		CreateFunc:  func(event.TypedCreateEvent[*rukpakv1alpha2.BundleDeployment]) bool { return false },
+		GenericFunc: func(event.TypedGenericEvent[*rukpakv1alpha2.BundleDeployment]) bool { return false },
+		UpdateFunc: func(e event.TypedUpdateEvent[*rukpakv1alpha2.BundleDeployment]) bool {
+			was, is := e.ObjectOld.Annotations, e.ObjectNew.Annotations
+			return e.ObjectOld.Labels[catalog.LabelPackage] != "" &&
+				(was[catalog.AnnotationBundle] != is[catalog.AnnotationBundle] || was[catalog.AnnotationRefName] != is[catalog.AnnotationRefName] ||
+					e.ObjectOld.Labels[catalog.LabelPackage] != e.ObjectNew.Labels[catalog.LabelPackage])
+		},
+		DeleteFunc: func(e event.TypedDeleteEvent[*rukpakv1alpha2.BundleDeployment]) bool {
+			return e.Object.Labels[catalog.LabelPackage] != ""
+		},
 	}
 }

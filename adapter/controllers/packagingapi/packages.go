@@ -180,7 +180,8 @@ func (p *Packages) List(ctx context.Context, ns, index, value string) ([]metav1.
 	return out, nil
 }
 
-// Entries are the entries of the channel refName that ns sees.
+// Entries are the entries of the channel refName that ns sees, those its
+// catalog retracted left out.
 func (p *Packages) Entries(ctx context.Context, ns, refName string) ([]catalog.Entry, error) {
 	list, err := p.List(ctx, ns, IndexRefName, refName)
 	if err != nil {
@@ -188,16 +189,34 @@ func (p *Packages) Entries(ctx context.Context, ns, refName string) ([]catalog.E
 	}
 	var out []catalog.Entry
 	for _, m := range list {
-		if e, ok := catalog.EntryOf(m.Labels, m.Annotations); ok {
+		e, ok := catalog.EntryOf(m.Labels, m.Annotations)
+		if _, retracted := catalog.RetractedIn(m.Annotations); ok && !retracted {
 			out = append(out, e)
 		}
 	}
 	return out, nil
 }
 
+// Retracted is the revision that retracted bundle from the channel refName
+// ns sees; ok is false when the channel's Package of bundle is of the
+// current revision, or absent.
+func (p *Packages) Retracted(ctx context.Context, ns, refName, bundle string) (revision string, ok bool, err error) {
+	list, err := p.List(ctx, ns, IndexRefName, refName)
+	if err != nil {
+		return "", false, fmt.Errorf("read the channel %s in namespace %s: %w", refName, ns, err)
+	}
+	for _, m := range list {
+		if e, found := catalog.EntryOf(m.Labels, m.Annotations); found && e.Bundle == bundle {
+			revision, ok = catalog.RetractedIn(m.Annotations)
+			return revision, ok, nil
+		}
+	}
+	return "", false, nil
+}
+
 // Channel is the graph of the channel refName that ns sees, for the walk
-// along it and the upgrade webhook: every Package of a catalog entry is a
-// node; one whose image or images lock cannot be read is a node without
+// along it and the upgrade webhook: every Package of a catalog entry its
+// catalog has not retracted is a node; one whose image or images lock cannot be read is a node without
 // them, and unreadable says which and why (a move that needs its image is
 // refused naming it, one that only passes it by is not). err is a read
 // that failed.
@@ -208,6 +227,9 @@ func (p *Packages) Channel(ctx context.Context, ns, refName string) (nodes []cat
 	}
 	var packages []datav1alpha1.Package
 	for _, m := range list {
+		if _, retracted := catalog.RetractedIn(m.Annotations); retracted {
+			continue
+		}
 		pkg := datav1alpha1.Package{ObjectMeta: m.ObjectMeta}
 		if _, err := catalog.ImageOf(m.Annotations, nil); err != nil {
 			// Only the whole Package says its image.

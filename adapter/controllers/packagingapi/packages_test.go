@@ -179,3 +179,37 @@ func TestPackagesChannel(t *testing.T) {
 		t.Errorf("a list that failed: %v", err)
 	}
 }
+
+// A Package its catalog retracted (kept while an install uses it) is no
+// entry, node or offer of its channel, and Retracted names the revision
+// that dropped it; one of the current revision is not retracted, nor is
+// one the channel does not hold.
+func TestPackagesRetracted(t *testing.T) {
+	t.Parallel()
+	var gets int
+	retracted := catalogPackage("ops", "p", "stable", "1.1.2", "p.1.1.1", true)
+	retracted.Annotations[catalog.AnnotationRetracted] = "sha256:abc"
+	cache, direct := cluster(t, &gets, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ops"}},
+		catalogPackage("ops", "p", "stable", "1.0.0", "", true), catalogPackage("ops", "p", "stable", "1.1.1", "p.1.0.0", true), retracted)
+	p := NewPackages(cache, direct, global)
+	ctx := context.Background()
+	const ref = "stable.p.example.com"
+	entries, err := p.Entries(ctx, "ops", ref)
+	if err != nil || !slices.Equal(versions(entries), []string{"1.0.0", "1.1.1"}) {
+		t.Errorf("entries %v, %v: want the retracted 1.1.2 left out", versions(entries), err)
+	}
+	nodes, _, err := p.Channel(ctx, "ops", ref)
+	if err != nil || len(nodes) != 2 {
+		t.Errorf("%d nodes, %v: want the retracted 1.1.2 left out", len(nodes), err)
+	}
+	offers, err := p.Offers(ctx, "ops", []string{"p"})
+	if err != nil || len(offers) != 2 {
+		t.Errorf("%d offers, %v: want the retracted 1.1.2 left out", len(offers), err)
+	}
+	for bundle, want := range map[string]string{"p.1.1.2": "sha256:abc", "p.1.1.1": "", "p.9.0.0": ""} {
+		rev, ok, err := p.Retracted(ctx, "ops", ref, bundle)
+		if err != nil || rev != want || ok != (want != "") {
+			t.Errorf("Retracted(%s) = %q, %v, %v; want %q", bundle, rev, ok, err, want)
+		}
+	}
+}

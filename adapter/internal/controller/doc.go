@@ -2,8 +2,9 @@
 // reads one BundleDeployment and what it needs (where its App lives, the
 // route from a pure table in route.go: skip, hand back, remove, install as
 // an App or as a PackageInstall, refuse an invalid install-with; for a
-// catalog BundleDeployment that walks its channel, the step to install, in
-// walk.go; for any catalog BundleDeployment, what its channel publishes, in
+// catalog BundleDeployment that walks its channel, the step to install, and
+// for one whose version is held (no approval, or retracted), the version
+// installed or nothing, in walk.go; for any catalog BundleDeployment, what its channel publishes, in
 // notice.go) and writes nothing; run takes the route's steps in order (run.go: prepare
 // what load found missing, then the install modes it is given); report
 // writes the status once, from one place (report.go), and a catalog

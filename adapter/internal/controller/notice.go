@@ -43,6 +43,11 @@ func (r *BundleDeploymentReconciler) notice(ctx context.Context, s *scope.Scope)
 	if !ok || ns == "" || in.RefName == "" || r.channels == nil {
 		return
 	}
+	if h := s.Facts.Hold; h != nil && h.HasInstalled {
+		// Held: the notice is of the version that runs.
+		h.Installed.Channel, h.Installed.RefName = in.Channel, in.RefName
+		in = h.Installed
+	}
 	ch := &status.Channel{Installed: in, PackageInstall: ns + "/" + bd.Annotations[catalog.AnnotationInstall], Policy: bd.Annotations[catalog.AnnotationUpgradeEdge],
 		Approval: catalog.ApprovalOf(bd.Annotations)}
 	published, err := r.channels.Channel(ctx, ns, in.RefName)

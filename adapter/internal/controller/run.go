@@ -106,6 +106,12 @@ func (r *BundleDeploymentReconciler) install(ctx context.Context, s *scope.Scope
 	if gone, err := r.serve.Leave(ctx, s); err != nil || !gone {
 		return scope.Outcome{Err: err}
 	}
+	if h := s.Facts.Hold; h != nil && h.KeepApp {
+		// Held with nothing to install meanwhile: the App stays as it is
+		// (none is made); the approval's arrival is an update, which
+		// wakes the BundleDeployment.
+		return scope.Outcome{}
+	}
 	return r.app.Install(ctx, s)
 }
 

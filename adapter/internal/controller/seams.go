@@ -53,6 +53,9 @@ type DependencyWaits interface {
 type Channels interface {
 	Channel(ctx context.Context, ns, refName string) ([]catalog.Entry, error)
 	Nodes(ctx context.Context, ns, refName string) (nodes []catalog.Node, unreadable, err error)
+	// Retracted is the revision that retracted bundle from the channel
+	// (catalog.AnnotationRetracted); ok is false when it did not.
+	Retracted(ctx context.Context, ns, refName, bundle string) (revision string, ok bool, err error)
 	Sees(ns string, o client.Object) bool
 }
 

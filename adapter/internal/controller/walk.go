@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // walk makes the view of a catalog BundleDeployment that asks for a bundle
@@ -22,10 +25,19 @@ import (
 func (r *BundleDeploymentReconciler) walk(ctx context.Context, s *scope.Scope) error {
 	bd := s.View
 	asked, ok := catalog.EntryOf(bd.Labels, bd.Annotations)
-	if !ok || s.Live == nil || bd.Spec.Source.Image == nil {
+	if !ok || bd.Spec.Source.Image == nil {
 		return nil
 	}
-	deployed := catalog.Deployed{Annotations: s.Live.Annotations, Done: kube.DeployedCurrent(s.Live)}
+	var deployed catalog.Deployed
+	if s.Live != nil {
+		deployed = catalog.Deployed{Annotations: s.Live.Annotations, Done: kube.DeployedCurrent(s.Live)}
+	}
+	if held, err := r.hold(ctx, s, asked, deployed); held || err != nil {
+		return err
+	}
+	if s.Live == nil {
+		return nil
+	}
 	var unreadable error
 	w, err := catalog.PlanWalk(asked, bd.Annotations[catalog.AnnotationUpgradeEdge], deployed, func() (nodes []catalog.Node, err error) {
 		nodes, unreadable, err = r.channel(ctx, bd.Annotations[catalog.AnnotationPackagesNS], asked)
@@ -76,4 +88,87 @@ func (r *BundleDeploymentReconciler) channel(ctx context.Context, namespace stri
 		return nil, nil, fmt.Errorf("walk channel %s: %w", asked.Channel, err)
 	}
 	return nodes, unreadable, nil
+}
+
+// hold holds the version a catalog BundleDeployment asks for when its
+// catalog retracted it or no approval covers it (catalog.Held), whichever
+// way the BundleDeployment got there (created at it, updated to it with or
+// without the upgrade webhook): the App then installs the version its last
+// deploy left, with this generation's other fields, so that values
+// changes land; when nothing is installed yet, or the version installed
+// cannot be read from the channel, the App is left as it is. The approval
+// is the one the install's owner set (catalog.ApprovalFrom).
+func (r *BundleDeploymentReconciler) hold(ctx context.Context, s *scope.Scope, asked catalog.Entry, deployed catalog.Deployed) (bool, error) {
+	bd := s.View
+	from, installed := deployed.Installed(asked.Package)
+	if installed && from.Bundle == asked.Bundle {
+		return false, nil
+	}
+	if s.Live != nil && !installed {
+		// An App whose deploys recorded no catalog entry (an install made
+		// before entries were recorded): what it installed is not known,
+		// and nothing is held over it.
+		if _, ok := s.Live.Annotations[catalog.AnnotationBundle]; !ok {
+			return false, nil
+		}
+	}
+	ns := bd.Annotations[catalog.AnnotationPackagesNS]
+	install := ""
+	if name := bd.Annotations[catalog.AnnotationInstall]; ns != "" && name != "" {
+		install = ns + "/" + name
+	}
+	revision := ""
+	if r.channels != nil && ns != "" && asked.RefName != "" {
+		rev, retracted, err := r.channels.Retracted(ctx, ns, asked.RefName, asked.Bundle)
+		if err != nil {
+			return false, fmt.Errorf("whether channel %s retracted %s: %w", asked.Channel, asked.Version, err)
+		}
+		if retracted {
+			revision = rev
+		}
+	}
+	heldErr := catalog.Held(from, installed, asked, catalog.ApprovalFrom(s.BD), revision, install)
+	if heldErr == nil {
+		return false, nil
+	}
+	h := &status.Hold{Reason: rukpakv1alpha2.ReasonAwaitingApproval, Message: heldErr.Error(), Installed: from, HasInstalled: installed, KeepApp: true}
+	if revision != "" {
+		h.Reason = rukpakv1alpha2.ReasonRetracted
+	}
+	if installed {
+		refName := asked.RefName
+		if ref := s.Live.Annotations[catalog.AnnotationRefName]; ref != "" {
+			refName = ref
+		}
+		if view, ok := r.heldView(ctx, bd, ns, refName, from); ok {
+			s.View, h.KeepApp = view, false
+		}
+	}
+	s.Facts.Hold = h
+	return true, nil
+}
+
+// heldView is bd installing from, the entry installed (its Package read
+// from the channel refName), with bd's other fields, marked
+// catalog.AnnotationHeld; ok is false when from's Package cannot be read.
+func (r *BundleDeploymentReconciler) heldView(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, ns, refName string, from catalog.Entry) (*rukpakv1alpha2.BundleDeployment, bool) {
+	if r.channels == nil || ns == "" || refName == "" {
+		return nil, false
+	}
+	nodes, _, err := r.channels.Nodes(ctx, ns, refName)
+	if err != nil {
+		log.FromContext(ctx).Info("the version installed cannot be read from its channel; the held install's App is left as it is", "error", err.Error())
+		return nil, false
+	}
+	for _, n := range nodes {
+		if n.Entry.Bundle == from.Bundle && n.Image != "" {
+			view, err := catalog.StepView(bd, n)
+			if err != nil {
+				return nil, false
+			}
+			view.Annotations[catalog.AnnotationHeld] = from.Bundle
+			return view, true
+		}
+	}
+	return nil, false
 }

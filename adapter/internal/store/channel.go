@@ -23,6 +23,12 @@ func (s *Store) Nodes(ctx context.Context, ns, refName string) (nodes []catalog.
 	return s.packages.Channel(ctx, ns, refName)
 }
 
+// Retracted is the revision that retracted bundle from the channel
+// refName seen from ns; ok is false when it did not.
+func (s *Store) Retracted(ctx context.Context, ns, refName, bundle string) (revision string, ok bool, err error) {
+	return s.packages.Retracted(ctx, ns, refName, bundle)
+}
+
 // Sees says the catalog Packages seen from ns may include o, a Package.
 func (s *Store) Sees(ns string, o client.Object) bool {
 	return s.packages.Sees(ns, o)

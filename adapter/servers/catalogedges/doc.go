@@ -2,7 +2,10 @@
 // BundleDeployment that a catalog Package made (adapter/catalog) when
 // it moves to a bundle no path of the catalog's channel reaches from the
 // installed one, or when its image moves without its entry or to an image
-// the entry's Package does not name. kapp-controller picks the highest
+// the entry's Package does not name, or to a bundle its catalog retracted.
+// A move the install holds for approval is admitted: the reconciler holds
+// it (the controller's walk.go), so that the update's other fields land.
+// kapp-controller picks the highest
 // Package version that matches a PackageInstall's constraints and checks no
 // edges; its kapp deploy of the refused update fails with this webhook's
 // words, which the PackageInstall shows, and nothing changes. A path of

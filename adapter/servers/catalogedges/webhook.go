@@ -33,6 +33,9 @@ const listBound = 4 * time.Second
 // that a request never lists a namespace).
 type Channels interface {
 	Channel(ctx context.Context, ns, refName string) (nodes []catalog.Node, unreadable, err error)
+	// Retracted is the revision that retracted bundle from the channel
+	// (catalog.AnnotationRetracted); ok is false when it is not retracted.
+	Retracted(ctx context.Context, ns, refName, bundle string) (revision string, ok bool, err error)
 }
 
 // Add serves the check on srv, reading channels through channels; nil srv
@@ -134,6 +137,12 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 			new.Name, installed.Bundle, asked.Bundle, asked.Package, ns, err))
 	}
 	if listed {
+		// A version the catalog retracted is kept only for the installs
+		// that have it: nothing moves to it, whatever edge leads there.
+		if rev, retracted, err := h.channels.Retracted(ctx, ns, asked.RefName, asked.Bundle); err == nil && retracted {
+			log.FromContext(ctx).Info("refused a move to a retracted catalog version", "bundleDeployment", new.Name, "asked", asked.Bundle, "revision", rev)
+			return admission.Denied((&catalog.RetractedError{Asked: asked, Revision: rev, Install: install}).Error())
+		}
 		// The image moves with the entry, to the image the entry's
 		// Package names: a hand edit of both is judged as well.
 		if want, ok := nodeOf(nodes, asked.Bundle); ok && new.image() != "" && !want.Installs(new.image()) {
@@ -161,13 +170,16 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 	return admission.Denied(err.Error())
 }
 
-// approved allows a move the channel allows unless the install holds its
-// upgrades for approval (upgradeApproval: Manual) and no approval covers
-// the version asked for: then nothing changes until one does.
+// approved allows a move the channel allows. One that the install holds
+// for approval (upgradeApproval: Manual, no approval of the version asked
+// for) is allowed too: the reconciler holds it where installs happen (its
+// App keeps the version installed, with the update's other fields, and
+// the BundleDeployment says Held), so that the update's values land and
+// its PackageInstall's reconcile does not fail.
 func (h *handler) approved(ctx context.Context, new meta, installed, asked catalog.Entry, install, reason string) admission.Response {
-	if err := catalog.CheckApproval(installed, asked, catalog.ApprovalOf(new.Annotations), install); err != nil {
-		log.FromContext(ctx).Info("held a catalog upgrade for approval", "bundleDeployment", new.Name, "installed", installed.Bundle, "asked", asked.Bundle)
-		return admission.Denied(err.Error())
+	if err := catalog.Held(installed, true, asked, catalog.ApprovalOf(new.Annotations), "", install); err != nil {
+		log.FromContext(ctx).Info("admitted a catalog upgrade the adapter holds for approval", "bundleDeployment", new.Name, "installed", installed.Bundle, "asked", asked.Bundle)
+		return admission.Allowed("held for approval by the adapter: " + err.Error())
 	}
 	return admission.Allowed(reason)
 }

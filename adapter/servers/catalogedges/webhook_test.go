@@ -58,9 +58,14 @@ func TestHandle(t *testing.T) {
 		t.Fatal(err)
 	}
 	published := []client.Object{}
-	for _, e := range []catalog.Entry{entry("p.1.0.0", "1.0.0", ""), entry("p.1.0.1", "1.0.1", "p.1.0.0"), entry("p.1.2.0", "1.2.0", "p.1.0.1"), entry("p.2.0.0", "2.0.0", "p.1.2.0")} {
+	for _, e := range []catalog.Entry{entry("p.1.0.0", "1.0.0", ""), entry("p.1.0.1", "1.0.1", "p.1.0.0"), entry("p.1.2.0", "1.2.0", "p.1.0.1"), entry("p.2.0.0", "2.0.0", "p.1.2.0"),
+		entry("p.1.0.2", "1.0.2", "p.1.0.1")} {
 		m := object(e, map[string]string{catalog.AnnotationImage: "registry.example/p@sha256:" + e.Version})
 		m.Name, m.Namespace = e.RefName+"."+e.Version, "ops"
+		if e.Version == "1.0.2" {
+			// Kept for an install that has it; the catalog dropped it.
+			m.Annotations[catalog.AnnotationRetracted] = "sha256:new"
+		}
 		published = append(published, &datav1alpha1.Package{ObjectMeta: m, Spec: datav1alpha1.PackageSpec{RefName: e.RefName, Version: e.Version}})
 	}
 	b := fake.NewClientBuilder().WithScheme(scheme).WithObjects(published...)
@@ -89,6 +94,8 @@ func TestHandle(t *testing.T) {
 			specs: []map[string]any{v1alpha2Image("registry.example/p:1.0.0"), v1alpha2Image("registry.example/p:1.0.0")}},
 		{name: "not from a catalog", old: metav1.ObjectMeta{Name: "x"}, new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), nil)},
 		{name: "an edge", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where)},
+		{name: "an edge to a version the catalog retracted", old: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where), new: object(entry("p.1.0.2", "1.0.2", "p.1.0.1"), where),
+			refused: []string{"version 1.0.2 of p was retracted from channel beta (the catalog's revision sha256:new no longer holds bundle p.1.0.2)", "kctrl package available get -p beta.p.example.com -n ops"}},
 		{name: "three edges: a path the adapter walks", old: object(entry("p.1.0.0", "1.0.0", ""), where), new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), where)},
 		{name: "no path (a downgrade)", old: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), where), new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where),
 			refused: []string{"version 2.0.0 is installed and 1.0.1 was asked for", "does not reach from 2.0.0, in one edge or along a path", "no version published in this channel reaches it"}},
@@ -101,13 +108,13 @@ func TestHandle(t *testing.T) {
 			refused: []string{"asks for bundle p.1.0.1 of catalog package p with image evil.example/p:latest, but the catalog's Package of that bundle installs registry.example/p@sha256:1.0.1"}},
 		{name: "off the edges, self-certified", old: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), where),
 			new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), map[string]string{catalog.AnnotationUpgradeEdge: catalog.PolicySelfCertified})},
-		{name: "held for approval: three edges, nothing approved", old: object(entry("p.1.0.0", "1.0.0", ""), where),
-			new:     object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), merged(where, map[string]string{catalog.AnnotationUpgradeApproval: catalog.ApprovalManual})),
-			refused: []string{"upgrade of p held: 2.0.0 waits for approval (upgradeApproval: Manual), and 1.0.0 stays installed", "rukpak-kapp upgrade plan prom -n ops --to 2.0.0", "approvedVersion: \"2.0.0\""}},
-		{name: "held for approval: another version approved", old: object(entry("p.1.0.0", "1.0.0", ""), where),
+		// The reconciler holds what no approval covers; the update's values
+		// land on the version installed.
+		{name: "held for approval: three edges, nothing approved, admitted", old: object(entry("p.1.0.0", "1.0.0", ""), where),
+			new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), merged(where, map[string]string{catalog.AnnotationUpgradeApproval: catalog.ApprovalManual}))},
+		{name: "held for approval: another version approved, admitted", old: object(entry("p.1.0.0", "1.0.0", ""), where),
 			new: object(entry("p.1.0.1", "1.0.1", "p.1.0.0"), merged(where, map[string]string{catalog.AnnotationUpgradeApproval: catalog.ApprovalManual,
-				catalog.AnnotationApprovedVersion: "2.0.0"})),
-			refused: []string{"1.0.1 waits for approval", "(the version approved is 2.0.0)"}},
+				catalog.AnnotationApprovedVersion: "2.0.0"}))},
 		{name: "approved: exactly the version asked for", old: object(entry("p.1.0.0", "1.0.0", ""), where),
 			new: object(entry("p.2.0.0", "2.0.0", "p.1.2.0"), merged(where, map[string]string{catalog.AnnotationUpgradeApproval: catalog.ApprovalManual,
 				catalog.AnnotationApprovedVersion: "2.0.0"}))},
