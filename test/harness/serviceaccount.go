@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,6 +74,9 @@ func (e *Env) AccountToken(ctx context.Context, ns, name, role string) (string, 
 		if err := e.Client.Create(ctx, binding); client.IgnoreAlreadyExists(err) != nil {
 			return "", fmt.Errorf("bind %s/%s to %s: %w", ns, name, role, err)
 		}
+		if err := e.waitBound(ctx, ns, name, role); err != nil {
+			return "", err
+		}
 	}
 	expiry := int64(60 * 60)
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}
@@ -77,4 +84,39 @@ func (e *Env) AccountToken(ctx context.Context, ns, name, role string) (string, 
 		return "", fmt.Errorf("request token for %s/%s: %w", ns, name, err)
 	}
 	return tr.Status.Token, nil
+}
+
+// waitBound waits until kube-apiserver's authorizer grants the
+// ServiceAccount ns/name what the first rule of the ClusterRole role
+// allows: a new binding reaches the authorizer's cache a moment after it
+// is stored, and a request made in between is refused.
+func (e *Env) waitBound(ctx context.Context, ns, name, role string) error {
+	cr := &rbacv1.ClusterRole{}
+	if err := e.Client.Get(ctx, client.ObjectKey{Name: role}, cr); err != nil {
+		return fmt.Errorf("read ClusterRole %s: %w", role, err)
+	}
+	if len(cr.Rules) == 0 || len(cr.Rules[0].Verbs) == 0 {
+		return nil
+	}
+	rule := cr.Rules[0]
+	spec := authorizationv1.SubjectAccessReviewSpec{User: "system:serviceaccount:" + ns + ":" + name,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
+	switch {
+	case len(rule.NonResourceURLs) > 0:
+		spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Verb: rule.Verbs[0], Path: strings.TrimSuffix(rule.NonResourceURLs[0], "*") + "x"}
+	case len(rule.Resources) > 0 && len(rule.APIGroups) > 0:
+		spec.ResourceAttributes = &authorizationv1.ResourceAttributes{Verb: rule.Verbs[0], Group: rule.APIGroups[0], Resource: rule.Resources[0]}
+		if len(rule.ResourceNames) > 0 {
+			spec.ResourceAttributes.Name = rule.ResourceNames[0]
+		}
+	default:
+		return nil
+	}
+	return wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		sar := &authorizationv1.SubjectAccessReview{Spec: spec}
+		if err := e.Client.Create(ctx, sar); err != nil {
+			return false, fmt.Errorf("ask whether %s/%s is bound to %s: %w", ns, name, role, err)
+		}
+		return sar.Status.Allowed, nil
+	})
 }
