@@ -1,0 +1,127 @@
+package docs_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestEveryConditionDocumented: every condition type and reason a
+// BundleDeployment can carry (api/v1alpha2/conditions.go) has a row of
+// docs/bundledeployments.md's table, which the README names as the list
+// of every condition.
+func TestEveryConditionDocumented(t *testing.T) {
+	data, err := os.ReadFile("bundledeployments.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "| ") {
+			rows = append(rows, line)
+		}
+	}
+	types, reasons := conditionNames(t, filepath.Join("..", "api", "v1alpha2", "conditions.go"))
+	if len(types) == 0 || len(reasons) == 0 {
+		t.Fatal("api/v1alpha2/conditions.go names no condition type or reason")
+	}
+	for _, typ := range types {
+		if !hasRow(rows, "| "+typ+" |") {
+			t.Errorf("condition type %s has no row in docs/bundledeployments.md", typ)
+		}
+	}
+	for _, reason := range reasons {
+		if !hasRow(rows, "`"+reason+"`") {
+			t.Errorf("reason %s has no row in docs/bundledeployments.md", reason)
+		}
+	}
+}
+
+func hasRow(rows []string, s string) bool {
+	for _, r := range rows {
+		if strings.Contains(r, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// conditionNames are the values of the Type* and Reason* constants of
+// the Go file at path.
+func conditionNames(t *testing.T, path string) (types, reasons []string) {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			v := spec.(*ast.ValueSpec)
+			for i, name := range v.Names {
+				if i >= len(v.Values) {
+					continue
+				}
+				lit, ok := v.Values[i].(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					continue
+				}
+				value, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case strings.HasPrefix(name.Name, "Type"):
+					types = append(types, value)
+				case strings.HasPrefix(name.Name, "Reason"):
+					reasons = append(reasons, value)
+				}
+			}
+		}
+	}
+	return types, reasons
+}
+
+// TestEveryMetricDocumented: every metric the adapter registers (a
+// rukpak_kapp_ name in its Go source) is named in docs/observability.md.
+func TestEveryMetricDocumented(t *testing.T) {
+	data, err := os.ReadFile("observability.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	named := regexp.MustCompile(`Name: +"(rukpak_kapp_[a-z_]+)"`)
+	found := 0
+	err = filepath.WalkDir(filepath.Join("..", "adapter"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range named.FindAllStringSubmatch(string(src), -1) {
+			found++
+			if !strings.Contains(doc, "`"+m[1]) {
+				t.Errorf("metric %s (%s) is not named in docs/observability.md", m[1], path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found == 0 {
+		t.Fatal("no metric found in the adapter's source")
+	}
+}
