@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 )
 
 // TestEveryConditionDocumented: every condition type and reason a
@@ -123,5 +125,37 @@ func TestEveryMetricDocumented(t *testing.T) {
 	}
 	if found == 0 {
 		t.Fatal("no metric found in the adapter's source")
+	}
+}
+
+// TestEveryPackageValueDocumented: docs/catalogs.md's Values table lists
+// exactly the values a catalog Package accepts.
+func TestEveryPackageValueDocumented(t *testing.T) {
+	data, err := os.ReadFile("catalogs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(data), "\n### Values\n")
+	if !ok {
+		t.Fatal("docs/catalogs.md has no Values section")
+	}
+	row := regexp.MustCompile("^\\| `([A-Za-z]+)` \\|")
+	documented := map[string]bool{}
+	for _, line := range strings.Split(table, "\n") {
+		if strings.HasPrefix(line, "#") {
+			break
+		}
+		if m := row.FindStringSubmatch(line); m != nil {
+			documented[m[1]] = true
+		}
+	}
+	for _, name := range catalog.ValueNames() {
+		if !documented[name] {
+			t.Errorf("value %s of the catalog Packages has no row in docs/catalogs.md's Values table", name)
+		}
+		delete(documented, name)
+	}
+	for name := range documented {
+		t.Errorf("docs/catalogs.md's Values table lists %s, which no catalog Package accepts", name)
 	}
 }

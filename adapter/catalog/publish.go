@@ -456,10 +456,21 @@ func values(installNamespace string, modes map[string]bool, plain bool) []value 
 		value{"installDependencies", true, map[string]any{"type": "boolean",
 			"description": "Install what the bundle requires (olm.package.required, olm.gvk.required) from this catalog as PackageInstalls of their own. false: only wait until the cluster meets them."}},
 		value{"upgradeApproval", ApprovalAutomatic, map[string]any{"type": "string", "enum": []string{ApprovalAutomatic, ApprovalManual},
-			"description": "Automatic: a new version the PackageInstall asks for is installed. Manual: it waits (the BundleDeployment's UpgradeAvailable condition names it) until approvedVersion names it; nothing is installed before."}},
+			"description": "Automatic: a new version the PackageInstall asks for is installed. Manual: it is held (the BundleDeployment's Held and UpgradeAvailable conditions name it) until approvedVersion names it; the version installed keeps running, and a first install installs nothing before."}},
 		value{"approvedVersion", "", map[string]any{"type": "string",
 			"description": "With upgradeApproval: Manual, the one version an upgrade may move to; a later version waits again."}},
 	)
+}
+
+// ValueNames are the names of the values a catalog Package of a
+// registry+v1 bundle accepts (a plain bundle's lack watchNamespaces): the
+// list docs/catalogs.md's Values table keeps.
+func ValueNames() []string {
+	var out []string
+	for _, v := range values("", nil, false) {
+		out = append(out, v.name)
+	}
+	return out
 }
 
 // valuesSchema is the Package's OpenAPI schema of its values.
