@@ -159,3 +159,25 @@ func TestEveryPackageValueDocumented(t *testing.T) {
 		t.Errorf("docs/catalogs.md's Values table lists %s, which no catalog Package accepts", name)
 	}
 }
+
+// TestNoWorkingNotes: a page says what the project does, not who worked on
+// it when: no sessions, submissions or authors.
+func TestNoWorkingNotes(t *testing.T) {
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join("..", "README.md"))
+	notes := regexp.MustCompile(`(?i)\b(this session|sessions?'s|next submission|the author'?s?)\b`)
+	for _, page := range pages {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if m := notes.FindString(line); m != "" {
+				t.Errorf("%s:%d speaks of %q: say what the project does, with its commit and date where it is a measurement", page, i+1, m)
+			}
+		}
+	}
+}
