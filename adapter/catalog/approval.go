@@ -106,8 +106,9 @@ type HeldError struct {
 	// Installed is the version installed (its Bundle "": none).
 	Installed, Asked Entry
 	Approved         string
-	// Foreign is the writer of an approval that does not count.
-	Foreign string
+	// Foreign is the writer of an approval that does not count, and
+	// BundleDeployment the name of the object it wrote.
+	Foreign, BundleDeployment string
 	// Install is the PackageInstall "namespace/name" ("" unknown).
 	Install string
 }
@@ -124,7 +125,9 @@ func (e *HeldError) Error() string {
 		fmt.Fprintf(&b, " (the version approved is %s)", e.Approved)
 	}
 	if e.Foreign != "" {
-		fmt.Fprintf(&b, " (the approval annotations were last set by %s, not by the PackageInstall's values, so they do not count)", e.Foreign)
+		fmt.Fprintf(&b, " (the approval annotations were last set by %s, not by the PackageInstall's values, so they do not count: approve through the values; "+
+			"if this stays, remove the hand's annotation with kubectl annotate bundledeployment %s %s- and update the values again)",
+			e.Foreign, e.BundleDeployment, AnnotationApprovedVersion)
 	}
 	fmt.Fprintf(&b, ". See what it changes with: %s; approve exactly this version with: %s", PlanCommand(e.Install, version), ApproveCommand(e.Install, version))
 	return b.String()
@@ -158,12 +161,13 @@ func installName(install string) (ns, name string) {
 	return ns, name
 }
 
-// Held judges a move from installed (isInstalled false: nothing is
-// installed yet) to asked: held when the catalog retracted asked
+// Held judges a move of the BundleDeployment bundleDeployment from
+// installed (isInstalled false: nothing is installed yet) to asked: held
+// when the catalog retracted asked
 // (retracted names the revision that did; "" it did not), or when the
 // approval a does not cover it. The error says why and what to do; nil: not
 // held. Staying on the bundle installed is never held.
-func Held(installed Entry, isInstalled bool, asked Entry, a Approval, retracted, install string) error {
+func Held(installed Entry, isInstalled bool, asked Entry, a Approval, retracted, install, bundleDeployment string) error {
 	if isInstalled && installed.Bundle == asked.Bundle && installed.Package == asked.Package {
 		return nil
 	}
@@ -176,5 +180,5 @@ func Held(installed Entry, isInstalled bool, asked Entry, a Approval, retracted,
 	if a.Covers(asked) {
 		return nil
 	}
-	return &HeldError{Installed: installed, Asked: asked, Approved: a.Approved, Foreign: a.Foreign, Install: install}
+	return &HeldError{Installed: installed, Asked: asked, Approved: a.Approved, Foreign: a.Foreign, Install: install, BundleDeployment: bundleDeployment}
 }

@@ -37,7 +37,7 @@ func TestHeld(t *testing.T) {
 		{name: "retracted, whatever the approval", retracted: "registry.example/catalog@sha256:2",
 			held: "version 2.1.0+build.3 of efs was retracted from channel stable (the catalog's revision registry.example/catalog@sha256:2 no longer holds bundle efs.2.1.0)"},
 		{name: "an approval another writer set does not count", foreign: "kubectl-annotate",
-			held: "(the approval annotations were last set by kubectl-annotate, not by the PackageInstall's values, so they do not count)"},
+			held: "(the approval annotations were last set by kubectl-annotate, not by the PackageInstall's values, so they do not count: approve through the values; if this stays, remove the hand's annotation with kubectl annotate bundledeployment prom.ops catalog.rukpak-kapp.dev/approved-version- and update the values again)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := ApprovalOf(tc.annotations)
@@ -48,7 +48,7 @@ func TestHeld(t *testing.T) {
 			if tc.same {
 				asked = installed
 			}
-			err := Held(installed, !tc.nothing, asked, a, tc.retracted, "ops/prom")
+			err := Held(installed, !tc.nothing, asked, a, tc.retracted, "ops/prom", "prom.ops")
 			switch {
 			case tc.held == "" && err != nil:
 				t.Fatalf("held: %v", err)

@@ -127,7 +127,7 @@ func (r *BundleDeploymentReconciler) hold(ctx context.Context, s *scope.Scope, a
 			revision = rev
 		}
 	}
-	heldErr := catalog.Held(from, installed, asked, catalog.ApprovalFrom(s.BD), revision, install)
+	heldErr := catalog.Held(from, installed, asked, catalog.ApprovalFrom(s.BD), revision, install, s.BD.Name)
 	if heldErr == nil {
 		return false, nil
 	}

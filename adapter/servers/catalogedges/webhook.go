@@ -177,7 +177,7 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 // the BundleDeployment says Held), so that the update's values land and
 // its PackageInstall's reconcile does not fail.
 func (h *handler) approved(ctx context.Context, new meta, installed, asked catalog.Entry, install, reason string) admission.Response {
-	if err := catalog.Held(installed, true, asked, catalog.ApprovalOf(new.Annotations), "", install); err != nil {
+	if err := catalog.Held(installed, true, asked, catalog.ApprovalOf(new.Annotations), "", install, new.Name); err != nil {
 		log.FromContext(ctx).Info("admitted a catalog upgrade the adapter holds for approval", "bundleDeployment", new.Name, "installed", installed.Bundle, "asked", asked.Bundle)
 		return admission.Allowed("held for approval by the adapter: " + err.Error())
 	}
