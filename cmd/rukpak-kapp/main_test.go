@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -196,6 +197,35 @@ func TestExamples(t *testing.T) {
 		}
 		for _, sub := range cmd.Commands() {
 			walk(sub)
+		}
+	}
+	walk(newRootCommand())
+}
+
+// TestEveryCommandInREADME: README's list of the CLI names every command
+// a user runs (the adapter's own `run` aside).
+func TestEveryCommandInREADME(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	var walk func(*cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		switch cmd.Name() {
+		case "help", "completion", "run":
+			return
+		}
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+		if !cmd.Runnable() || cmd.HasSubCommands() {
+			return
+		}
+		name := strings.TrimPrefix(cmd.CommandPath(), "rukpak-kapp ")
+		if !strings.Contains(readme, "`"+name+"`") && !strings.Contains(readme, "`rukpak-kapp "+name+"`") {
+			t.Errorf("README.md's CLI list does not name %s", cmd.CommandPath())
 		}
 	}
 	walk(newRootCommand())
