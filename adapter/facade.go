@@ -86,7 +86,7 @@ const digestCacheBytes = 32 << 20
 // apis answers registry+v1 bundles' olm.gvk dependencies.
 func NewBundleDeploymentReconciler(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *BundleDeploymentReconciler {
 	unserved := packagingapi.NewPackages(kube.NewLateReader("kapp-controller's packaging API (Packages)"), direct, "")
-	r, _ := assemble(c, direct, unserved, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace, nil))
+	r, _ := assemble(c, direct, unserved, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace, nil), nil)
 	return r
 }
 
@@ -103,10 +103,10 @@ func newFetcher(c client.Reader, systemNamespace string, network *fetch.NetworkH
 }
 
 func assemble(c client.Client, direct client.Reader, packages *packagingapi.Packages, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs,
-	installDefault InstallWith, kapp controller.KappReady, fetcher store.SourceFetcher) (*BundleDeploymentReconciler, *store.Store) {
+	installDefault InstallWith, kapp controller.KappReady, fetcher store.SourceFetcher, custom *kube.CustomObjects) (*BundleDeploymentReconciler, *store.Store) {
 	content := store.New(c, direct, packages, cfg, fetcher, apis)
 	set := controller.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
-	return controller.New(c, direct, recorder, set, appmode.New(c, direct, content, recorder), servemode.New(c, direct, content), content, content, kapp).
+	return controller.New(c, direct, recorder, set, appmode.New(c, direct, content, recorder), servemode.New(c, direct, content), content, content, kapp, custom).
 		WithBundles(deployments.NewV1alpha1(c, recorder, deployments.New(c, direct, recorder), cfg.SystemNamespace, cfg.ContentAddress)), content
 }
 

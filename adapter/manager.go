@@ -287,7 +287,11 @@ func addDispatcher(mgr ctrl.Manager, cfg *rest.Config, d discovery.DiscoveryInte
 	var r *BundleDeploymentReconciler
 	kapp := kappapi.New(d, mgr.GetCache(), func(context.Context) error { return withKapp(mgr, r, o, network) },
 		func(ctx context.Context) error { return r.EnqueueAll(ctx, mgr.GetCache()) })
-	r, content := assemble(mgr.GetClient(), mgr.GetAPIReader(), packages, o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp, fetcher)
+	custom, err := customObjects(mgr)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, content := assemble(mgr.GetClient(), mgr.GetAPIReader(), packages, o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp, fetcher, custom)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, nil, fmt.Errorf("set up controller: %w", err)
 	}
@@ -546,4 +550,19 @@ func addDriftRepair(mgr ctrl.Manager, appOf func(context.Context, string) (clien
 		return fmt.Errorf("drift repair: %w", err)
 	}
 	return nil
+}
+
+// customObjects reads the installed custom resources Healthy is judged by,
+// through a cache of their own (installed objects only, stripped to their
+// status) that runs with the manager.
+func customObjects(mgr ctrl.Manager) (*kube.CustomObjects, error) {
+	c, err := cache.New(mgr.GetConfig(), kube.CustomCacheOptions(cache.Options{
+		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}))
+	if err != nil {
+		return nil, fmt.Errorf("make the cache of installed custom resources: %w", err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, err
+	}
+	return kube.NewCustomObjects(c, mgr.GetRESTMapper()), nil
 }

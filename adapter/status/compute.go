@@ -56,7 +56,7 @@ func Compute(f Facts) Computed {
 	}
 	c = s.withWalk(c)
 	c = s.withHold(c)
-	c = s.withWorkloads(c)
+	c = s.withInstalled(c)
 	c = s.withUpgrade(c)
 	if f.PruneFailure != "" && c.installed.Status == metav1.ConditionTrue {
 		c.installed.Message += ". Removing content Secrets the App no longer reads failed, the adapter retries: " + Message(f.PruneFailure)
@@ -404,22 +404,28 @@ func (s state) templateDeadline() (conditions, time.Duration, bool) {
 		"Either %s, or a chart template loops for long. This condition changes when the step ends", s.TemplateTimeout, aliasHint)), 0, true
 }
 
-// withWorkloads lets installed workloads that lost readiness after the
-// deploy turn Healthy=True into Healthy=False, naming each one and why.
-func (s state) withWorkloads(c conditions) conditions {
+// withInstalled lets installed objects that are not Current after the
+// deploy turn Healthy=True into Healthy=False (one Failed, Terminating,
+// NotFound or InProgress) or Unknown (only ones kstatus cannot judge),
+// counting them by state and naming the first ones.
+func (s state) withInstalled(c conditions) conditions {
 	if c.healthy.Status != metav1.ConditionTrue {
 		return c
 	}
-	if s.WorkloadsFailure != "" {
+	if s.InstalledFailure != "" {
 		c.healthy = withGen(cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionUnknown, rukpakv1alpha2.ReasonHealthCheckFailed,
-			"Reading the installed workloads failed, the adapter retries: "+Message(s.WorkloadsFailure)), c.healthy.ObservedGeneration)
+			"Reading the installed objects failed, the adapter retries: "+Message(s.InstalledFailure)), c.healthy.ObservedGeneration)
 		return c
 	}
-	if s.Workloads == nil {
+	if s.Installed == nil {
 		return c
 	}
-	if problems := s.Workloads.problems(); len(problems) > 0 {
-		c.healthy = withGen(cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnhealthy, Message(joinProblems(problems))), c.healthy.ObservedGeneration)
+	h := s.Installed.Judge()
+	switch {
+	case h.Unhealthy():
+		c.healthy = withGen(cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnhealthy, Message(h.Message())), c.healthy.ObservedGeneration)
+	case len(h.NotCurrent) > 0:
+		c.healthy = withGen(cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionUnknown, rukpakv1alpha2.ReasonHealthUnknown, Message(h.Message())), c.healthy.ObservedGeneration)
 	}
 	return c
 }

@@ -1,7 +1,8 @@
 // Package status computes a BundleDeployment's whole status from the facts
 // one reconcile gathered: the BundleDeployment with what it stored so far,
 // its App, what the adapter fetched and what stopped it, the installed
-// workloads and the clock. It is pure: no client, no clock of its own.
+// objects (judged by kstatus: Healthy) and the clock. It is pure: no
+// client, no clock of its own.
 //
 // The generation rule: every condition carries the generation it describes.
 // Installed=True (and Healthy, which describes the installed objects) carry

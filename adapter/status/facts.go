@@ -28,10 +28,11 @@ type Facts struct {
 	// PruneFailure says why content Secrets the App no longer reads could
 	// not be removed. The install stands.
 	PruneFailure string
-	// Workloads are the installed workloads; nil when they were not listed.
-	Workloads *Workloads
-	// WorkloadsFailure says why they could not be listed.
-	WorkloadsFailure string
+	// Installed are the installed objects Healthy is judged by; nil when
+	// they were not listed.
+	Installed *Installed
+	// InstalledFailure says why they could not be listed.
+	InstalledFailure string
 	// Now is the reconcile's clock reading.
 	Now time.Time
 	// Progress is what the last look at this generation's work under way

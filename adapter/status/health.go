@@ -5,98 +5,170 @@ import (
 	"slices"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 )
 
-// Workloads are the installed objects whose readiness can change after kapp
-// finished: kapp-controller only looks at them while a deploy runs, so a node
-// that dies between syncs would otherwise leave Healthy=True.
-type Workloads struct {
-	Deployments  []appsv1.Deployment
-	StatefulSets []appsv1.StatefulSet
-	DaemonSets   []appsv1.DaemonSet
+// Installed are the installed objects Healthy is judged by once kapp
+// finished: kapp-controller only looks at them while a deploy runs, so a
+// node that dies or a custom resource whose controller fails between syncs
+// would otherwise leave Healthy=True. They are the workloads (Deployments,
+// StatefulSets, DaemonSets) and the custom resources; every other built-in
+// kind is one kapp waited for during the deploy, and whose readiness
+// nothing changes after it.
+type Installed struct {
+	// Objects are the installed objects read, with their status.
+	Objects []unstructured.Unstructured
+	// Unread are kinds installed whose objects could not be read (yet).
+	Unread []Unread
 }
 
-// joinProblems is one message for every workload that lost readiness;
-// the problems come sorted, so the message does not flap with informer order.
-func joinProblems(problems []string) string { return strings.Join(problems, "; ") }
+// Unread is an installed kind whose objects the adapter could not read,
+// and why, as a sentence.
+type Unread struct {
+	Kind schema.GroupKind
+	Why  string
+}
 
-func (w Workloads) problems() []string {
-	var out []string
-	for i := range w.Deployments {
-		if p := deploymentProblem(&w.Deployments[i]); p != "" {
-			out = append(out, p)
+// Judged is one installed object's state, as kstatus computes it.
+type Judged struct {
+	// Object names the object: Kind namespace/name.
+	Object string
+	State  kstatus.Status
+	// Message is kstatus's, or the object's own condition's.
+	Message string
+}
+
+// builtinGroups are the API groups Kubernetes itself serves. A kind of any
+// other group is a custom resource.
+var builtinGroups = []string{
+	"", "apps", "batch", "autoscaling", "policy", "networking.k8s.io", "rbac.authorization.k8s.io",
+	"storage.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io", "admissionregistration.k8s.io",
+	"scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "certificates.k8s.io",
+	"flowcontrol.apiserver.k8s.io", "events.k8s.io", "resource.k8s.io", "storagemigration.k8s.io",
+	"internal.apiserver.k8s.io",
+}
+
+// IsCustom says whether gk is a custom resource's kind (its group is not
+// one Kubernetes serves itself).
+func IsCustom(gk schema.GroupKind) bool { return !slices.Contains(builtinGroups, gk.Group) }
+
+// Judge computes u's state with kstatus. kstatus counts an object of a
+// kind it has no rules for, and that says nothing of its state, as Current;
+// a custom resource is Current here only when it says so (a Ready
+// condition): one that says nothing is Unknown, never healthy by default.
+func Judge(u *unstructured.Unstructured) Judged {
+	j := Judged{Object: objectName(u)}
+	res, err := kstatus.Compute(u)
+	if err != nil {
+		j.State, j.Message = kstatus.UnknownStatus, fmt.Sprintf("its status cannot be read: %v", err)
+		return j
+	}
+	j.State, j.Message = res.Status, res.Message
+	if res.Status == kstatus.CurrentStatus && IsCustom(u.GroupVersionKind().GroupKind()) && !hasReady(u) {
+		j.State = kstatus.UnknownStatus
+		j.Message = "it has no Ready condition, nor a Reconciling or Stalled one, that says whether it is ready"
+	}
+	return j
+}
+
+// hasReady says whether u carries a Ready condition (kstatus judged it by
+// that condition).
+func hasReady(u *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
+			return true
 		}
 	}
-	for i := range w.StatefulSets {
-		if p := statefulSetProblem(&w.StatefulSets[i]); p != "" {
-			out = append(out, p)
+	return false
+}
+
+func objectName(u *unstructured.Unstructured) string {
+	if u.GetNamespace() == "" {
+		return fmt.Sprintf("%s %s", u.GetKind(), u.GetName())
+	}
+	return fmt.Sprintf("%s %s/%s", u.GetKind(), u.GetNamespace(), u.GetName())
+}
+
+// stateOrder is the order states are counted and named in: the worst first.
+var stateOrder = []kstatus.Status{
+	kstatus.FailedStatus, kstatus.TerminatingStatus, kstatus.NotFoundStatus, kstatus.InProgressStatus,
+	kstatus.UnknownStatus, kstatus.CurrentStatus,
+}
+
+// named is how many objects not Current a message names.
+const named = 3
+
+// Health is the installed objects' roll-up: how many are in each state,
+// and the first ones that are not Current.
+type Health struct {
+	// Counts is how many objects are in each state.
+	Counts map[kstatus.Status]int
+	// NotCurrent are the objects (and unread kinds, as Unknown) that are
+	// not Current, the worst first, then by name.
+	NotCurrent []Judged
+}
+
+// Judge rolls the installed objects up.
+func (in Installed) Judge() Health {
+	h := Health{Counts: map[kstatus.Status]int{}}
+	for i := range in.Objects {
+		j := Judge(&in.Objects[i])
+		h.Counts[j.State]++
+		if j.State != kstatus.CurrentStatus {
+			h.NotCurrent = append(h.NotCurrent, j)
 		}
 	}
-	for i := range w.DaemonSets {
-		if p := daemonSetProblem(&w.DaemonSets[i]); p != "" {
-			out = append(out, p)
-		}
+	for _, u := range in.Unread {
+		h.Counts[kstatus.UnknownStatus]++
+		h.NotCurrent = append(h.NotCurrent, Judged{Object: "every " + u.Kind.String(), State: kstatus.UnknownStatus, Message: u.Why})
 	}
 	// Informer order is arbitrary; the message must not flap with it.
-	slices.Sort(out)
-	return out
+	slices.SortFunc(h.NotCurrent, func(a, b Judged) int {
+		if d := slices.Index(stateOrder, a.State) - slices.Index(stateOrder, b.State); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Object, b.Object)
+	})
+	return h
 }
 
-func deploymentProblem(d *appsv1.Deployment) string {
-	// A rollout the controller has not looked at yet says nothing about
-	// readiness; kapp waits for it during a deploy.
-	if d.Status.ObservedGeneration < d.Generation {
-		return ""
-	}
-	for _, c := range d.Status.Conditions {
-		lost := c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionFalse
-		stuck := c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse
-		if lost || stuck {
-			return fmt.Sprintf("Deployment %s/%s has %d of %d replicas available: %s",
-				d.Namespace, d.Name, d.Status.AvailableReplicas, replicas(d.Spec.Replicas), reasonText(c.Reason, c.Message))
+// Unhealthy says whether an object is Failed, Terminating, NotFound or
+// InProgress: Healthy is False.
+func (h Health) Unhealthy() bool {
+	return len(h.NotCurrent) > 0 && h.NotCurrent[0].State != kstatus.UnknownStatus
+}
+
+// Message says how many objects are in each state and names the first
+// ones that are not Current, each with why.
+func (h Health) Message() string {
+	total, counts := 0, make([]string, 0, len(stateOrder))
+	for _, s := range stateOrder {
+		if n := h.Counts[s]; n > 0 {
+			total += n
+			counts = append(counts, fmt.Sprintf("%d %s", n, s))
 		}
 	}
-	return ""
-}
-
-func statefulSetProblem(s *appsv1.StatefulSet) string {
-	if s.Status.ObservedGeneration < s.Generation {
-		return ""
+	var b strings.Builder
+	verb := "are"
+	if len(h.NotCurrent) == 1 {
+		verb = "is"
 	}
-	if want := replicas(s.Spec.Replicas); s.Status.AvailableReplicas < want {
-		return fmt.Sprintf("StatefulSet %s/%s has %d of %d replicas available", s.Namespace, s.Name, s.Status.AvailableReplicas, want)
+	fmt.Fprintf(&b, "%d of the %d installed objects judged %s not Current (%s): ", len(h.NotCurrent), total, verb, strings.Join(counts, ", "))
+	for i, j := range h.NotCurrent {
+		if i == named {
+			fmt.Fprintf(&b, "; and %d more", len(h.NotCurrent)-named)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s is %s", j.Object, j.State)
+		if m := strings.TrimSuffix(strings.TrimSpace(j.Message), "."); m != "" {
+			fmt.Fprintf(&b, ": %s", m)
+		}
 	}
-	return ""
-}
-
-func daemonSetProblem(d *appsv1.DaemonSet) string {
-	if d.Status.ObservedGeneration < d.Generation {
-		return ""
-	}
-	if d.Status.NumberUnavailable > 0 {
-		return fmt.Sprintf("DaemonSet %s/%s has %d of %d pods unavailable",
-			d.Namespace, d.Name, d.Status.NumberUnavailable, d.Status.DesiredNumberScheduled)
-	}
-	return ""
-}
-
-// replicas is the API default when the field is unset.
-func replicas(p *int32) int32 {
-	if p == nil {
-		return 1
-	}
-	return *p
-}
-
-func reasonText(reason, msg string) string {
-	msg = strings.TrimSpace(msg)
-	switch {
-	case msg == "":
-		return reason
-	case reason == "":
-		return msg
-	}
-	return fmt.Sprintf("%s (%s)", strings.TrimSuffix(msg, "."), reason)
+	return b.String()
 }

@@ -9,10 +9,10 @@ import (
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	"github.com/google/go-cmp/cmp"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -566,12 +566,12 @@ func TestCompute(t *testing.T) {
 			},
 		},
 		{
-			name:  "workloads that cannot be read leave Healthy unknown, saying why",
+			name:  "installed objects that cannot be read leave Healthy unknown, saying why",
 			app:   newApp(1, 1, kappctrlv1alpha1.ReconcileSucceeded, fetchOK(1, 2)),
-			facts: func(f *Facts) { f.WorkloadsFailure = "list installed workloads: timed out" },
+			facts: func(f *Facts) { f.InstalledFailure = "list installed workloads: timed out" },
 			want: want{
 				unpacked: g(2, unpackedTrue), installed: g(2, installedTrue), resolved: pinnedSource,
-				healthy: g(2, c("Healthy", "Unknown", "HealthCheckFailed", "Reading the installed workloads failed, the adapter retries: list installed workloads: timed out")),
+				healthy: g(2, c("Healthy", "Unknown", "HealthCheckFailed", "Reading the installed objects failed, the adapter retries: list installed workloads: timed out")),
 			},
 		},
 		{
@@ -579,11 +579,11 @@ func TestCompute(t *testing.T) {
 			stored: installedAt(1, olderSource),
 			app:    newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
 			facts: func(f *Facts) {
-				f.Workloads = &Workloads{Deployments: []appsv1.Deployment{unavailable("web")}}
+				f.Installed = &Installed{Objects: []unstructured.Unstructured{obj(t, lostPods)}}
 			},
 			want: want{
 				unpacked: g(2, unpackedTrue), installed: g(1, installedTrue), resolved: olderSource,
-				healthy: g(1, c("Healthy", "False", "Unhealthy", "Deployment default/web has 0 of 1 replicas available: node lost (NodeLost)")),
+				healthy: g(1, c("Healthy", "False", "Unhealthy", "1 of the 1 installed objects judged is not Current (1 InProgress): Deployment ns/web is InProgress: Available: 0/2")),
 			},
 		},
 		{
@@ -651,13 +651,6 @@ func checkOutcome(t *testing.T, out Computed, w want) {
 	if out.Hold != w.hold || out.WriteAfter != w.writeAfter {
 		t.Errorf("hold = %v after %v, want %v after %v", out.Hold, out.WriteAfter, w.hold, w.writeAfter)
 	}
-}
-
-func unavailable(name string) appsv1.Deployment {
-	one := int32(1)
-	d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Spec: appsv1.DeploymentSpec{Replicas: &one}}
-	d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "NodeLost", Message: "node lost"}}
-	return d
 }
 
 // A periodic re-apply of what is installed must leave the stored status as

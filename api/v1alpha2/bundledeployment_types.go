@@ -73,6 +73,7 @@ type BundleDeploymentStatus struct {
 // +kubebuilder:printcolumn:name=Age,type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name=Provisioner,type=string,JSONPath=`.spec.provisionerClassName`,priority=1
 // +kubebuilder:printcolumn:name=Upgrade,type=string,JSONPath=`.status.conditions[?(.type=="UpgradeAvailable")].reason`,priority=1
+// +kubebuilder:printcolumn:name=Health,type=string,JSONPath=`.status.conditions[?(.type=="Healthy")].reason`,priority=1
 type BundleDeployment struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

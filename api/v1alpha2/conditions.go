@@ -181,6 +181,11 @@ const (
 	// ReasonChannelUnreadable is set (UpgradeAvailable=Unknown) while the
 	// channel's Packages cannot be read.
 	ReasonChannelUnreadable = "ChannelUnreadable"
-	// ReasonHealthCheckFailed is set (Healthy=Unknown) when the installed workloads could not be read.
+	// ReasonHealthUnknown is set (Healthy=Unknown) when every installed
+	// object judged is Current but some, or some kinds, cannot be judged:
+	// a custom resource with no Ready condition, or a kind the adapter
+	// may not read.
+	ReasonHealthUnknown = "HealthUnknown"
+	// ReasonHealthCheckFailed is set (Healthy=Unknown) when the installed objects could not be read.
 	ReasonHealthCheckFailed = "HealthCheckFailed"
 )

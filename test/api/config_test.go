@@ -106,6 +106,9 @@ var _ = Describe("the install manifests in config/", func() {
 		Expect(canI(ctx, "list", "rbac.authorization.k8s.io", "clusterroles", "")).To(BeTrue())
 		Expect(canI(ctx, "update", "", "configmaps", "default")).To(BeFalse())
 		Expect(canI(ctx, "watch", "", "secrets", "")).To(BeFalse())
+		// Installed custom resources are judged for Healthy only of the
+		// kinds an aggregated role grants: none by default.
+		Expect(canI(ctx, "list", "health.example.com", "widgets", "")).To(BeFalse())
 		// The CRD upgrade safety check: custom resources are read as the
 		// install account (impersonated), never with a grant of the
 		// adapter's own; only its own webhook configuration's caBundle is

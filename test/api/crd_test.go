@@ -106,23 +106,29 @@ func takeConfigMapBounds(v map[string]any, root ...string) {
 	ExpectWithOffset(1, takeField(v, append(cms, "items", "properties", "path", "maxLength"))).To(BeEquivalentTo(256), "%v", root)
 }
 
-// takeUpgradeColumn removes the printer column of catalog installs' upgrade
-// notices, the one column rukpak's CRD did not have (shown with -o wide
-// only, so kubectl get's default columns stay rukpak's).
-func takeUpgradeColumn(v map[string]any) {
+// takeNewColumns removes the printer columns rukpak's CRD did not
+// have: catalog installs' upgrade notices and the health judged by kstatus
+// (shown with -o wide only, so kubectl get's default columns stay
+// rukpak's).
+func takeNewColumns(v map[string]any) {
 	columns, _ := v["additionalPrinterColumns"].([]any)
 	kept := []any{}
+	want := map[string]string{
+		"Upgrade": `.status.conditions[?(.type=="UpgradeAvailable")].reason`,
+		"Health":  `.status.conditions[?(.type=="Healthy")].reason`,
+	}
 	taken := 0
 	for _, c := range columns {
-		if col, _ := c.(map[string]any); col["name"] == "Upgrade" {
-			ExpectWithOffset(1, col).To(Equal(map[string]any{"name": "Upgrade", "type": "string", "priority": float64(1),
-				"jsonPath": `.status.conditions[?(.type=="UpgradeAvailable")].reason`}))
+		col, _ := c.(map[string]any)
+		name, _ := col["name"].(string)
+		if path, ours := want[name]; ours {
+			ExpectWithOffset(1, col).To(Equal(map[string]any{"name": name, "type": "string", "priority": float64(1), "jsonPath": path}))
 			taken++
 			continue
 		}
 		kept = append(kept, c)
 	}
-	ExpectWithOffset(1, taken).To(Equal(1), "the Upgrade column")
+	ExpectWithOffset(1, taken).To(Equal(len(want)), "the Upgrade and Health columns")
 	v["additionalPrinterColumns"] = kept
 }
 
@@ -141,7 +147,7 @@ var _ = Describe("the generated CRDs", Ordered, func() {
 		v := version(bd, "v1alpha2")
 		takeConfigMapBounds(v, "spec", "properties", "source")
 		takeConfigMapBounds(v, "status", "properties", "resolvedSource")
-		takeUpgradeColumn(v)
+		takeNewColumns(v)
 		Expect(ref["versions"]).To(HaveLen(1))
 		Expect(cmp.Diff(ref["versions"].([]any)[0], v)).To(BeEmpty())
 		for _, field := range []string{"group", "names", "scope"} {

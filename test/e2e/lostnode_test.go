@@ -31,7 +31,7 @@ var _ = Describe("nodes that die under an installed Deployment", func() {
 		lost := time.Now()
 		env.LoseNodes()
 		Eventually(getBD(ctx, "lostnode"), 90*time.Second).Should(haveCondition("Healthy", "False", "Unhealthy",
-			"Deployment default/lostnode has 0 of 2 replicas available: Deployment does not have minimum availability"))
+			"Deployment default/lostnode is InProgress: Available: 0/2"))
 		GinkgoWriter.Printf("Healthy=False %s after the nodes stopped\n", time.Since(lost).Round(time.Second))
 		Expect(mustBD(ctx, "lostnode")).To(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 		dep := &appsv1.Deployment{}

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/memo"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 )
@@ -31,10 +32,14 @@ type BundleDeploymentReconciler struct {
 	progress progressClock
 	states   stateTracker
 	notices  noticeGauge
+	health   healthTracker
 	// written is what the last status write of each BundleDeployment
 	// replaced, until the cache has the write.
 	written memo.OwnWrites
 	kapp    KappReady
+	// custom reads the installed custom resources Healthy is judged by
+	// beside the workloads; nil: none are.
+	custom *kube.CustomObjects
 	// ctl is the controller SetupWithManager built; enqueue feeds it every
 	// BundleDeployment once kapp-controller's API appears.
 	ctl     controller.Controller
@@ -44,8 +49,10 @@ type BundleDeploymentReconciler struct {
 
 // New wires a BundleDeploymentReconciler. c reads from the informer cache; direct reads
 // from the API server, where the cache may lag; recorder may be nil.
-func New(c client.Client, direct client.Reader, recorder events.EventRecorder, set Settings, app AppMode, serve ServeMode, waits DependencyWaits, channels Channels, kapp KappReady) *BundleDeploymentReconciler {
-	return &BundleDeploymentReconciler{client: c, direct: direct, recorder: recorder, set: set, app: app, serve: serve, waits: waits, channels: channels, kapp: kapp, notices: noticeGauge{upgradeAvailable},
+func New(c client.Client, direct client.Reader, recorder events.EventRecorder, set Settings, app AppMode, serve ServeMode, waits DependencyWaits, channels Channels, kapp KappReady,
+	custom *kube.CustomObjects) *BundleDeploymentReconciler {
+	return &BundleDeploymentReconciler{client: c, direct: direct, recorder: recorder, set: set, app: app, serve: serve, waits: waits, channels: channels, kapp: kapp, custom: custom,
+		notices: noticeGauge{upgradeAvailable},
 		enqueue: make(chan event.GenericEvent), now: time.Now}
 }
 

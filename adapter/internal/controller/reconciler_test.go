@@ -132,7 +132,7 @@ func setup(t *testing.T, app fakeApp, serve fakeServe, objs []client.Object, fun
 		t.Fatal(err)
 	}
 	set := Settings{Config: translate.Config{SystemNamespace: "rukpak-system"}, Classes: classes}
-	f.r = New(f.c, f.c, nil, set, app, serve, fakeContent{app.calls}, nil, kappAPI{ready: true})
+	f.r = New(f.c, f.c, nil, set, app, serve, fakeContent{app.calls}, nil, kappAPI{ready: true}, nil)
 	return f
 }
 
@@ -334,7 +334,7 @@ func TestReconcile_UnchangedInstallWritesNothing(t *testing.T) {
 func TestMemories(t *testing.T) {
 	t.Parallel()
 	log := &calls{}
-	r := New(nil, nil, nil, Settings{}, fakeApp{calls: log}, fakeServe{calls: log}, fakeContent{log}, nil, kappAPI{ready: true})
+	r := New(nil, nil, nil, Settings{}, fakeApp{calls: log}, fakeServe{calls: log}, fakeContent{log}, nil, kappAPI{ready: true}, nil)
 	listed := map[any]bool{}
 	for _, m := range r.memories() {
 		listed[m] = true

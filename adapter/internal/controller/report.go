@@ -99,6 +99,9 @@ func (r *BundleDeploymentReconciler) report(ctx context.Context, l *loaded, o sc
 		facts.Progress = r.progress.held(s.BD)
 	}
 	out := status.Compute(facts)
+	if facts.Installed != nil {
+		r.health.set(s.BD, facts.Installed.Judge(), r.recorder)
+	}
 	d := decide(p, out, o, facts.Failure, r.now())
 	replaced := s.BD.ResourceVersion
 	// The write stores the new status in s.BD: the notice as it was is read

@@ -101,7 +101,7 @@ func (r *BundleDeploymentReconciler) install(ctx context.Context, s *scope.Scope
 		// BundleDeployment.
 		return scope.Outcome{Failure: &status.Failure{Kind: status.KappControllerMissing, Message: kappapi.Missing(translate.Namespaces(r.set.Config))}}
 	case route == InstallServe:
-		return r.serve.Install(ctx, s)
+		return r.observeCustom(ctx, s, r.serve.Install(ctx, s))
 	}
 	if gone, err := r.serve.Leave(ctx, s); err != nil || !gone {
 		return scope.Outcome{Err: err}
@@ -112,7 +112,23 @@ func (r *BundleDeploymentReconciler) install(ctx context.Context, s *scope.Scope
 		// wakes the BundleDeployment.
 		return scope.Outcome{}
 	}
-	return r.app.Install(ctx, s)
+	return r.observeCustom(ctx, s, r.app.Install(ctx, s))
+}
+
+// observeCustom adds the installed custom resources to the objects an
+// install's Healthy is judged by, once its workloads were listed.
+func (r *BundleDeploymentReconciler) observeCustom(ctx context.Context, s *scope.Scope, o scope.Outcome) scope.Outcome {
+	in := s.Facts.Installed
+	if in == nil || s.Facts.InstalledFailure != "" {
+		return o
+	}
+	if err := r.custom.Observe(ctx, s.Facts.App, s.BD.Name, in); err != nil {
+		s.Facts.InstalledFailure = err.Error()
+		if o.Retry == nil {
+			o.Retry = err
+		}
+	}
+	return o
 }
 
 // remove deletes what the BundleDeployment installed: the serve mode's

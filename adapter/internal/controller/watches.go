@@ -79,6 +79,9 @@ func (r *BundleDeploymentReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesMetadata(metadataOf("apiregistration.k8s.io/v1", "APIService"), handler.EnqueueRequestsFromMapFunc(r.waits.DependentsOf)).
 		// Every BundleDeployment, once kapp-controller's API appears.
 		WatchesRawSource(source.Channel(r.enqueue, &handler.EnqueueRequestForObject{})).
+		// Installed custom resources, for Healthy: a kind is watched from
+		// the first App that reports installing it.
+		WatchesRawSource(r.customSource()).
 		WithOptions(controller.Options{
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](backoffBase, backoffMax),
 		}).
@@ -277,4 +280,13 @@ func (r *BundleDeploymentReconciler) AppKey(ctx context.Context, bd string) (cli
 		return client.ObjectKey{}, false
 	}
 	return client.ObjectKey{Namespace: ns, Name: bd}, true
+}
+
+// customSource is the source of installed custom resources' events; one
+// that never fires when none are judged.
+func (r *BundleDeploymentReconciler) customSource() source.TypedSource[reconcile.Request] {
+	if r.custom == nil {
+		return source.Func(func(context.Context, workqueue.TypedRateLimitingInterface[reconcile.Request]) error { return nil })
+	}
+	return r.custom
 }

@@ -2,7 +2,11 @@
 // modes use: the App (read, applied with server-side apply, judged
 // deployed, deleted leaving what it installed: DeleteLeaving), the
 // BundleDeployment's finalizers, the copies of what an App references in
-// its namespace, and the installed workloads. It is also every status
+// its namespace, and the installed objects Healthy is judged by: the
+// workloads from the manager's cache, and the custom resources of the
+// kinds each App reports installing (CustomObjects: a cache of their own,
+// one informer per kind, started by the first App that reports it, a
+// source of the BundleDeployment controller). It is also every status
 // write of the adapter (PatchStatus, the one patch of a status
 // subresource: WriteStatus, WriteV1alpha1Status, WriteBundleStatus and the
 // OperatorCatalog's ConditionsWriter), the release of rukpak's finalizer

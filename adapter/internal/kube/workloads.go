@@ -6,7 +6,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
@@ -18,31 +21,52 @@ import (
 // informers are restricted to it, so it never caches the rest of the cluster.
 var InstalledSelector = labels.SelectorFromSet(labels.Set{rukpakv1alpha2.LabelOwnerKind: rukpakv1alpha2.OwnerKind})
 
-// ObserveWorkloads lists the installed workloads into facts. Only an
-// install can be made unhealthy by its workloads; other states skip the
-// three cache lists. Its error is reported and retried beside the install.
+// ObserveWorkloads lists the installed workloads into facts, as the
+// objects Healthy is judged by. Only an install can be made unhealthy by
+// its objects; other states skip the three cache lists. Its error is
+// reported and retried beside the install.
 func ObserveWorkloads(ctx context.Context, c client.Reader, bd *rukpakv1alpha2.BundleDeployment, facts *status.Facts, deployed bool) error {
 	if !deployed && !apimeta.IsStatusConditionTrue(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled) {
 		return nil
 	}
-	w, err := workloadsOf(ctx, c, bd.Name)
+	objs, err := workloadsOf(ctx, c, bd.Name)
 	if err != nil {
-		facts.WorkloadsFailure = err.Error()
+		facts.InstalledFailure = err.Error()
 	}
-	facts.Workloads = &w
+	facts.Installed = &status.Installed{Objects: objs}
 	return err
 }
 
-// workloadsOf lists, from the informer cache, the workloads bdName installed.
-func workloadsOf(ctx context.Context, c client.Reader, bdName string) (status.Workloads, error) {
+// workloadsOf lists, from the informer cache, the workloads bdName
+// installed, as kstatus reads them.
+func workloadsOf(ctx context.Context, c client.Reader, bdName string) ([]unstructured.Unstructured, error) {
 	owned := client.MatchingLabels{rukpakv1alpha2.LabelOwnerKind: rukpakv1alpha2.OwnerKind, rukpakv1alpha2.LabelOwnerName: bdName}
-	var w status.Workloads
-	deps, sets, daemons := &appsv1.DeploymentList{}, &appsv1.StatefulSetList{}, &appsv1.DaemonSetList{}
-	for _, l := range []client.ObjectList{deps, sets, daemons} {
-		if err := c.List(ctx, l, owned); err != nil {
-			return w, fmt.Errorf("list installed workloads: %w", err)
+	var out []unstructured.Unstructured
+	lists := []struct {
+		list client.ObjectList
+		gvk  schema.GroupVersionKind
+	}{
+		{&appsv1.DeploymentList{}, appsv1.SchemeGroupVersion.WithKind("Deployment")},
+		{&appsv1.StatefulSetList{}, appsv1.SchemeGroupVersion.WithKind("StatefulSet")},
+		{&appsv1.DaemonSetList{}, appsv1.SchemeGroupVersion.WithKind("DaemonSet")},
+	}
+	for _, l := range lists {
+		if err := c.List(ctx, l.list, owned); err != nil {
+			return nil, fmt.Errorf("list installed workloads: %w", err)
+		}
+		items, err := apimeta.ExtractList(l.list)
+		if err != nil {
+			return nil, fmt.Errorf("list installed workloads: %w", err)
+		}
+		for _, item := range items {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(item)
+			if err != nil {
+				return nil, fmt.Errorf("read installed workload: %w", err)
+			}
+			u := unstructured.Unstructured{Object: m}
+			u.SetGroupVersionKind(l.gvk)
+			out = append(out, u)
 		}
 	}
-	w.Deployments, w.StatefulSets, w.DaemonSets = deps.Items, sets.Items, daemons.Items
-	return w, nil
+	return out, nil
 }

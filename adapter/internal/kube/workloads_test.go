@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -37,17 +38,23 @@ func TestObserveWorkloads(t *testing.T) {
 		if err := ObserveWorkloads(ctx, objs.Client, imageBD("web"), facts, true); err != nil {
 			t.Fatal(err)
 		}
-		w := facts.Workloads
-		if w == nil || len(w.Deployments) != 1 || w.Deployments[0].Name != "web" || len(w.StatefulSets) != 1 || len(w.DaemonSets) != 1 {
-			t.Fatalf("workloads %+v", w)
+		if facts.Installed == nil {
+			t.Fatal("no installed objects listed")
+		}
+		var got []string
+		for _, u := range facts.Installed.Objects {
+			got = append(got, u.GetKind()+" "+u.GetName())
+		}
+		if want := []string{"Deployment web", "StatefulSet db", "DaemonSet agent"}; !slices.Equal(got, want) {
+			t.Fatalf("listed %q, want %q", got, want)
 		}
 	})
 
 	t.Run("an install that stored Installed=True is looked at while a new generation deploys", func(t *testing.T) {
 		t.Parallel()
 		facts := &status.Facts{}
-		if err := ObserveWorkloads(ctx, objs.Client, installed, facts, false); err != nil || facts.Workloads == nil {
-			t.Fatalf("ObserveWorkloads: %v, workloads %+v", err, facts.Workloads)
+		if err := ObserveWorkloads(ctx, objs.Client, installed, facts, false); err != nil || facts.Installed == nil {
+			t.Fatalf("ObserveWorkloads: %v, workloads %+v", err, facts.Installed)
 		}
 	})
 
@@ -55,8 +62,8 @@ func TestObserveWorkloads(t *testing.T) {
 		t.Parallel()
 		k := fakekube.New(nil)
 		facts := &status.Facts{}
-		if err := ObserveWorkloads(ctx, k.Client, imageBD("web"), facts, false); err != nil || facts.Workloads != nil {
-			t.Fatalf("ObserveWorkloads: %v, workloads %+v", err, facts.Workloads)
+		if err := ObserveWorkloads(ctx, k.Client, imageBD("web"), facts, false); err != nil || facts.Installed != nil {
+			t.Fatalf("ObserveWorkloads: %v, workloads %+v", err, facts.Installed)
 		}
 		if calls := k.Calls(); len(calls) != 0 {
 			t.Errorf("listed %v before anything was installed", calls)
@@ -74,8 +81,8 @@ func TestObserveWorkloads(t *testing.T) {
 		}
 		facts := &status.Facts{}
 		err := ObserveWorkloads(ctx, k.Client, installed, facts, true)
-		if err == nil || facts.WorkloadsFailure == "" || facts.Workloads == nil {
-			t.Fatalf("ObserveWorkloads: %v, failure %q, workloads %+v", err, facts.WorkloadsFailure, facts.Workloads)
+		if err == nil || facts.InstalledFailure == "" || facts.Installed == nil {
+			t.Fatalf("ObserveWorkloads: %v, failure %q, workloads %+v", err, facts.InstalledFailure, facts.Installed)
 		}
 	})
 }

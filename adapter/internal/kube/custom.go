@@ -1,0 +1,230 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+)
+
+// HealthRoleLabel labels the ClusterRoles aggregated into the adapter's
+// role for reading installed custom resources (config/rbac): a kind the
+// adapter may not list is Unknown until one grants it.
+const HealthRoleLabel = "rukpak-kapp.dev/aggregate-to-health"
+
+// CustomObjects reads the installed custom resources of the kinds each
+// App reports installing, for Healthy: one informer per kind, started by
+// the first App that reports it, restricted to what kapp installed for a
+// BundleDeployment (InstalledSelector) and keeping only the objects'
+// metadata and status. A change of an object's status wakes the
+// BundleDeployment that installed it. It is a source of the
+// BundleDeployment controller (Start), which gives it the queue.
+type CustomObjects struct {
+	cache  cache.Cache
+	mapper meta.RESTMapper
+
+	mu    sync.Mutex
+	ctx   context.Context
+	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
+	// watched are the kinds whose informer reports to the queue.
+	watched map[schema.GroupKind]bool
+	// waiting are, per kind not listed yet, the BundleDeployments that
+	// found it so: woken when it is (an empty list has no events).
+	waiting map[schema.GroupKind]map[string]bool
+}
+
+// NewCustomObjects reads through c, a cache made with CustomCacheOptions.
+func NewCustomObjects(c cache.Cache, mapper meta.RESTMapper) *CustomObjects {
+	return &CustomObjects{cache: c, mapper: mapper, watched: map[schema.GroupKind]bool{},
+		waiting: map[schema.GroupKind]map[string]bool{}}
+}
+
+// CustomCacheOptions are the options of the cache CustomObjects reads:
+// installed objects only, stripped to their metadata and status, which is
+// all kstatus reads of a custom resource.
+func CustomCacheOptions(o cache.Options) cache.Options {
+	o.DefaultLabelSelector = InstalledSelector
+	o.DefaultTransform = stripToStatus
+	o.ReaderFailOnMissingInformer = true
+	return o
+}
+
+// stripToStatus keeps what kstatus and the owner mapping read.
+func stripToStatus(o any) (any, error) {
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return o, nil
+	}
+	out := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()}}
+	out.SetName(u.GetName())
+	out.SetNamespace(u.GetNamespace())
+	out.SetUID(u.GetUID())
+	out.SetResourceVersion(u.GetResourceVersion())
+	out.SetGeneration(u.GetGeneration())
+	out.SetLabels(u.GetLabels())
+	out.SetDeletionTimestamp(u.GetDeletionTimestamp())
+	if st, ok := u.Object["status"]; ok {
+		out.Object["status"] = st
+	}
+	return out, nil
+}
+
+// Start is the controller's: events go to queue from then on.
+func (c *CustomObjects) Start(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ctx, c.queue = ctx, queue
+	return nil
+}
+
+func (c *CustomObjects) String() string { return "installed custom resources" }
+
+// customKinds are the custom resource kinds app reports installing.
+func customKinds(app *kappctrlv1alpha1.App) []schema.GroupKind {
+	if app == nil || app.Status.Deploy == nil || app.Status.Deploy.KappDeployStatus == nil {
+		return nil
+	}
+	var out []schema.GroupKind
+	for _, gk := range app.Status.Deploy.KappDeployStatus.AssociatedResources.GroupKinds {
+		k := schema.GroupKind{Group: gk.Group, Kind: gk.Kind}
+		if status.IsCustom(k) && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Observe adds to installed the custom resources bdName installed, of the
+// kinds app reports; a kind not served or not listed yet is Unread, with
+// what to do.
+func (c *CustomObjects) Observe(ctx context.Context, app *kappctrlv1alpha1.App, bdName string, installed *status.Installed) error {
+	if c == nil {
+		return nil
+	}
+	for _, gk := range customKinds(app) {
+		mapping, err := c.mapper.RESTMapping(gk)
+		if err != nil {
+			installed.Unread = append(installed.Unread, status.Unread{Kind: gk,
+				Why: "its API is not served (its CustomResourceDefinition is gone?), so its objects cannot be read"})
+			continue
+		}
+		synced, err := c.informer(ctx, gk, mapping.GroupVersionKind, bdName)
+		if err != nil {
+			return fmt.Errorf("watch installed %s: %w", gk, err)
+		}
+		if !synced {
+			installed.Unread = append(installed.Unread, status.Unread{Kind: gk, Why: fmt.Sprintf(
+				"the adapter has not listed them yet; if this lasts, it may not: grant it list and watch on %s in a ClusterRole labelled %s=true",
+				mapping.Resource.GroupResource(), HealthRoleLabel)})
+			continue
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(mapping.GroupVersionKind.GroupVersion().WithKind(mapping.GroupVersionKind.Kind + "List"))
+		if err := c.cache.List(ctx, list, client.MatchingLabels{rukpakv1alpha2.LabelOwnerName: bdName}); err != nil {
+			return fmt.Errorf("list installed %s: %w", gk, err)
+		}
+		installed.Objects = append(installed.Objects, list.Items...)
+	}
+	return nil
+}
+
+// informer starts gk's informer (once, reporting to the queue) and says
+// whether it has listed its objects; bdName is woken when it has.
+func (c *CustomObjects) informer(ctx context.Context, gk schema.GroupKind, gvk schema.GroupVersionKind, bdName string) (bool, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	inf, err := c.cache.GetInformer(ctx, u, cache.BlockUntilSynced(false))
+	if err != nil {
+		return false, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.watched[gk] && c.queue != nil {
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc: c.enqueue,
+			UpdateFunc: func(old, obj any) {
+				if statusChanged(old, obj) {
+					c.enqueue(obj)
+				}
+			},
+			DeleteFunc: c.enqueue,
+		}); err != nil {
+			return false, err
+		}
+		c.watched[gk] = true
+		go c.wakeWhenListed(gk, inf)
+	}
+	if inf.HasSynced() {
+		return true, nil
+	}
+	if c.waiting[gk] == nil {
+		c.waiting[gk] = map[string]bool{}
+	}
+	c.waiting[gk][bdName] = true
+	return false, nil
+}
+
+// wakeWhenListed wakes the BundleDeployments waiting for gk's first list.
+func (c *CustomObjects) wakeWhenListed(gk schema.GroupKind, inf cache.Informer) {
+	if !toolscache.WaitForCacheSync(c.ctx.Done(), inf.HasSynced) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name := range c.waiting[gk] {
+		c.queue.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
+	}
+	delete(c.waiting, gk)
+}
+
+// enqueue wakes the BundleDeployment that installed o.
+func (c *CustomObjects) enqueue(o any) {
+	if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		o = d.Obj
+	}
+	obj, ok := o.(client.Object)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	q := c.queue
+	c.mu.Unlock()
+	for _, req := range ownerOf(obj) {
+		q.Add(req)
+	}
+}
+
+// statusChanged says whether an update changed what kstatus reads.
+func statusChanged(old, obj any) bool {
+	a, ok1 := old.(*unstructured.Unstructured)
+	b, ok2 := obj.(*unstructured.Unstructured)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return a.GetGeneration() != b.GetGeneration() || !equality.Semantic.DeepEqual(a.GetDeletionTimestamp(), b.GetDeletionTimestamp()) ||
+		!equality.Semantic.DeepEqual(a.Object["status"], b.Object["status"]) || !maps.Equal(a.GetLabels(), b.GetLabels())
+}
+
+// ownerOf is the BundleDeployment whose owner labels o carries.
+func ownerOf(o client.Object) []reconcile.Request {
+	l := o.GetLabels()
+	if l[rukpakv1alpha2.LabelOwnerKind] != rukpakv1alpha2.OwnerKind || l[rukpakv1alpha2.LabelOwnerName] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: l[rukpakv1alpha2.LabelOwnerName]}}}
+}
