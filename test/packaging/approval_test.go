@@ -48,7 +48,10 @@ var _ = Describe("manual approval of a channel-following install", func() {
 		Expect(kctrl(ctx, func(ctx context.Context) error {
 			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, ">= 0.0.0")
 		})).To(Succeed(), "a hold is no failed reconcile")
-		Expect(reconciled(ctx, ns, install)).To(BeTrue(), "kctrl package installed list says Reconcile succeeded")
+		// kctrl's wait judges by the App; kapp-controller copies the App's
+		// status into the PackageInstall's, which kctrl's list shows, in the
+		// PackageInstall's next reconcile.
+		Eventually(reconciled).WithContext(ctx).WithArguments(ns, install).Should(BeTrue(), "kctrl package installed list says Reconcile succeeded")
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
 		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v2.0.0"), "kapp applied what the PackageInstall asks for")
 		held := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeHeld)
