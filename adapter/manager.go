@@ -556,13 +556,12 @@ func addDriftRepair(mgr ctrl.Manager, appOf func(context.Context, string) (clien
 // through a cache of their own (installed objects only, stripped to their
 // status) that runs with the manager.
 func customObjects(mgr ctrl.Manager) (*kube.CustomObjects, error) {
-	c, err := cache.New(mgr.GetConfig(), kube.CustomCacheOptions(cache.Options{
-		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}))
+	c, err := kube.NewCustomObjects(mgr.GetConfig(), cache.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
-		return nil, fmt.Errorf("make the cache of installed custom resources: %w", err)
-	}
-	if err := mgr.Add(c); err != nil {
 		return nil, err
 	}
-	return kube.NewCustomObjects(c, mgr.GetRESTMapper()), nil
+	if err := mgr.Add(c.Cache()); err != nil {
+		return nil, err
+	}
+	return c, nil
 }

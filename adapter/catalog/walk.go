@@ -22,6 +22,11 @@ import (
 // the App is the only object that says what kapp deployed.
 const AnnotationWalk = "catalog.rukpak-kapp.dev/walk"
 
+// AnnotationStepSince, on the App that installs a step of a walk along
+// the channel, is when the adapter first wrote that step (RFC 3339): the
+// bound on the step's installed objects becoming Current counts from it.
+const AnnotationStepSince = "catalog.rukpak-kapp.dev/step-since"
+
 // AnnotationImage, on a catalog Package, names the bundle image the
 // Package installs, for a walk's steps (the adapter installs a step without
 // kapp-controller rendering its Package).
@@ -86,6 +91,17 @@ type Deployed struct {
 	Annotations map[string]string
 	// Done says kapp-controller deployed the App's current spec.
 	Done bool
+}
+
+// MidWalk says the App deployed a step of a walk to asked that is not its
+// last: the next step is the walk's to take.
+func (d Deployed) MidWalk(asked Entry) bool {
+	var path []walked
+	if r := d.Annotations[AnnotationWalk]; r == "" || json.Unmarshal([]byte(r), &path) != nil || len(path) < 3 {
+		return false
+	}
+	i := slices.IndexFunc(path, func(w walked) bool { return w.Bundle == d.Annotations[AnnotationBundle] })
+	return d.Done && path[len(path)-1].Bundle == asked.Bundle && i > 0 && i < len(path)-1
 }
 
 // Installed is the catalog bundle the App's last successful deploy left,

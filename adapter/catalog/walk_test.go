@@ -153,3 +153,32 @@ func TestImageOf(t *testing.T) {
 		t.Fatal("no image must be an error")
 	}
 }
+
+// A deployed step is mid-walk only while the walk it records still has a
+// step after it, towards the bundle asked for.
+func TestMidWalk(t *testing.T) {
+	t.Parallel()
+	path := `[{"bundle":"op.v1","version":"1.0.0"},{"bundle":"op.v2","version":"2.0.0"},{"bundle":"op.v3","version":"3.0.0"}]`
+	asked := Entry{Package: "op", Bundle: "op.v3", Version: "3.0.0"}
+	app := func(bundle, walk string, done bool) Deployed {
+		return Deployed{Annotations: map[string]string{AnnotationBundle: bundle, AnnotationWalk: walk}, Done: done}
+	}
+	for name, tt := range map[string]struct {
+		d     Deployed
+		asked Entry
+		want  bool
+	}{
+		"a middle step deployed":         {app("op.v2", path, true), asked, true},
+		"a middle step still deploying":  {app("op.v2", path, false), asked, false},
+		"the last step deployed":         {app("op.v3", path, true), asked, false},
+		"the first, installed before":    {app("op.v1", path, true), asked, false},
+		"asked for another bundle since": {app("op.v2", path, true), Entry{Package: "op", Bundle: "op.v4"}, false},
+		"a move of one edge":             {app("op.v2", `[{"bundle":"op.v1"},{"bundle":"op.v2"}]`, true), Entry{Package: "op", Bundle: "op.v2"}, false},
+		"no walk recorded":               {app("op.v2", "", true), asked, false},
+		"a record that is no JSON":       {app("op.v2", "{", true), asked, false},
+	} {
+		if got := tt.d.MidWalk(tt.asked); got != tt.want {
+			t.Errorf("%s: MidWalk = %v, want %v", name, got, tt.want)
+		}
+	}
+}

@@ -132,6 +132,15 @@ func (s state) mirror() (conditions, time.Duration) {
 			return s.installing(s.unrecorded()), 0
 		}
 		if s.Walk != nil && !s.Walk.final() {
+			if g := s.Walk.Gate; g != nil && g.Stopped {
+				return s.installFailed(s.unpackedTrue(), fmt.Sprintf("%s is deployed, and its installed objects are not healthy: %s", s.Walk.Versions[s.Walk.Step], g.Why)), 0
+			} else if g != nil {
+				var left time.Duration
+				if !g.Deadline.IsZero() {
+					left = max(g.Deadline.Sub(s.Now), time.Millisecond)
+				}
+				return s.installing(fmt.Sprintf("%s is deployed; the next step waits until its installed objects are Current: %s", s.Walk.Versions[s.Walk.Step], g.Why)), left
+			}
 			// A step is done; the next look installs the next one.
 			return s.installing(fmt.Sprintf("%s is installed", s.Walk.Versions[s.Walk.Step])), 0
 		}
@@ -421,6 +430,16 @@ func (s state) withInstalled(c conditions) conditions {
 		return c
 	}
 	h := s.Installed.Judge()
+	if s.deploying() && !h.Failed() {
+		// kapp waits for what its run changes: a rollout under way is its
+		// to judge, not news. What was said before the run stays said.
+		if stored := apimeta.FindStatusCondition(s.BD.Status.Conditions, rukpakv1alpha2.TypeHealthy); stored != nil &&
+			stored.Status != metav1.ConditionTrue && stored.ObservedGeneration == c.healthy.ObservedGeneration &&
+			(stored.Reason == rukpakv1alpha2.ReasonUnhealthy || stored.Reason == rukpakv1alpha2.ReasonHealthUnknown) {
+			c.healthy = *stored
+		}
+		return c
+	}
 	switch {
 	case h.Unhealthy():
 		c.healthy = withGen(cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnhealthy, Message(h.Message())), c.healthy.ObservedGeneration)
@@ -428,6 +447,11 @@ func (s state) withInstalled(c conditions) conditions {
 		c.healthy = withGen(cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionUnknown, rukpakv1alpha2.ReasonHealthUnknown, Message(h.Message())), c.healthy.ObservedGeneration)
 	}
 	return c
+}
+
+// deploying says kapp-controller runs the App now.
+func (s state) deploying() bool {
+	return s.App != nil && len(s.App.Status.Conditions) > 0 && s.App.Status.Conditions[0].Type == kappctrlv1alpha1.Reconciling
 }
 
 // healthyFor is Healthy as the Installed condition implies it, for the

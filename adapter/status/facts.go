@@ -75,6 +75,20 @@ type Walk struct {
 	// Package names the Package of the step ("namespace/name"), which the
 	// step's Event relates to.
 	Package string
+	// Gate is set when the step is deployed but its installed objects are
+	// not all Current: the next step waits, or the walk stopped.
+	Gate *WalkGate
+}
+
+// WalkGate is what holds a walk at a deployed step: its objects' health.
+type WalkGate struct {
+	// Stopped says the walk stops here (an object Failed, or InProgress
+	// past the bound); else it waits.
+	Stopped bool
+	// Why names the objects and their states (Health.Message).
+	Why string
+	// Deadline is when a wait stops the walk; zero once stopped.
+	Deadline time.Time
 }
 
 func (w *Walk) final() bool { return w.Step == len(w.Versions)-1 }

@@ -22,6 +22,11 @@ type Installed struct {
 	Objects []unstructured.Unstructured
 	// Unread are kinds installed whose objects could not be read (yet).
 	Unread []Unread
+	// Rules judge the kinds kstatus cannot (HealthRulesOf).
+	Rules HealthRules
+	// RulesInvalid says why the BundleDeployment's expressions cannot be
+	// read; empty when they can.
+	RulesInvalid string
 }
 
 // Unread is an installed kind whose objects the adapter could not read,
@@ -29,6 +34,9 @@ type Installed struct {
 type Unread struct {
 	Kind schema.GroupKind
 	Why  string
+	// Forbidden says the API server refused the adapter's list: it stays
+	// unread until someone grants it; else the first list is under way.
+	Forbidden bool
 }
 
 // Judged is one installed object's state, as kstatus computes it.
@@ -58,8 +66,17 @@ func IsCustom(gk schema.GroupKind) bool { return !slices.Contains(builtinGroups,
 // kind it has no rules for, and that says nothing of its state, as Current;
 // a custom resource is Current here only when it says so (a Ready
 // condition): one that says nothing is Unknown, never healthy by default.
-func Judge(u *unstructured.Unstructured) Judged {
+func Judge(u *unstructured.Unstructured) Judged { return judgeWith(u, nil) }
+
+// judgeWith is Judge, with the expression of rules for u's kind, if any,
+// in place of kstatus's rules (an object being deleted is Terminating
+// whatever its expression says).
+func judgeWith(u *unstructured.Unstructured, rules HealthRules) Judged {
 	j := Judged{Object: objectName(u)}
+	if e, ok := rules[u.GroupVersionKind().GroupKind()]; ok && u.GetDeletionTimestamp() == nil {
+		j.State, j.Message = e.judge(u)
+		return j
+	}
 	res, err := kstatus.Compute(u)
 	if err != nil {
 		j.State, j.Message = kstatus.UnknownStatus, fmt.Sprintf("its status cannot be read: %v", err)
@@ -114,8 +131,12 @@ type Health struct {
 // Judge rolls the installed objects up.
 func (in Installed) Judge() Health {
 	h := Health{Counts: map[kstatus.Status]int{}}
+	if in.RulesInvalid != "" {
+		h.Counts[kstatus.UnknownStatus]++
+		h.NotCurrent = append(h.NotCurrent, Judged{Object: "the annotation " + AnnotationHealthExpressions, State: kstatus.UnknownStatus, Message: in.RulesInvalid})
+	}
 	for i := range in.Objects {
-		j := Judge(&in.Objects[i])
+		j := judgeWith(&in.Objects[i], in.Rules)
 		h.Counts[j.State]++
 		if j.State != kstatus.CurrentStatus {
 			h.NotCurrent = append(h.NotCurrent, j)
@@ -139,6 +160,12 @@ func (in Installed) Judge() Health {
 // InProgress: Healthy is False.
 func (h Health) Unhealthy() bool {
 	return len(h.NotCurrent) > 0 && h.NotCurrent[0].State != kstatus.UnknownStatus
+}
+
+// Failed says whether an object is Failed, being deleted or gone: what no
+// wait ends.
+func (h Health) Failed() bool {
+	return len(h.NotCurrent) > 0 && slices.Contains([]kstatus.Status{kstatus.FailedStatus, kstatus.TerminatingStatus, kstatus.NotFoundStatus}, h.NotCurrent[0].State)
 }
 
 // Message says how many objects are in each state and names the first

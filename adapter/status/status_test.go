@@ -575,9 +575,37 @@ func TestCompute(t *testing.T) {
 			},
 		},
 		{
-			name:   "an unhealthy workload of the installed generation during an upgrade is news",
+			name:   "a Failed object of the installed generation during an upgrade is news",
 			stored: installedAt(1, olderSource),
 			app:    newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
+			facts: func(f *Facts) {
+				f.Installed = &Installed{Objects: []unstructured.Unstructured{obj(t, pastDeadline), obj(t, lostPods)}}
+			},
+			want: want{
+				unpacked: g(2, unpackedTrue), installed: g(1, installedTrue), resolved: olderSource,
+				healthy: g(1, c("Healthy", "False", "Unhealthy", "2 of the 2 installed objects judged are not Current (1 Failed, 1 InProgress): "+
+					"Deployment ns/api is Failed: Progress deadline exceeded; Deployment ns/web is InProgress: Available: 0/2")),
+			},
+		},
+		{
+			// kapp waits for what its run changes: a rollout is not news.
+			name:   "an object in progress while the App deploys is kapp's to wait for",
+			stored: installedAt(1, olderSource),
+			app:    newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
+			facts: func(f *Facts) {
+				f.Installed = &Installed{Objects: []unstructured.Unstructured{obj(t, lostPods)}}
+			},
+			// Work under way, written after the progress delay.
+			want: want{unpacked: g(2, unpackedTrue), installed: g(1, installedTrue), resolved: olderSource, healthy: g(1, healthyTrue), hold: true, writeAfter: ProgressDelay},
+		},
+		{
+			name: "what was said before the App's run stays said during it",
+			stored: func() stored {
+				st := installedAt(1, olderSource)
+				st.conds[2] = g(1, c("Healthy", "False", "Unhealthy", "1 of the 1 installed objects judged is not Current (1 InProgress): Deployment ns/web is InProgress: Available: 0/2"))
+				return st
+			}(),
+			app: newApp(2, 2, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
 			facts: func(f *Facts) {
 				f.Installed = &Installed{Objects: []unstructured.Unstructured{obj(t, lostPods)}}
 			},

@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -36,8 +37,16 @@ func (s state) withWalk(c conditions) conditions {
 		c.installed.Message = Message(fmt.Sprintf("%s; upgraded along channel %s one edge at a time: %s", c.installed.Message, w.Channel, w.path()))
 		return c
 	}
-	p := s.condNew(rukpakv1alpha2.TypeProgressing, metav1.ConditionTrue, rukpakv1alpha2.ReasonUpgrading,
-		fmt.Sprintf("%s: installing %s (%s is installed)", w.path(), w.Versions[w.Step], installedNow))
+	doing := fmt.Sprintf("%s: installing %s (%s is installed)", w.path(), w.Versions[w.Step], installedNow)
+	if g := w.Gate; g != nil && !g.Stopped {
+		until := ""
+		if !g.Deadline.IsZero() {
+			until = ", until " + g.Deadline.UTC().Format(time.RFC3339) + " at most,"
+		}
+		doing = fmt.Sprintf("%s: %s is deployed and the next step waits%s for its installed objects to be Current (%s is installed): %s",
+			w.path(), w.Versions[w.Step], until, installedNow, g.Why)
+	}
+	p := s.condNew(rukpakv1alpha2.TypeProgressing, metav1.ConditionTrue, rukpakv1alpha2.ReasonUpgrading, Message(doing))
 	c.progressing = &p
 	return c
 }

@@ -13,6 +13,9 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
+// gated is w held at its step's gate.
+func gated(w *Walk, g *WalkGate) *Walk { w.Gate = g; return w }
+
 // step marks the App as installing the catalog version v.
 func step(v string) appState {
 	return func(a *kappctrlv1alpha1.App) { a.Annotations[catalog.AnnotationVersion] = v }
@@ -38,6 +41,8 @@ func TestCompute_Walk(t *testing.T) {
 		installedWords  string
 		progressing     metav1.ConditionStatus
 		progressWords   string
+		// lookAgain is when the status asks to be computed again; 0: not checked.
+		lookAgain time.Duration
 	}{
 		{name: "the first step written, not yet picked up", walk: walk(1), app: newApp(3, 2, kappctrlv1alpha1.ReconcileSucceeded, step("1.0.0"), madeFor(1)),
 			installedGen: 1, installedStatus: "True", progressing: "True", progressWords: "1.0.0 → 1.0.1 → 1.2.0: installing 1.0.1 (1.0.0 is installed)"},
@@ -45,6 +50,14 @@ func TestCompute_Walk(t *testing.T) {
 			installedGen: 1, installedStatus: "True", progressing: "True", progressWords: "installing 1.0.1"},
 		{name: "the first step deployed: not yet this generation's outcome", walk: walk(1), app: newApp(3, 3, kappctrlv1alpha1.ReconcileSucceeded, step("1.0.1"), fetchOK(1, 2)),
 			installedGen: 1, installedStatus: "True", progressing: "True", progressWords: "installing 1.0.1"},
+		{name: "the first step deployed, an object not yet Current: the next waits, looking again at the bound", walk: gated(walk(1), &WalkGate{Why: "Widget ns/w is InProgress", Deadline: t0.Add(2 * time.Hour)}),
+			app: newApp(3, 3, kappctrlv1alpha1.ReconcileSucceeded, step("1.0.1"), fetchOK(1, 2)), installedGen: 1, installedStatus: "True", progressing: "True",
+			progressWords: "1.0.0 → 1.0.1 → 1.2.0: 1.0.1 is deployed and the next step waits, until 2026-01-01T02:00:00Z at most, for its installed objects to be Current (1.0.0 is installed): Widget ns/w is InProgress",
+			lookAgain:     time.Hour},
+		{name: "the first step deployed, an object Failed: the walk stops there", walk: gated(walk(1), &WalkGate{Stopped: true, Why: "Widget ns/w is Failed: broken"}),
+			app: newApp(3, 3, kappctrlv1alpha1.ReconcileSucceeded, step("1.0.1"), fetchOK(1, 2)), installedGen: 2, installedStatus: "False",
+			installedWords: "The upgrade along channel beta (1.0.0 → 1.0.1 → 1.2.0) stopped at 1.0.1; 1.0.0 stays installed: 1.0.1 is deployed, and its installed objects are not healthy: Widget ns/w is Failed: broken",
+			progressing:    "False", progressWords: "stopped at 1.0.1; 1.0.0 stays installed"},
 		{name: "the last step deploying", walk: walk(2), app: newApp(4, 4, kappctrlv1alpha1.Reconciling, step("1.2.0"), fetchOK(1, 2)),
 			installedGen: 1, installedStatus: "True", progressing: "True", progressWords: "installing 1.2.0 (1.0.1 is installed)"},
 		{name: "the last step failed", walk: walk(2), app: newApp(4, 4, kappctrlv1alpha1.ReconcileFailed, step("1.2.0"), fetchOK(1, 2), deployFailed(3, "kapp: Error: admission webhook denied the CRD")),
@@ -62,6 +75,9 @@ func TestCompute_Walk(t *testing.T) {
 			inst := apimeta.FindStatusCondition(out.Status.Conditions, rukpakv1alpha2.TypeInstalled)
 			if inst.ObservedGeneration != tt.installedGen || inst.Status != tt.installedStatus || !strings.Contains(inst.Message, tt.installedWords) {
 				t.Fatalf("Installed %+v, want %s at generation %d with %q", inst, tt.installedStatus, tt.installedGen, tt.installedWords)
+			}
+			if tt.lookAgain != 0 && out.LookAgainAfter != tt.lookAgain {
+				t.Fatalf("look again after %s, want %s", out.LookAgainAfter, tt.lookAgain)
 			}
 			if out.Status.ObservedGeneration != tt.installedGen {
 				t.Fatalf("status.observedGeneration %d: kapp's wait would end early", out.Status.ObservedGeneration)

@@ -36,6 +36,10 @@ type Config struct {
 	// before the adapter reports it as failed (0: never). kapp-controller
 	// itself never stops the step.
 	TemplateTimeout time.Duration
+	// StepHealthTimeout is how long a deployed step of a walk along a
+	// catalog channel may keep installed objects InProgress (or being
+	// deleted) before the walk stops there; 0 waits without a bound.
+	StepHealthTimeout time.Duration
 	// ContentAddress is where the adapter's webhook server is reached
 	// (scheme, host and port): a BundleDeployment's and a Bundle's
 	// status.contentURL point there. Empty: no contentURL is written.

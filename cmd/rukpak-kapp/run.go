@@ -37,6 +37,7 @@ func newRunCommand() *cobra.Command {
 	syncPeriod := fs.Duration("app-sync-period", 10*time.Minute, "how often kapp-controller re-applies an unchanged App")
 	branchSync := fs.Duration("branch-sync-period", time.Minute, "how often a BundleDeployment that tracks a git branch looks for new commits")
 	templateTimeout := fs.Duration("template-timeout", 2*time.Minute, "how long kapp-controller's template step may run before the BundleDeployment reports it as failed (0 disables)")
+	stepHealthTimeout := fs.Duration("upgrade-step-health-timeout", 5*time.Minute, "how long a step of an upgrade along a catalog channel may keep installed objects that are not Current before the walk stops there (0 waits without a bound)")
 	classes := fs.String("classes", rukpakv1alpha2.ClassPlain+","+rukpakv1alpha2.ClassHelm+","+rukpakv1alpha2.ClassRegistry, "comma-separated provisioner classes this controller claims; NAME="+rukpakv1alpha2.ClassPlain+" claims NAME and installs it as that built-in class, to run beside rukpak")
 	metricsAddr := fs.String("metrics-bind-address", ":8080", `metrics address ("0" disables)`)
 	probeAddr := fs.String("health-probe-bind-address", ":8081", `health probe address ("0" disables)`)
@@ -91,6 +92,7 @@ func newRunCommand() *cobra.Command {
 				SyncPeriod:         *syncPeriod,
 				BranchSyncPeriod:   *branchSync,
 				TemplateTimeout:    *templateTimeout,
+				StepHealthTimeout:  *stepHealthTimeout,
 				ContentAddress:     *contentAddress,
 			},
 			Classes:                  claimed,

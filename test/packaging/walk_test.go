@@ -153,6 +153,12 @@ const efsCRD = "sharedvolumes.aws-efs.managed.openshift.io"
 // with a field of its CRD removed, then the catalog of channel stable as a
 // package repository; it returns the repository's pinned reference.
 func pushWalkCatalog(ctx context.Context, repo, unsafeAt string, later ...string) string {
+	return pushWalkCatalogWith(ctx, repo, unsafeAt, nil, later...)
+}
+
+// pushWalkCatalogWith is pushWalkCatalog with extra manifests in the
+// bundles of some versions: extra[version][file] is a file's content.
+func pushWalkCatalogWith(ctx context.Context, repo, unsafeAt string, extra map[string]map[string]string, later ...string) string {
 	bundle := filepath.Join(env.Root, "test", "testdata", "registry-v1-corpus", "aws-efs-operator", "0.0.8")
 	unsafe := GinkgoT().TempDir()
 	Expect(os.CopyFS(unsafe, os.DirFS(bundle))).To(Succeed())
@@ -198,6 +204,9 @@ func pushWalkCatalog(ctx context.Context, repo, unsafeAt string, later ...string
 			edits = append(edits, "quay.io/app-sre/aws-efs-operator:9c87267", "quay.io/app-sre/aws-efs-operator:v2")
 		}
 		Expect(os.WriteFile(csvFile, []byte(strings.NewReplacer(edits...).Replace(string(csv))), 0o644)).To(Succeed())
+		for file, content := range extra[v] {
+			Expect(os.WriteFile(filepath.Join(dir, "manifests", file), []byte(content), 0o644)).To(Succeed())
+		}
 		image, _, err := env.Registry.PushDir(dir, repo+"/aws-efs-operator:v"+v)
 		Expect(err).NotTo(HaveOccurred())
 		name := pkg + ".v" + v

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -32,7 +33,7 @@ func appSucceededWith(ctx context.Context, name, digestRef string, kinds ...meta
 }
 
 var _ = Describe("the health of installed custom resources", func() {
-	It("says what to grant for a kind the adapter may not read, and judges it once granted", func(ctx context.Context) {
+	It("says what to grant for a kind the adapter may not read, judges it once granted, and by CEL expressions where it reports only a phase", func(ctx context.Context) {
 		const name, group = "health-unread", "unread.health.example.com"
 		crd := bdtest.CRD(bdtest.CRDYAML(group, "Gadget", "gadgets", bdtest.GizmoV1(), nil))
 		crd.Spec.Versions[0].Schema.OpenAPIV3Schema.XPreserveUnknownFields = ptrTo(true)
@@ -51,7 +52,7 @@ var _ = Describe("the health of installed custom resources", func() {
 
 		By("the adapter may not list Gadgets: Unknown, naming the grant")
 		Eventually(bdtest.GetBD(ctx, name)).Should(bdtest.HaveCondition("Healthy", "Unknown", "HealthUnknown",
-			"every Gadget."+group+" is Unknown: the adapter has not listed them yet; if this lasts, it may not: "+
+			"every Gadget."+group+" is Unknown: the adapter may not list them: "+
 				"grant it list and watch on gadgets."+group+" in a ClusterRole labelled rukpak-kapp.dev/aggregate-to-health=true"))
 
 		By("granting it: the informer's next list, within its backoff (at most 30 s), wakes the BundleDeployment")
@@ -67,17 +68,37 @@ var _ = Describe("the health of installed custom resources", func() {
 		Eventually(bdtest.GetBD(ctx, name)).WithTimeout(40 * time.Second).Should(bdtest.HaveCondition("Healthy", "True", "Healthy", ""))
 
 		By("its Ready turns False: Unhealthy, naming it")
-		Expect(unstructured.SetNestedSlice(gadget.Object, []any{map[string]any{"type": "Ready", "status": "False", "reason": "Down", "message": "The gadget is down."}},
-			"status", "conditions")).To(Succeed())
-		Eventually(func() error {
-			live := gadget.DeepCopy()
-			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(gadget), live); err != nil {
-				return err
-			}
-			live.Object["status"] = gadget.Object["status"]
-			return env.Client.Update(ctx, live)
-		}).WithContext(ctx).Should(Succeed())
+		setGadgetStatus(ctx, gadget, map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False", "reason": "Down", "message": "The gadget is down."}}})
 		Eventually(bdtest.GetBD(ctx, name)).WithTimeout(5 * time.Second).Should(bdtest.HaveCondition("Healthy", "False", "Unhealthy",
 			"Gadget default/g1 is InProgress: The gadget is down"))
+
+		By("a kind that reports only a phase, judged by the BundleDeployment's CEL expressions")
+		setGadgetStatus(ctx, gadget, map[string]any{"phase": "Failed"})
+		bd := bdtest.MustBD(ctx, name)
+		before := client.MergeFrom(bd.DeepCopy())
+		if bd.Annotations == nil {
+			bd.Annotations = map[string]string{}
+		}
+		bd.Annotations[status.AnnotationHealthExpressions] = "- apiVersion: " + group + "/v1\n  kind: Gadget\n" +
+			"  current: status.phase == 'Running'\n  failed: status.phase == 'Failed'\n"
+		Expect(env.Client.Patch(ctx, bd, before)).To(Succeed())
+		Eventually(bdtest.GetBD(ctx, name)).WithTimeout(5 * time.Second).Should(bdtest.HaveCondition("Healthy", "False", "Unhealthy",
+			"Gadget default/g1 is Failed: status.phase == 'Failed' ("+status.AnnotationHealthExpressions+")"))
+		setGadgetStatus(ctx, gadget, map[string]any{"phase": "Running"})
+		Eventually(bdtest.GetBD(ctx, name)).WithTimeout(5 * time.Second).Should(bdtest.HaveCondition("Healthy", "True", "Healthy", ""))
 	})
 })
+
+// setGadgetStatus writes the Gadget's status as its controller would (its
+// CRD has no status subresource).
+func setGadgetStatus(ctx context.Context, gadget *unstructured.Unstructured, st map[string]any) {
+	GinkgoHelper()
+	Eventually(func() error {
+		live := gadget.DeepCopy()
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(gadget), live); err != nil {
+			return err
+		}
+		live.Object["status"] = st
+		return env.Client.Update(ctx, live)
+	}).WithContext(ctx).Should(Succeed())
+}

@@ -3,6 +3,11 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
+
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -38,8 +43,20 @@ func (r *BundleDeploymentReconciler) walk(ctx context.Context, s *scope.Scope) e
 	if s.Live == nil {
 		return nil
 	}
+	planned := deployed
+	var gate *status.WalkGate
+	if deployed.MidWalk(asked) {
+		// A step the walk passes through is deployed: the next one starts
+		// once the step's objects are Current.
+		var err error
+		if gate, err = r.stepGate(ctx, s); err != nil {
+			return err
+		}
+		// A step held at its gate is the step under way still.
+		planned.Done = gate == nil
+	}
 	var unreadable error
-	w, err := catalog.PlanWalk(asked, bd.Annotations[catalog.AnnotationUpgradeEdge], deployed, func() (nodes []catalog.Node, err error) {
+	w, err := catalog.PlanWalk(asked, bd.Annotations[catalog.AnnotationUpgradeEdge], planned, func() (nodes []catalog.Node, err error) {
 		nodes, unreadable, err = r.channel(ctx, bd.Annotations[catalog.AnnotationPackagesNS], asked)
 		return nodes, err
 	})
@@ -70,10 +87,61 @@ func (r *BundleDeploymentReconciler) walk(ctx context.Context, s *scope.Scope) e
 		}
 	}
 	view.Annotations[catalog.AnnotationWalk] = w.Record()
+	if !w.Final() {
+		view.Annotations[catalog.AnnotationStepSince] = r.stepSince(s.Live, step.Entry)
+	}
 	s.View = view
 	s.Facts.Walk = &status.Walk{Channel: asked.Channel, Versions: w.Versions(), Step: w.Step,
-		Package: bd.Annotations[catalog.AnnotationPackagesNS] + "/" + catalog.PackageOf(step.Entry)}
+		Package: bd.Annotations[catalog.AnnotationPackagesNS] + "/" + catalog.PackageOf(step.Entry), Gate: gate}
 	return nil
+}
+
+// stepSince is when the step was first written: the App's record when it
+// installs that step already, else now.
+func (r *BundleDeploymentReconciler) stepSince(live *kappctrlv1alpha1.App, step catalog.Entry) string {
+	if live != nil && live.Annotations[catalog.AnnotationBundle] == step.Bundle && live.Annotations[catalog.AnnotationStepSince] != "" {
+		return live.Annotations[catalog.AnnotationStepSince]
+	}
+	return r.now().UTC().Format(time.RFC3339)
+}
+
+// stepGate judges the objects a deployed step of a walk installed: nil
+// when the next step may start (every object Current, or one kstatus
+// cannot judge, which never holds a walk), a wait while one is InProgress
+// or being deleted, for at most StepHealthTimeout from the step's start,
+// and a stop when one is Failed or the wait ran out.
+func (r *BundleDeploymentReconciler) stepGate(ctx context.Context, s *scope.Scope) (*status.WalkGate, error) {
+	var f status.Facts
+	if err := kube.ObserveWorkloads(ctx, r.client, s.BD, &f, true); err != nil {
+		return nil, fmt.Errorf("judge the installed objects of the walk's step: %w", err)
+	}
+	if err := r.custom.Observe(ctx, s.Live, s.BD.Name, f.Installed); err != nil {
+		return nil, fmt.Errorf("judge the installed objects of the walk's step: %w", err)
+	}
+	h := f.Installed.Judge()
+	listing := slices.ContainsFunc(f.Installed.Unread, func(u status.Unread) bool { return !u.Forbidden })
+	if !h.Unhealthy() && !listing {
+		// Current, or what cannot be judged (it says nothing, or the
+		// adapter may not read it), which never holds a walk.
+		return nil, nil
+	}
+	if listing && !h.Unhealthy() {
+		// A kind's first list is under way: it wakes this install.
+		return &status.WalkGate{Why: h.Message()}, nil
+	}
+	if h.NotCurrent[0].State == kstatus.FailedStatus {
+		return &status.WalkGate{Stopped: true, Why: h.Message()}, nil
+	}
+	bound := r.set.Config.StepHealthTimeout
+	since, err := time.Parse(time.RFC3339, s.Live.Annotations[catalog.AnnotationStepSince])
+	if bound <= 0 || err != nil {
+		// No bound, or a step written before the bound was kept: a wait.
+		return &status.WalkGate{Why: h.Message()}, nil
+	}
+	if deadline := since.Add(bound); s.Now.Before(deadline) {
+		return &status.WalkGate{Why: h.Message(), Deadline: deadline}, nil
+	}
+	return &status.WalkGate{Stopped: true, Why: fmt.Sprintf("%s, still %s after the step started (--upgrade-step-health-timeout)", h.Message(), bound)}, nil
 }
 
 // channel reads asked's channel as the upgrade webhook reads it, from

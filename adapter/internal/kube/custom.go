@@ -9,13 +9,16 @@ import (
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
@@ -31,9 +34,10 @@ const HealthRoleLabel = "rukpak-kapp.dev/aggregate-to-health"
 // App reports installing, for Healthy: one informer per kind, started by
 // the first App that reports it, restricted to what kapp installed for a
 // BundleDeployment (InstalledSelector) and keeping only the objects'
-// metadata and status. A change of an object's status wakes the
-// BundleDeployment that installed it. It is a source of the
-// BundleDeployment controller (Start), which gives it the queue.
+// metadata and status, in a cache of its own (Cache, which runs with the
+// manager). A change of an object's status wakes the BundleDeployment that
+// installed it. It is a source of the BundleDeployment controller (Start),
+// which gives it the queue.
 type CustomObjects struct {
 	cache  cache.Cache
 	mapper meta.RESTMapper
@@ -46,22 +50,47 @@ type CustomObjects struct {
 	// waiting are, per kind not listed yet, the BundleDeployments that
 	// found it so: woken when it is (an empty list has no events).
 	waiting map[schema.GroupKind]map[string]bool
+	// forbidden are the kinds (as their informers describe them) whose
+	// last list the API server refused, until a list succeeds.
+	forbidden sync.Map
+	// described are the kinds by their informers' description.
+	described map[string]schema.GroupKind
 }
 
-// NewCustomObjects reads through c, a cache made with CustomCacheOptions.
-func NewCustomObjects(c cache.Cache, mapper meta.RESTMapper) *CustomObjects {
-	return &CustomObjects{cache: c, mapper: mapper, watched: map[schema.GroupKind]bool{},
-		waiting: map[schema.GroupKind]map[string]bool{}}
-}
-
-// CustomCacheOptions are the options of the cache CustomObjects reads:
-// installed objects only, stripped to their metadata and status, which is
-// all kstatus reads of a custom resource.
-func CustomCacheOptions(o cache.Options) cache.Options {
+// NewCustomObjects makes the cache of installed custom resources from o
+// (its client, scheme and mapper) and reads through it.
+func NewCustomObjects(cfg *rest.Config, o cache.Options) (*CustomObjects, error) {
+	c := &CustomObjects{mapper: o.Mapper, watched: map[schema.GroupKind]bool{}, waiting: map[schema.GroupKind]map[string]bool{},
+		described: map[string]schema.GroupKind{}}
 	o.DefaultLabelSelector = InstalledSelector
 	o.DefaultTransform = stripToStatus
 	o.ReaderFailOnMissingInformer = true
-	return o
+	o.DefaultWatchErrorHandler = c.watchFailed
+	var err error
+	if c.cache, err = cache.New(cfg, o); err != nil {
+		return nil, fmt.Errorf("make the cache of installed custom resources: %w", err)
+	}
+	return c, nil
+}
+
+// Cache is the cache the objects are read from, for the manager to run.
+func (c *CustomObjects) Cache() cache.Cache { return c.cache }
+
+// watchFailed records a kind the adapter may not list, which Healthy's
+// message names with the grant to add, instead of an error log at every
+// retry; the informer retries it with backoff all the same.
+func (c *CustomObjects) watchFailed(ctx context.Context, r *toolscache.Reflector, err error) {
+	if apierrors.IsForbidden(err) {
+		if _, known := c.forbidden.LoadOrStore(r.TypeDescription(), true); !known {
+			// The installs waiting for the kind's first list say why now.
+			c.mu.Lock()
+			c.wakeWaiting(c.described[r.TypeDescription()])
+			c.mu.Unlock()
+		}
+		log.FromContext(ctx).V(1).Info("installed custom resources not listed: the adapter may not list them", "error", err.Error())
+		return
+	}
+	toolscache.DefaultWatchErrorHandler(ctx, r, err)
 }
 
 // stripToStatus keeps what kstatus and the owner mapping read.
@@ -117,6 +146,10 @@ func (c *CustomObjects) Observe(ctx context.Context, app *kappctrlv1alpha1.App, 
 		return nil
 	}
 	for _, gk := range customKinds(app) {
+		if installed.Rules.Unjudged(gk) {
+			// Current whatever its objects say: nothing to read.
+			continue
+		}
 		mapping, err := c.mapper.RESTMapping(gk)
 		if err != nil {
 			installed.Unread = append(installed.Unread, status.Unread{Kind: gk,
@@ -128,9 +161,14 @@ func (c *CustomObjects) Observe(ctx context.Context, app *kappctrlv1alpha1.App, 
 			return fmt.Errorf("watch installed %s: %w", gk, err)
 		}
 		if !synced {
-			installed.Unread = append(installed.Unread, status.Unread{Kind: gk, Why: fmt.Sprintf(
-				"the adapter has not listed them yet; if this lasts, it may not: grant it list and watch on %s in a ClusterRole labelled %s=true",
-				mapping.Resource.GroupResource(), HealthRoleLabel)})
+			_, forbidden := c.forbidden.Load(mapping.GroupVersionKind.String())
+			why := fmt.Sprintf("the adapter has not listed them yet; if this lasts, it may not: grant it list and watch on %s in a ClusterRole labelled %s=true",
+				mapping.Resource.GroupResource(), HealthRoleLabel)
+			if forbidden {
+				why = fmt.Sprintf("the adapter may not list them: grant it list and watch on %s in a ClusterRole labelled %s=true",
+					mapping.Resource.GroupResource(), HealthRoleLabel)
+			}
+			installed.Unread = append(installed.Unread, status.Unread{Kind: gk, Why: why, Forbidden: forbidden})
 			continue
 		}
 		list := &unstructured.UnstructuredList{}
@@ -154,6 +192,7 @@ func (c *CustomObjects) informer(ctx context.Context, gk schema.GroupKind, gvk s
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.described[gvk.String()] = gk
 	if !c.watched[gk] && c.queue != nil {
 		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 			AddFunc: c.enqueue,
@@ -186,10 +225,24 @@ func (c *CustomObjects) wakeWhenListed(gk schema.GroupKind, inf cache.Informer) 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for d, k := range c.described {
+		if k == gk {
+			c.forbidden.Delete(d)
+		}
+	}
+	c.wakeWaiting(gk)
+	delete(c.waiting, gk)
+}
+
+// wakeWaiting wakes the BundleDeployments waiting for gk's first list;
+// c.mu is held.
+func (c *CustomObjects) wakeWaiting(gk schema.GroupKind) {
+	if c.queue == nil {
+		return
+	}
 	for name := range c.waiting[gk] {
 		c.queue.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
 	}
-	delete(c.waiting, gk)
 }
 
 // enqueue wakes the BundleDeployment that installed o.

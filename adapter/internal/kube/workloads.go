@@ -29,12 +29,16 @@ func ObserveWorkloads(ctx context.Context, c client.Reader, bd *rukpakv1alpha2.B
 	if !deployed && !apimeta.IsStatusConditionTrue(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled) {
 		return nil
 	}
-	objs, err := workloadsOf(ctx, c, bd.Name)
-	if err != nil {
-		facts.InstalledFailure = err.Error()
+	objs, listErr := workloadsOf(ctx, c, bd.Name)
+	if listErr != nil {
+		facts.InstalledFailure = listErr.Error()
 	}
 	facts.Installed = &status.Installed{Objects: objs}
-	return err
+	var err error
+	if facts.Installed.Rules, err = status.HealthRulesOf(bd.Annotations); err != nil {
+		facts.Installed.RulesInvalid = err.Error()
+	}
+	return listErr
 }
 
 // workloadsOf lists, from the informer cache, the workloads bdName

@@ -1,0 +1,145 @@
+package status
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/yaml"
+)
+
+// AnnotationHealthExpressions on a BundleDeployment gives CEL expressions
+// that judge the installed objects of kinds that follow no convention
+// kstatus knows (HealthExpression, as a YAML or JSON list).
+const AnnotationHealthExpressions = "core.rukpak.io/health-expressions"
+
+// HealthExpression judges the objects of one kind: the first of
+// InProgress, Failed and Current that is true gives the state; when none
+// is, the object is InProgress. Each reads the object's metadata and
+// status (the adapter keeps no more of a custom resource).
+type HealthExpression struct {
+	// APIVersion is the kind's group/version; the version is not matched:
+	// the object is read at the version the API server prefers.
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Current    string `json:"current"`
+	InProgress string `json:"inProgress,omitempty"`
+	Failed     string `json:"failed,omitempty"`
+}
+
+// DefaultHealthExpressions are the kinds the adapter judges without being
+// told, which bundles commonly install and which report nothing: the
+// Prometheus operator's configuration objects, which only its own
+// controller reads.
+var DefaultHealthExpressions = []HealthExpression{
+	{APIVersion: "monitoring.coreos.com/v1", Kind: "ServiceMonitor", Current: "true"},
+	{APIVersion: "monitoring.coreos.com/v1", Kind: "PodMonitor", Current: "true"},
+	{APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule", Current: "true"},
+	{APIVersion: "monitoring.coreos.com/v1", Kind: "Probe", Current: "true"},
+}
+
+// HealthRules are the expressions that judge installed objects, by kind.
+type HealthRules map[schema.GroupKind]HealthExpression
+
+// HealthRulesOf are the default expressions with those annotations give
+// (which win for a kind both name); err says why the annotation cannot be
+// read, and the defaults are then the rules.
+func HealthRulesOf(annotations map[string]string) (HealthRules, error) {
+	rules := HealthRules{}
+	for _, e := range DefaultHealthExpressions {
+		rules[e.groupKind()] = e
+	}
+	v := strings.TrimSpace(annotations[AnnotationHealthExpressions])
+	if v == "" {
+		return rules, nil
+	}
+	var given []HealthExpression
+	if err := yaml.UnmarshalStrict([]byte(v), &given); err != nil {
+		return rules, fmt.Errorf("the annotation %s is not a list of {apiVersion, kind, current, inProgress, failed}: %w", AnnotationHealthExpressions, err)
+	}
+	for _, e := range given {
+		if e.Kind == "" || e.Current == "" {
+			return rules, fmt.Errorf("the annotation %s has an entry without kind or current: each needs both", AnnotationHealthExpressions)
+		}
+		rules[e.groupKind()] = e
+	}
+	return rules, nil
+}
+
+// Unjudged says whether the objects of gk need not be read: its
+// expression says Current of every one.
+func (r HealthRules) Unjudged(gk schema.GroupKind) bool {
+	e, ok := r[gk]
+	return ok && strings.TrimSpace(e.Current) == "true" && e.InProgress == "" && e.Failed == ""
+}
+
+func (e HealthExpression) groupKind() schema.GroupKind {
+	return schema.FromAPIVersionAndKind(e.APIVersion, e.Kind).GroupKind()
+}
+
+// celEnv is the environment every expression compiles in: the object's
+// top-level fields as variables.
+var celEnv = func() *cel.Env {
+	env, err := cel.NewEnv(cel.Variable("metadata", cel.DynType), cel.Variable("status", cel.DynType), cel.Variable("spec", cel.DynType))
+	if err != nil {
+		panic(err)
+	}
+	return env
+}()
+
+// judge computes u's state from e.
+func (e HealthExpression) judge(u *unstructured.Unstructured) (kstatus.Status, string) {
+	vars := map[string]any{"metadata": u.Object["metadata"], "status": map[string]any{}, "spec": map[string]any{}}
+	for _, f := range []string{"status", "spec"} {
+		if v, ok := u.Object[f]; ok {
+			vars[f] = v
+		}
+	}
+	for _, c := range []struct {
+		state kstatus.Status
+		expr  string
+	}{{kstatus.InProgressStatus, e.InProgress}, {kstatus.FailedStatus, e.Failed}, {kstatus.CurrentStatus, e.Current}} {
+		if c.expr == "" {
+			continue
+		}
+		ok, err := evalBool(c.expr, vars)
+		var cerr *compileError
+		if errors.As(err, &cerr) {
+			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) does not compile: %v", c.expr, AnnotationHealthExpressions, cerr.err)
+		}
+		if ok {
+			return c.state, fmt.Sprintf("%s (%s)", c.expr, AnnotationHealthExpressions)
+		}
+	}
+	return kstatus.InProgressStatus, fmt.Sprintf("none of its health expressions is true yet (current: %s)", e.Current)
+}
+
+type compileError struct{ err error }
+
+func (e *compileError) Error() string { return e.err.Error() }
+
+// evalBool evaluates expr; an expression that reads a field the object
+// lacks is false.
+func evalBool(expr string, vars map[string]any) (bool, error) {
+	ast, iss := celEnv.Compile(expr)
+	if iss.Err() != nil {
+		return false, &compileError{iss.Err()}
+	}
+	prg, err := celEnv.Program(ast)
+	if err != nil {
+		return false, &compileError{err}
+	}
+	out, _, err := prg.Eval(vars)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.Value().(bool)
+	if !ok {
+		return false, &compileError{fmt.Errorf("it gives %v, not true or false", out.Value())}
+	}
+	return b, nil
+}
