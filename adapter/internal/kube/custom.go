@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -55,13 +56,17 @@ type CustomObjects struct {
 	forbidden sync.Map
 	// described are the kinds by their informers' description.
 	described map[string]schema.GroupKind
+	// readBy are the kinds each BundleDeployment's objects were last read
+	// of, with their versions: a kind no install reads any more has its
+	// informer stopped.
+	readBy map[string]map[schema.GroupKind]schema.GroupVersionKind
 }
 
 // NewCustomObjects makes the cache of installed custom resources from o
 // (its client, scheme and mapper) and reads through it.
 func NewCustomObjects(cfg *rest.Config, o cache.Options) (*CustomObjects, error) {
 	c := &CustomObjects{mapper: o.Mapper, watched: map[schema.GroupKind]bool{}, waiting: map[schema.GroupKind]map[string]bool{},
-		described: map[string]schema.GroupKind{}}
+		described: map[string]schema.GroupKind{}, readBy: map[string]map[schema.GroupKind]schema.GroupVersionKind{}}
 	o.DefaultLabelSelector = InstalledSelector
 	o.DefaultTransform = stripToStatus
 	o.ReaderFailOnMissingInformer = true
@@ -145,6 +150,8 @@ func (c *CustomObjects) Observe(ctx context.Context, app *kappctrlv1alpha1.App, 
 	if c == nil {
 		return nil
 	}
+	read := map[schema.GroupKind]schema.GroupVersionKind{}
+	defer func() { c.read(ctx, bdName, read) }()
 	for _, gk := range customKinds(app) {
 		if installed.Rules.Unjudged(gk) {
 			// Current whatever its objects say: nothing to read.
@@ -156,6 +163,7 @@ func (c *CustomObjects) Observe(ctx context.Context, app *kappctrlv1alpha1.App, 
 				Why: "its API is not served (its CustomResourceDefinition is gone?), so its objects cannot be read"})
 			continue
 		}
+		read[gk] = mapping.GroupVersionKind
 		synced, err := c.informer(ctx, gk, mapping.GroupVersionKind, bdName)
 		if err != nil {
 			return fmt.Errorf("watch installed %s: %w", gk, err)
@@ -179,6 +187,56 @@ func (c *CustomObjects) Observe(ctx context.Context, app *kappctrlv1alpha1.App, 
 		installed.Objects = append(installed.Objects, list.Items...)
 	}
 	return nil
+}
+
+// read records the kinds bdName's objects were read of, and stops the
+// informers of the kinds no install reads any more.
+func (c *CustomObjects) read(ctx context.Context, bdName string, kinds map[schema.GroupKind]schema.GroupVersionKind) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	before := c.readBy[bdName]
+	if len(kinds) == 0 {
+		delete(c.readBy, bdName)
+	} else {
+		c.readBy[bdName] = kinds
+	}
+	for gk, gvk := range before {
+		if _, still := kinds[gk]; still || c.readByAny(gk) {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		if err := c.cache.RemoveInformer(ctx, u); err != nil {
+			log.FromContext(ctx).Info("could not stop the informer of installed custom resources no install reads any more", "kind", gk.String(), "error", err.Error())
+			continue
+		}
+		delete(c.watched, gk)
+		delete(c.waiting, gk)
+		for d, k := range c.described {
+			if k == gk {
+				delete(c.described, d)
+				c.forbidden.Delete(d)
+			}
+		}
+	}
+}
+
+// readByAny says whether an install reads gk's objects; c.mu is held.
+func (c *CustomObjects) readByAny(gk schema.GroupKind) bool {
+	for _, kinds := range c.readBy {
+		if _, ok := kinds[gk]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Forget stops reading, for the BundleDeployment name, what only it read.
+func (c *CustomObjects) Forget(name string, _ types.UID) {
+	if c == nil {
+		return
+	}
+	c.read(context.Background(), name, nil)
 }
 
 // informer starts gk's informer (once, reporting to the queue) and says

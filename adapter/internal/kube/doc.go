@@ -5,8 +5,9 @@
 // its namespace, and the installed objects Healthy is judged by: the
 // workloads from the manager's cache, and the custom resources of the
 // kinds each App reports installing (CustomObjects: a cache of their own,
-// one informer per kind, started by the first App that reports it, a
-// source of the BundleDeployment controller). It is also every status
+// one informer per kind, started by the first App that reports it and
+// stopped when no install reads the kind any more, a source of the
+// BundleDeployment controller). It is also every status
 // write of the adapter (PatchStatus, the one patch of a status
 // subresource: WriteStatus, WriteV1alpha1Status, WriteBundleStatus and the
 // OperatorCatalog's ConditionsWriter), the release of rukpak's finalizer
