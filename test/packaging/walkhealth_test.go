@@ -36,11 +36,12 @@ spec:
 `
 
 // A three-hop walk (1.0.0 → 1.1.0 → 1.2.0 → 2.0.0) over a bundle whose
-// console sample the console reports Stalled: kapp-controller deploys each
-// step (kapp does not judge the kind), and the walk stops at its first
-// step, naming the object, with the version before it installed.
+// console sample the console is still loading: kapp-controller deploys
+// the first step (kapp does not judge the kind), the next waits for the
+// sample, and when the console rejects it (Stalled) the walk stops there,
+// naming it, with the version before it installed.
 var _ = Describe("walking a channel over a step that is not healthy", func() {
-	It("stops at the step whose installed object is Failed, naming it, with the step before installed", func(ctx context.Context) {
+	It("waits at a step whose installed object is in progress, and stops there when it turns Failed, naming it, with the step before installed", func(ctx context.Context) {
 		const ns, install, installNS = "catalog-walk-health", "efs", "catalog-walk-health-op"
 		bdName := install + "." + ns
 		createNamespace(ctx, ns)
@@ -67,38 +68,40 @@ var _ = Describe("walking a channel over a step that is not healthy", func() {
 		installEfs(ctx, ns, install, installNS, pushWalkCatalogWith(ctx, "walk-health", "",
 			map[string]map[string]string{"1.0.0": sample, "1.1.0": sample, "1.2.0": sample, "2.0.0": sample}))
 
-		By("the console reports the sample Stalled: Healthy=False names it, with an ObjectFailed Event")
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion("console.openshift.io/v1")
-		u.SetKind("ConsoleYAMLSample")
-		Eventually(func() error {
-			if err := env.Client.Get(ctx, client.ObjectKey{Name: "efs-shared-volume-sample"}, u); err != nil {
-				return err
-			}
-			u.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Stalled", "status": "True", "reason": "SampleRejected",
-				"message": "The console rejected the sample.", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
-			return env.Client.Status().Update(ctx, u)
-		}).WithContext(ctx).Should(Succeed())
+		By("the console is still loading the sample: Healthy=False names it InProgress")
+		setSampleCondition(ctx, "Ready", "False", "Loading", "The console is loading the sample.")
+		Eventually(healthyMessage).WithContext(ctx).WithArguments(bdName).Should(
+			ContainSubstring("ConsoleYAMLSample efs-shared-volume-sample is InProgress: The console is loading the sample"))
+
+		By("kctrl package installed update -i efs --version 2.0.0: 1.1.0 is deployed, and the next step waits for the sample")
+		updated := make(chan error, 1)
+		go func() {
+			defer GinkgoRecover()
+			updated <- kctrl(ctx, func(ctx context.Context) error {
+				return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, "2.0.0")
+			})
+		}()
 		Eventually(func(g Gomega) {
 			bd := &rukpakv1alpha2.BundleDeployment{}
 			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
-			h := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeHealthy)
-			g.Expect(h).NotTo(BeNil())
-			g.Expect(h.Reason).To(Equal(rukpakv1alpha2.ReasonUnhealthy))
-			g.Expect(h.Message).To(ContainSubstring("ConsoleYAMLSample efs-shared-volume-sample is Failed: The console rejected the sample"))
+			p := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeProgressing)
+			g.Expect(p).NotTo(BeNil())
+			g.Expect(p.Reason).To(Equal(rukpakv1alpha2.ReasonUpgrading))
+			g.Expect(p.Message).To(And(ContainSubstring("1.1.0 is deployed and the next step waits, until "),
+				ContainSubstring("for its installed objects to be Current (1.0.0 is installed)"),
+				ContainSubstring("ConsoleYAMLSample efs-shared-volume-sample is InProgress: The console is loading the sample")))
 		}).WithContext(ctx).Should(Succeed())
+		Expect(catalogApp(ctx, bdName).Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v1.1.0"), "the App waits at the step")
+
+		By("the console rejects the sample (Stalled): an ObjectFailed Event, and the walk stops there")
+		setSampleCondition(ctx, "Stalled", "True", "SampleRejected", "The console rejected the sample.")
 		Eventually(func(g Gomega) {
 			events := &eventsv1.EventList{}
 			g.Expect(env.Client.List(ctx, events)).To(Succeed())
 			g.Expect(events.Items).To(ContainElement(And(HaveField("Reason", "ObjectFailed"), HaveField("Regarding.Name", bdName),
 				HaveField("Note", "ConsoleYAMLSample efs-shared-volume-sample is Failed: The console rejected the sample."))))
 		}).WithContext(ctx).Should(Succeed())
-
-		By("kctrl package installed update -i efs --version 2.0.0: 1.1.0 is deployed, its sample is Failed, and the walk stops there")
-		err := kctrl(ctx, func(ctx context.Context) error {
-			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, "2.0.0")
-		})
-		Expect(err).To(HaveOccurred(), "kctrl reports the stopped walk")
+		Eventually(updated).WithContext(ctx).Should(Receive(HaveOccurred()), "kctrl reports the stopped walk")
 		bd := &rukpakv1alpha2.BundleDeployment{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
 		installed := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
@@ -119,3 +122,32 @@ var _ = Describe("walking a channel over a step that is not healthy", func() {
 		}), "the walk went no further than the step that is not healthy")
 	}, SpecTimeout(6*time.Minute))
 })
+
+// setSampleCondition writes the console sample's one condition, as the
+// console would (its status subresource).
+func setSampleCondition(ctx context.Context, condType, status, reason, message string) {
+	GinkgoHelper()
+	Eventually(func() error {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("console.openshift.io/v1")
+		u.SetKind("ConsoleYAMLSample")
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: "efs-shared-volume-sample"}, u); err != nil {
+			return err
+		}
+		u.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": condType, "status": status, "reason": reason,
+			"message": message, "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
+		return env.Client.Status().Update(ctx, u)
+	}).WithContext(ctx).Should(Succeed())
+}
+
+// healthyMessage is the BundleDeployment's Healthy message.
+func healthyMessage(ctx context.Context, name string) (string, error) {
+	bd := &rukpakv1alpha2.BundleDeployment{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
+		return "", err
+	}
+	if h := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeHealthy); h != nil {
+		return h.Message, nil
+	}
+	return "", nil
+}
