@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -111,23 +110,21 @@ func (r *BundleDeploymentReconciler) stepSince(live *kappctrlv1alpha1.App, step 
 // or being deleted, for at most StepHealthTimeout from the step's start,
 // and a stop when one is Failed or the wait ran out.
 func (r *BundleDeploymentReconciler) stepGate(ctx context.Context, s *scope.Scope) (*status.WalkGate, error) {
+	// Read from the API server, not the caches: the step's objects were
+	// just written, and a watch event still on its way must not let the
+	// walk past one. A walk's steps are few; so are these reads.
 	var f status.Facts
-	if err := kube.ObserveWorkloads(ctx, r.client, s.BD, &f, true); err != nil {
+	if err := kube.ObserveWorkloads(ctx, r.direct, s.BD, &f, true); err != nil {
 		return nil, fmt.Errorf("judge the installed objects of the walk's step: %w", err)
 	}
-	if err := r.custom.Observe(ctx, s.Live, s.BD.Name, f.Installed); err != nil {
+	if err := r.custom.ObserveLive(ctx, r.direct, s.Live, s.BD.Name, f.Installed); err != nil {
 		return nil, fmt.Errorf("judge the installed objects of the walk's step: %w", err)
 	}
 	h := f.Installed.Judge()
-	listing := slices.ContainsFunc(f.Installed.Unread, func(u status.Unread) bool { return !u.Forbidden })
-	if !h.Unhealthy() && !listing {
+	if !h.Unhealthy() {
 		// Current, or what cannot be judged (it says nothing, or the
 		// adapter may not read it), which never holds a walk.
 		return nil, nil
-	}
-	if listing && !h.Unhealthy() {
-		// A kind's first list is under way: it wakes this install.
-		return &status.WalkGate{Why: h.Message()}, nil
 	}
 	if h.NotCurrent[0].State == kstatus.FailedStatus {
 		return &status.WalkGate{Stopped: true, Why: h.Message()}, nil

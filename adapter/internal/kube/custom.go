@@ -152,17 +152,8 @@ func (c *CustomObjects) Observe(ctx context.Context, app *kappctrlv1alpha1.App, 
 	}
 	read := map[schema.GroupKind]schema.GroupVersionKind{}
 	defer func() { c.read(ctx, bdName, read) }()
-	for _, gk := range customKinds(app) {
-		if installed.Rules.Unjudged(gk) {
-			// Current whatever its objects say: nothing to read.
-			continue
-		}
-		mapping, err := c.mapper.RESTMapping(gk)
-		if err != nil {
-			installed.Unread = append(installed.Unread, status.Unread{Kind: gk,
-				Why: "its API is not served (its CustomResourceDefinition is gone?), so its objects cannot be read"})
-			continue
-		}
+	for _, mapping := range c.toRead(app, installed) {
+		gk := mapping.GroupVersionKind.GroupKind()
 		read[gk] = mapping.GroupVersionKind
 		synced, err := c.informer(ctx, gk, mapping.GroupVersionKind, bdName)
 		if err != nil {
@@ -179,14 +170,65 @@ func (c *CustomObjects) Observe(ctx context.Context, app *kappctrlv1alpha1.App, 
 			installed.Unread = append(installed.Unread, status.Unread{Kind: gk, Why: why, Forbidden: forbidden})
 			continue
 		}
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(mapping.GroupVersionKind.GroupVersion().WithKind(mapping.GroupVersionKind.Kind + "List"))
+		list := listOf(mapping)
 		if err := c.cache.List(ctx, list, client.MatchingLabels{rukpakv1alpha2.LabelOwnerName: bdName}); err != nil {
 			return fmt.Errorf("list installed %s: %w", gk, err)
 		}
 		installed.Objects = append(installed.Objects, list.Items...)
 	}
 	return nil
+}
+
+// ObserveLive is Observe read from the API server through live, past the
+// cache: what a decision that must not miss an object just created reads
+// (a walk's gate, right after kapp deployed its step). It starts no
+// informer.
+func (c *CustomObjects) ObserveLive(ctx context.Context, live client.Reader, app *kappctrlv1alpha1.App, bdName string, installed *status.Installed) error {
+	if c == nil {
+		return nil
+	}
+	for _, mapping := range c.toRead(app, installed) {
+		gk := mapping.GroupVersionKind.GroupKind()
+		list := listOf(mapping)
+		err := live.List(ctx, list, client.MatchingLabels{rukpakv1alpha2.LabelOwnerKind: rukpakv1alpha2.OwnerKind, rukpakv1alpha2.LabelOwnerName: bdName})
+		switch {
+		case apierrors.IsForbidden(err):
+			installed.Unread = append(installed.Unread, status.Unread{Kind: gk, Forbidden: true, Why: fmt.Sprintf(
+				"the adapter may not list them: grant it list and watch on %s in a ClusterRole labelled %s=true", mapping.Resource.GroupResource(), HealthRoleLabel)})
+			continue
+		case err != nil:
+			return fmt.Errorf("list installed %s: %w", gk, err)
+		}
+		installed.Objects = append(installed.Objects, list.Items...)
+	}
+	return nil
+}
+
+// toRead are the mappings of the custom kinds app reports installing whose
+// objects are judged; a kind the API server does not serve is Unread.
+func (c *CustomObjects) toRead(app *kappctrlv1alpha1.App, installed *status.Installed) []*meta.RESTMapping {
+	var out []*meta.RESTMapping
+	for _, gk := range customKinds(app) {
+		if installed.Rules.Unjudged(gk) {
+			// Current whatever its objects say: nothing to read.
+			continue
+		}
+		mapping, err := c.mapper.RESTMapping(gk)
+		if err != nil {
+			installed.Unread = append(installed.Unread, status.Unread{Kind: gk,
+				Why: "its API is not served (its CustomResourceDefinition is gone?), so its objects cannot be read"})
+			continue
+		}
+		out = append(out, mapping)
+	}
+	return out
+}
+
+// listOf is an empty list of mapping's kind.
+func listOf(mapping *meta.RESTMapping) *unstructured.UnstructuredList {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(mapping.GroupVersionKind.GroupVersion().WithKind(mapping.GroupVersionKind.Kind + "List"))
+	return list
 }
 
 // read records the kinds bdName's objects were read of, and stops the
