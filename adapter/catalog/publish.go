@@ -459,6 +459,8 @@ func values(installNamespace string, modes map[string]bool, plain bool) []value 
 			"description": "Automatic: a new version the PackageInstall asks for is installed. Manual: it is held (the BundleDeployment's Held and UpgradeAvailable conditions name it) until approvedVersion names it; the version installed keeps running, and a first install installs nothing before."}},
 		value{"approvedVersion", "", map[string]any{"type": "string",
 			"description": "With upgradeApproval: Manual, the one version an upgrade may move to; a later version waits again."}},
+		value{"healthExpressions", "", map[string]any{"type": "string",
+			"description": "CEL expressions that judge the health of installed objects of kinds that follow no convention: a YAML list of {apiVersion, kind, inProgress, failed, current}, set as the BundleDeployment's core.rukpak.io/health-expressions annotation. Empty: the adapter's own."}},
 	)
 }
 

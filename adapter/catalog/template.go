@@ -143,6 +143,7 @@ metadata:
     ` + AnnotationInstallDependencies + `: #@ "true" if v.installDependencies else "false"
     ` + AnnotationUpgradeApproval + `: #@ v.upgradeApproval
     ` + AnnotationApprovedVersion + `: #@ v.approvedVersion
+    ` + rukpakv1alpha2.AnnotationHealthExpressions + `: #@ v.healthExpressions
 spec:
   provisionerClassName: ` + in.Class + `
   installNamespace: #@ v.installNamespace

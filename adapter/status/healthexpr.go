@@ -10,12 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/yaml"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // AnnotationHealthExpressions on a BundleDeployment gives CEL expressions
 // that judge the installed objects of kinds that follow no convention
 // kstatus knows (HealthExpression, as a YAML or JSON list).
-const AnnotationHealthExpressions = "core.rukpak.io/health-expressions"
+const AnnotationHealthExpressions = rukpakv1alpha2.AnnotationHealthExpressions
 
 // HealthExpression judges the objects of one kind: the first of
 // InProgress, Failed and Current that is true gives the state; when none

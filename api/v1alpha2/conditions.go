@@ -37,6 +37,12 @@ const AnnotationPackageVersion = "core.rukpak.io/package-version"
 // PackageInstall). Changing it switches the install in place.
 const AnnotationInstallWith = "core.rukpak.io/install-with"
 
+// AnnotationHealthExpressions gives CEL expressions that judge the
+// installed objects of kinds that follow no convention kstatus knows, for
+// the Healthy condition: a YAML list of {apiVersion, kind, inProgress,
+// failed, current} (docs/bundledeployments.md, Health).
+const AnnotationHealthExpressions = "core.rukpak.io/health-expressions"
+
 // Annotations the adapter puts on each App it writes. They record what the
 // App's spec was made from, so that the App's success is never read as a
 // newer generation's, and so that a restarted adapter knows what content the

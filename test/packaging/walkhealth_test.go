@@ -41,7 +41,7 @@ spec:
 // sample, and when the console rejects it (Stalled) the walk stops there,
 // naming it, with the version before it installed.
 var _ = Describe("walking a channel over a step that is not healthy", func() {
-	It("waits at a step whose installed object is in progress, and stops there when it turns Failed, naming it, with the step before installed", func(ctx context.Context) {
+	It("waits at a step whose installed object is in progress, stops there when it turns Failed, naming it, with the step before installed, and goes on once the install's values judge the kind", func(ctx context.Context) {
 		const ns, install, installNS = "catalog-walk-health", "efs", "catalog-walk-health-op"
 		bdName := install + "." + ns
 		createNamespace(ctx, ns)
@@ -120,6 +120,24 @@ var _ = Describe("walking a channel over a step that is not healthy", func() {
 		Consistently(upgradeSteps).WithContext(ctx).WithArguments(bdName).WithTimeout(5*time.Second).Should(Equal([]string{
 			"Upgrading along channel stable (1.0.0 → 1.1.0 → 1.2.0 → 2.0.0): installing 1.1.0, step 1 of 3",
 		}), "the walk went no further than the step that is not healthy")
+
+		By("kctrl package installed update -i efs --values-file (healthExpressions: samples are always Current): the walk goes on to 2.0.0")
+		values := "installNamespace: " + installNS + "\nhealthExpressions: |\n  - apiVersion: console.openshift.io/v1\n    kind: ConsoleYAMLSample\n    current: \"true\"\n"
+		// The values change only the BundleDeployment's annotations, so its
+		// generation: kapp's wait right after the apply can still read the
+		// stop the adapter said of that generation, and kctrl then reports
+		// it; kapp-controller's retry reads the walk's outcome.
+		_ = kctrl(ctx, func(ctx context.Context) error {
+			return harness.KctrlInstalledUpdateValues(ctx, env.ControlPlane.Config, ns, install, []byte(values))
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+			g.Expect(bd.Annotations).To(HaveKeyWithValue("core.rukpak.io/health-expressions", ContainSubstring("kind: ConsoleYAMLSample")))
+			g.Expect(meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)).To(And(HaveField("Status", BeEquivalentTo("True")),
+				HaveField("ObservedGeneration", bd.Generation), HaveField("Message", ContainSubstring("1.0.0 → 1.1.0 → 1.2.0 → 2.0.0"))))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(catalogApp(ctx, bdName).Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v2.0.0"))
+		Eventually(reconciled).WithContext(ctx).WithArguments(ns, install).WithTimeout(2*time.Minute).Should(BeTrue(), "kctrl package installed list says Reconcile succeeded after kapp-controller's retry")
 	}, SpecTimeout(6*time.Minute))
 })
 
