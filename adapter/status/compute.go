@@ -61,7 +61,7 @@ func Compute(f Facts) Computed {
 	if f.PruneFailure != "" && c.installed.Status == metav1.ConditionTrue {
 		c.installed.Message += ". Removing content Secrets the App no longer reads failed, the adapter retries: " + Message(f.PruneFailure)
 	}
-	out := Computed{Status: s.merge(c), LookAgainAfter: lookAgain}
+	out := Computed{Status: s.merge(c), LookAgainAfter: lookAgain, Health: s.health}
 	if f.BD.DeletionTimestamp.IsZero() && s.inProgress(c) {
 		out.Hold, out.WriteAfter, out.Progress = s.progressHold(out.Status)
 	}
@@ -81,6 +81,9 @@ type state struct {
 	// current says the installed generation and content are the ones asked
 	// for now: a run of the App only re-applies them.
 	current bool
+	// health is the installed objects judged; nil when they were not
+	// listed.
+	health *Health
 }
 
 func newState(f Facts) state {
@@ -92,6 +95,10 @@ func newState(f Facts) state {
 	}
 	s.hasInstall = s.installed != nil || (stored != nil && stored.Reason == rukpakv1alpha2.ReasonUpgradeFailed)
 	s.current = Current(f.BD, f.Fetched)
+	if f.Installed != nil {
+		h := f.Installed.Judge()
+		s.health = &h
+	}
 	return s
 }
 
@@ -426,10 +433,10 @@ func (s state) withInstalled(c conditions) conditions {
 			"Reading the installed objects failed, the adapter retries: "+Message(s.InstalledFailure)), c.healthy.ObservedGeneration)
 		return c
 	}
-	if s.Installed == nil {
+	if s.health == nil {
 		return c
 	}
-	h := s.Installed.Judge()
+	h := *s.health
 	if s.deploying() && !h.Failed() {
 		// kapp waits for what its run changes: a rollout under way is its
 		// to judge, not news. What was said before the run stays said.

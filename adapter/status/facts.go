@@ -150,6 +150,9 @@ type Computed struct {
 	// Progress is what this look leaves for the next one's
 	// Facts.Progress.
 	Progress Progress
+	// Health is the installed objects' roll-up; nil when they were not
+	// listed.
+	Health *Health
 }
 
 // Progress is what the progress hold remembers of a generation's work

@@ -34,9 +34,6 @@ type Installed struct {
 type Unread struct {
 	Kind schema.GroupKind
 	Why  string
-	// Forbidden says the API server refused the adapter's list: it stays
-	// unread until someone grants it; else the first list is under way.
-	Forbidden bool
 }
 
 // Judged is one installed object's state, as kstatus computes it.
@@ -62,15 +59,13 @@ var builtinGroups = []string{
 // one Kubernetes serves itself).
 func IsCustom(gk schema.GroupKind) bool { return !slices.Contains(builtinGroups, gk.Group) }
 
-// Judge computes u's state with kstatus. kstatus counts an object of a
+// judgeWith computes u's state with kstatus. kstatus counts an object of a
 // kind it has no rules for, and that says nothing of its state, as Current;
 // a custom resource is Current here only when it says so (a Ready
 // condition): one that says nothing is Unknown, never healthy by default.
-func Judge(u *unstructured.Unstructured) Judged { return judgeWith(u, nil) }
-
-// judgeWith is Judge, with the expression of rules for u's kind, if any,
-// in place of kstatus's rules (an object being deleted is Terminating
-// whatever its expression says).
+// The expression of rules for u's kind, if any, is used in place of
+// kstatus's rules (an object being deleted is Terminating whatever its
+// expression says).
 func judgeWith(u *unstructured.Unstructured, rules HealthRules) Judged {
 	j := Judged{Object: objectName(u)}
 	if e, ok := rules[u.GroupVersionKind().GroupKind()]; ok && u.GetDeletionTimestamp() == nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -108,10 +109,14 @@ func (e HealthExpression) judge(u *unstructured.Unstructured) (kstatus.Status, s
 		if c.expr == "" {
 			continue
 		}
-		ok, err := evalBool(c.expr, vars)
-		var cerr *compileError
-		if errors.As(err, &cerr) {
-			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) does not compile: %v", c.expr, AnnotationHealthExpressions, cerr.err)
+		prg, err := programOf(c.expr)
+		if err != nil {
+			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) does not compile: %v", c.expr, AnnotationHealthExpressions, err)
+		}
+		ok, err := evalBool(prg, vars)
+		var notBool *notBoolError
+		if errors.As(err, &notBool) {
+			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) %v", c.expr, AnnotationHealthExpressions, err)
 		}
 		if ok {
 			return c.state, fmt.Sprintf("%s (%s)", c.expr, AnnotationHealthExpressions)
@@ -120,28 +125,54 @@ func (e HealthExpression) judge(u *unstructured.Unstructured) (kstatus.Status, s
 	return kstatus.InProgressStatus, fmt.Sprintf("none of its health expressions is true yet (current: %s)", e.Current)
 }
 
-type compileError struct{ err error }
+type notBoolError struct{ value any }
 
-func (e *compileError) Error() string { return e.err.Error() }
+func (e *notBoolError) Error() string { return fmt.Sprintf("gives %v, not true or false", e.value) }
 
-// evalBool evaluates expr; an expression that reads a field the object
-// lacks is false.
-func evalBool(expr string, vars map[string]any) (bool, error) {
+// programs are the expressions compiled so far, so that an expression is
+// compiled once, not once per object and look; bounded, since the
+// expressions come from users' annotations.
+var programs = struct {
+	sync.Mutex
+	m map[string]cel.Program
+}{m: map[string]cel.Program{}}
+
+const maxPrograms = 1024
+
+// programOf is expr compiled.
+func programOf(expr string) (cel.Program, error) {
+	programs.Lock()
+	prg, ok := programs.m[expr]
+	programs.Unlock()
+	if ok {
+		return prg, nil
+	}
 	ast, iss := celEnv.Compile(expr)
 	if iss.Err() != nil {
-		return false, &compileError{iss.Err()}
+		return nil, iss.Err()
 	}
 	prg, err := celEnv.Program(ast)
 	if err != nil {
-		return false, &compileError{err}
+		return nil, err
 	}
+	programs.Lock()
+	if len(programs.m) < maxPrograms {
+		programs.m[expr] = prg
+	}
+	programs.Unlock()
+	return prg, nil
+}
+
+// evalBool evaluates prg; an expression that reads a field the object
+// lacks is false.
+func evalBool(prg cel.Program, vars map[string]any) (bool, error) {
 	out, _, err := prg.Eval(vars)
 	if err != nil {
 		return false, err
 	}
 	b, ok := out.Value().(bool)
 	if !ok {
-		return false, &compileError{fmt.Errorf("it gives %v, not true or false", out.Value())}
+		return false, &notBoolError{out.Value()}
 	}
 	return b, nil
 }

@@ -99,8 +99,8 @@ func (r *BundleDeploymentReconciler) report(ctx context.Context, l *loaded, o sc
 		facts.Progress = r.progress.held(s.BD)
 	}
 	out := status.Compute(facts)
-	if facts.Installed != nil {
-		r.health.set(s.BD, facts.Installed.Judge(), r.recorder)
+	if out.Health != nil {
+		r.health.set(s.BD, *out.Health, r.recorder)
 	}
 	d := decide(p, out, o, facts.Failure, r.now())
 	replaced := s.BD.ResourceVersion

@@ -151,12 +151,12 @@ func (c *CustomObjects) Observe(ctx context.Context, app *kappctrlv1alpha1.App, 
 		return nil
 	}
 	read := map[schema.GroupKind]schema.GroupVersionKind{}
-	defer func() { c.read(ctx, bdName, read) }()
 	for _, mapping := range c.toRead(app, installed) {
 		gk := mapping.GroupVersionKind.GroupKind()
 		read[gk] = mapping.GroupVersionKind
 		synced, err := c.informer(ctx, gk, mapping.GroupVersionKind, bdName)
 		if err != nil {
+			// What was read before stays watched: a failed look stops nothing.
 			return fmt.Errorf("watch installed %s: %w", gk, err)
 		}
 		if !synced {
@@ -167,7 +167,7 @@ func (c *CustomObjects) Observe(ctx context.Context, app *kappctrlv1alpha1.App, 
 				why = fmt.Sprintf("the adapter may not list them: grant it list and watch on %s in a ClusterRole labelled %s=true",
 					mapping.Resource.GroupResource(), HealthRoleLabel)
 			}
-			installed.Unread = append(installed.Unread, status.Unread{Kind: gk, Why: why, Forbidden: forbidden})
+			installed.Unread = append(installed.Unread, status.Unread{Kind: gk, Why: why})
 			continue
 		}
 		list := listOf(mapping)
@@ -176,6 +176,7 @@ func (c *CustomObjects) Observe(ctx context.Context, app *kappctrlv1alpha1.App, 
 		}
 		installed.Objects = append(installed.Objects, list.Items...)
 	}
+	c.read(ctx, bdName, read)
 	return nil
 }
 
@@ -193,7 +194,7 @@ func (c *CustomObjects) ObserveLive(ctx context.Context, live client.Reader, app
 		err := live.List(ctx, list, client.MatchingLabels{rukpakv1alpha2.LabelOwnerKind: rukpakv1alpha2.OwnerKind, rukpakv1alpha2.LabelOwnerName: bdName})
 		switch {
 		case apierrors.IsForbidden(err):
-			installed.Unread = append(installed.Unread, status.Unread{Kind: gk, Forbidden: true, Why: fmt.Sprintf(
+			installed.Unread = append(installed.Unread, status.Unread{Kind: gk, Why: fmt.Sprintf(
 				"the adapter may not list them: grant it list and watch on %s in a ClusterRole labelled %s=true", mapping.Resource.GroupResource(), HealthRoleLabel)})
 			continue
 		case err != nil:

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -20,10 +21,16 @@ import (
 type informers struct {
 	cache.Cache
 	got, removed []string
+	// fail is a kind whose informer cannot be had.
+	fail string
 }
 
 func (f *informers) GetInformer(_ context.Context, obj client.Object, _ ...cache.InformerGetOption) (cache.Informer, error) {
-	f.got = append(f.got, obj.GetObjectKind().GroupVersionKind().Kind)
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if kind == f.fail {
+		return nil, errors.New("the cache is stopping")
+	}
+	f.got = append(f.got, kind)
 	return unsynced{}, nil
 }
 
@@ -48,8 +55,9 @@ func appInstalling(kinds ...string) *kappctrlv1alpha1.App {
 }
 
 // A kind's informer runs while an install reads its objects, and stops
-// when the last one no longer does (it moved on, or was forgotten); only
-// custom kinds are read, and a kind that is always Current is not.
+// when the last one no longer does (it moved on, or was forgotten), never
+// because a look failed; only custom kinds are read, and a kind that is
+// always Current is not.
 func TestCustomObjectsInformers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -73,9 +81,18 @@ func TestCustomObjectsInformers(t *testing.T) {
 	}
 
 	in := observe("a", appInstalling("Widget", "Gadget", "Setting"))
-	if len(in.Unread) != 2 || in.Unread[0].Forbidden || in.Unread[0].Why[:34] != "the adapter has not listed them ye" {
+	if len(in.Unread) != 2 || in.Unread[0].Why[:34] != "the adapter has not listed them ye" {
 		t.Fatalf("unread %+v, want Widget and Gadget, not yet listed", in.Unread)
 	}
+	// A look that fails before it reaches Widget stops nothing.
+	f.fail = "Gadget"
+	if err := c.Observe(ctx, appInstalling("Gadget", "Widget"), "a", &status.Installed{Rules: rules}); err == nil {
+		t.Fatal("a failed informer was no error")
+	}
+	if len(f.removed) != 0 {
+		t.Fatalf("a failed look removed %q", f.removed)
+	}
+	f.fail = ""
 	observe("b", appInstalling("Widget"))
 	if !slices.Equal(f.got, []string{"Widget", "Gadget", "Widget"}) {
 		t.Fatalf("informers asked for %q", f.got)
