@@ -139,17 +139,7 @@ func (s state) mirror() (conditions, time.Duration) {
 			return s.installing(s.unrecorded()), 0
 		}
 		if s.Walk != nil && !s.Walk.final() {
-			if g := s.Walk.Gate; g != nil && g.Stopped {
-				return s.installFailed(s.unpackedTrue(), fmt.Sprintf("%s is deployed, and its installed objects are not healthy: %s", s.Walk.Versions[s.Walk.Step], g.Why)), 0
-			} else if g != nil {
-				var left time.Duration
-				if !g.Deadline.IsZero() {
-					left = max(g.Deadline.Sub(s.Now), time.Millisecond)
-				}
-				return s.installing(fmt.Sprintf("%s is deployed; the next step waits until its installed objects are Current: %s", s.Walk.Versions[s.Walk.Step], g.Why)), left
-			}
-			// A step is done; the next look installs the next one.
-			return s.installing(fmt.Sprintf("%s is installed", s.Walk.Versions[s.Walk.Step])), 0
+			return s.stepDeployed()
 		}
 		return s.succeeded(), 0
 	case kappctrlv1alpha1.ReconcileFailed:
@@ -178,6 +168,25 @@ func (s state) mirror() (conditions, time.Duration) {
 	default:
 		return s.running(), left
 	}
+}
+
+// stepDeployed is a walk's step that kapp deployed: the next look installs
+// the next step, unless the step's installed objects hold the walk there
+// (a wait, looked at again at its bound) or stopped it.
+func (s state) stepDeployed() (conditions, time.Duration) {
+	step := s.Walk.Versions[s.Walk.Step]
+	g := s.Walk.Gate
+	switch {
+	case g == nil:
+		return s.installing(fmt.Sprintf("%s is installed", step)), 0
+	case g.Stopped:
+		return s.installFailed(s.unpackedTrue(), fmt.Sprintf("%s is deployed, and its installed objects are not healthy: %s", step, g.Why)), 0
+	}
+	var left time.Duration
+	if !g.Deadline.IsZero() {
+		left = max(g.Deadline.Sub(s.Now), time.Millisecond)
+	}
+	return s.installing(fmt.Sprintf("%s is deployed; the next step waits until its installed objects are Current: %s", step, g.Why)), left
 }
 
 // appSpeaksFor says the App's status is about its current spec, made from
