@@ -15,7 +15,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 # before the lanes start (PREBUILT=1 in the lanes).
 SUITES := $(BIN)/suites
 
-.PHONY: generated vet prebuilt cross-compile fuzz-beside tools-beside lane-e2e-a lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
+.PHONY: generated vet prebuilt cross-compile fuzz-background tools-background lane-e2e-a lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
 
 ## run: the product on an embedded local control plane, whatever KUBECONFIG
 ## says; `make run CLUSTER=kubeconfig` runs the adapter against the cluster
@@ -41,37 +41,37 @@ run: run-tools build
 ## and the release suite's second platform is compiled (cross-compile, at the
 ## lowest priority) while the lanes wait, and so are the fuzz targets (their
 ## instrumented compile, then ten seconds each, at the lowest priority). gofmt and vet and the unit
-## tests run before the lanes, not beside them: measured on a fresh machine
+## tests run before the lanes, not alongside them: measured on a fresh machine
 ## when the lanes still compiled their own binaries, the lanes left them too
 ## little of the two cores (vet alone took 23 minutes at nice 10) and the
 ## run took longer (docs/benchmarks.md).
 ##
 ## The tools every lane needs are built first; those only one lane needs
 ## late (rukpak's binaries, rukpak v0.16's, operator-controller's and
-## catalogd) are built beside the lanes at a lower priority (tools-beside),
+## catalogd) are built alongside the lanes at a lower priority (tools-background),
 ## on what the lanes leave of the two cores, and each suite that runs one
 ## asks for it before it starts: cached by then, or built then (build.sh
 ## builds a module once, the second caller waiting for the first).
 ##
 ## Every phase, lane and suite prints how long it took (">> phase NAME took
-## Ns"); .ci/run closes with them in one table, beside the budgets of
+## Ns"); .ci/run closes with them in one table, alongside the budgets of
 ## .ci/budgets (docs/development.md).
 test:
 	@$(call phase,tools,bash test/tools/build.sh $(FIRST_TOOLS))
 	@$(call phase,verify,$(MAKE) --no-print-directory verify)
 	@$(call phase,unit,$(MAKE) --no-print-directory unit)
 	@$(call phase,prebuilt,$(MAKE) --no-print-directory prebuilt)
-	@$(call phase,lanes,$(MAKE) --no-print-directory -j7 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile fuzz-beside tools-beside)
+	@$(call phase,lanes,$(MAKE) --no-print-directory -j7 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile fuzz-background tools-background)
 
-# The fuzz targets beside the lanes, at the lowest priority: they take what
-# the lanes and tools-beside leave of the two cores. (At nice 10, beside
-# tools-beside, they ended no sooner and slowed the lanes: docs/development.md.)
-fuzz-beside:
+# The fuzz targets alongside the lanes, at the lowest priority: they take what
+# the lanes and tools-background leave of the two cores. (At nice 10, alongside
+# tools-background, they ended no sooner and slowed the lanes: docs/development.md.)
+fuzz-background:
 	@$(call phase,fuzz,nice -n 19 $(MAKE) --no-print-directory fuzz)
 
-# The tools one lane needs late, beside the lanes, below them in priority.
-tools-beside:
-	@$(call phase,tools-beside,nice -n 10 bash test/tools/build.sh $(LATE_TOOLS))
+# The tools one lane needs late, alongside the lanes, below them in priority.
+tools-background:
+	@$(call phase,tools-background,nice -n 10 bash test/tools/build.sh $(LATE_TOOLS))
 
 # $(call phase,NAME,COMMAND): COMMAND, then a line saying how long it took.
 # Under a lane (LANE, which the lanes pass down), the line names it.
@@ -100,7 +100,7 @@ suite = t0=$$(date +%s); $(if $(PREBUILT),(cd test/$(1) && RUKPAK_KAPP_PREBUILT=
 # release suite goes last, so that cross-compile has had the lanes' idle
 # time to compile its second platform.
 # The take-over suite goes last in the shortest lane: it runs rukpak
-# v0.24.0 and v0.16.0, which tools-beside builds meanwhile.
+# v0.24.0 and v0.16.0, which tools-background builds meanwhile.
 lane-e2e-b:
 	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ e2e-b && $(MAKE) --no-print-directory LANE=$@ bench-smoke && $(MAKE) --no-print-directory LANE=$@ takeover-test)
 # The OLM v1 suite runs operator-controller's own tests, whose waits are
@@ -123,7 +123,7 @@ lane-suites:
 RUN_TOOLS := kustomize etcd kube-apiserver kube-controller-manager kube-scheduler kwok kapp-controller vendir ytt helm kapp kbld imgpkg
 OLM_TOOLS := operator-controller operator-controller-e2e.test catalogd
 TAKEOVER_TOOLS := rukpak-core rukpak-helm rukpak-v0.16-core rukpak-v0.16-helm
-# make test builds FIRST_TOOLS before the lanes and LATE_TOOLS beside them.
+# make test builds FIRST_TOOLS before the lanes and LATE_TOOLS alongside them.
 FIRST_TOOLS := controller-gen $(RUN_TOOLS) rukpak-e2e.test
 LATE_TOOLS := $(TAKEOVER_TOOLS) $(OLM_TOOLS)
 TOOLS := $(FIRST_TOOLS) $(LATE_TOOLS)
@@ -243,7 +243,7 @@ release:
 	bash test/tools/build.sh kustomize ytt
 	go run ./release release $(RELEASE_FLAGS) -out $(RELEASE_DIR)
 
-## bench-convert: registry+v1 conversion, rukpak-kapp beside rukpak v0.24.0 (docs/benchmarks.md)
+## bench-convert: registry+v1 conversion, rukpak-kapp alongside rukpak v0.24.0 (docs/benchmarks.md)
 bench-convert:
 	cd test/bench/convert && go test -run '^$$' -bench . -benchtime 5x -count 3
 

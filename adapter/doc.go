@@ -1,72 +1,50 @@
 // Package adapter reconciles BundleDeployments into kapp-controller Apps and
-// mirrors the Apps' status back. It is the facade cmd/ and test/ use: the
-// manager (manager.go), which wires the dispatcher and the parts that run
-// beside it, and the names forwarded from the packages that own them
-// (docs/architecture.md draws the data path). Its packages are in tiers,
-// from the top: the dispatcher with what it drives (adapter/internal) and
-// rukpak's first API (adapter/v1alpha1); servers (adapter/servers) and the
-// controllers beside the dispatcher (adapter/controllers); the pure
-// packages (adapter/translate, adapter/status, ...) and downloads
-// (adapter/fetch). docs/architecture.md's table places each package.
-// A package imports only lower tiers and, within its own, what its doc.go
-// declares (adapter/layering_test.go). Every package under it:
+// mirrors the Apps' status back. It is what cmd/ and test/ import: the
+// manager (manager.go: NewManager, Options, Scheme), which adds every
+// controller and webhook to one controller-runtime manager; the
+// BundleDeployment reconciler wired with both install modes
+// (reconciler.go); the offline renders of the CLI (render.go); and the
+// names of what the adapter writes (names.go).
 //
-// The dispatcher and what it drives (adapter/internal):
+// docs/architecture.md draws the data path and its map places every
+// package of the module in a tier; an import goes only to a lower tier
+// (docs/layering_test.go). Under adapter/:
 //
-//	internal/controller  the dispatcher: load, route, run, report
-//	internal/appmode     an App; take-over of rukpak; hand-back; removal
-//	internal/servemode   a Package and PackageInstall; leaving the mode
-//	internal/offline     render, render --as-package, the take-over's input, an upgrade's plan
-//	internal/store       what the adapter fetches itself: Materialize, content Secrets, deps
-//	internal/kube        the App, finalizers, the status writers, mirrors, workloads
-//	internal/scope       one reconcile's Scope and Outcome; error classes
-//	internal/memo        the keyed memory every per-BundleDeployment memory is
+//	controllers/bundledeployment  the BundleDeployment reconciler: load, route, run, report
+//	controllers/bundle            rukpak's first API's Bundles on their own; what contentURLs serve
+//	controllers/bundle/plan       what a Bundle on its own does and says (no client)
+//	controllers/operatorcatalog   OperatorCatalogs: a catalog image published as Packages
+//	controllers/drift             re-apply after a change by hand; a new run when kapp-controller lost one
+//	controllers/kappconfig        kapp-controller-config's CAs and proxies, for the adapter's own fetches
+//	controllers/chartcrds         a chart's crds/ as Helm keeps them
+//	webhooks                      the webhook server and its certificates
+//	webhooks/conversion           the v1alpha1 <-> v1alpha2 conversion webhook
+//	webhooks/crdsafety            the CRD upgrade safety webhook
+//	webhooks/catalogedges         catalog upgrades only along the channel's edges
+//	contenturl                    contentURLs: paths, the tarballs kept, the HTTPS handler
+//	upgradeplan                   an upgrade's plan, read from the cluster (rukpak-kapp upgrade plan)
+//	internal/appmode              an App; take-over of rukpak; hand-back; removal
+//	internal/servemode            a Package and PackageInstall; leaving the mode
+//	internal/offline              render and render --as-package, without a cluster
+//	internal/store                what the adapter fetches itself: Materialize, content Secrets, deps
+//	internal/kube                 the App, finalizers, the status writers, mirrors, workloads
+//	internal/scope                one reconcile's Scope and Outcome; error classes
+//	internal/memo                 the keyed memory every per-BundleDeployment memory is
+//	internal/kappapi              whether kapp-controller's API is served; opens what needs it
+//	packagingapi                  the one writer and reader of Packages and PackageMetadata
+//	v1alpha1/deployments          rukpak's first API's BundleDeployments, behind the Bundles seam
+//	v1alpha1/deployments/templates which Bundle a template asks for; v1alpha1 statuses (no client)
+//	fetch, fetch/unpack           registries, git, http; untar within the unpack root
+//	bundlefiles                   a bundle's files laid out for the App
+//	content                       files packed into immutable Secrets
+//	translate                     the App
+//	packaging                     the Package, PackageMetadata and PackageInstall
+//	catalog                       an OLM catalog as Carvel packages; its upgrade edges
+//	takeover                      rukpak's release taken over in place
+//	status                        the conditions, computed
+//	fieldowner                    the adapter's field manager
 //
-// rukpak's first API (adapter/v1alpha1):
-//
-//	v1alpha1/deployments            its BundleDeployments, behind the dispatcher's Bundles seam
-//	v1alpha1/deployments/templates  which Bundle a template asks for; v1alpha1 statuses (pure)
-//	v1alpha1/bundles                the controller of Bundles on their own; what contentURLs serve
-//	v1alpha1/bundles/plan           what a Bundle on its own does and says (pure)
-//
-// Servers and the controllers beside the dispatcher, wired in manager.go
-// (adapter/servers, adapter/controllers):
-//
-//	servers/webhook           the webhook server and its certificates
-//	servers/versions          the v1alpha1 <-> v1alpha2 conversion webhook
-//	servers/crdsafety         the CRD upgrade safety webhook
-//	servers/catalogedges      catalog upgrades only along the channel's edges
-//	servers/contenturl        contentURLs: paths, the tarballs kept, the HTTPS handler
-//	controllers/kappapi       whether kapp-controller's API is served; opens the watches that need it
-//	controllers/drift         re-apply after a change by hand; a new run when kapp-controller lost one
-//	controllers/chartcrds     a chart's crds/ as Helm keeps them
-//	controllers/catalogs      OperatorCatalogs: a catalog image followed and published as Packages
-//	controllers/kappconfig    kapp-controller-config's CAs and proxies, for the adapter's own fetches
-//	controllers/packagingapi  the one writer of Packages and PackageMetadata (serve mode, catalogs)
-//
-// Below everything, pure but for fetch's downloads (the packages named
-// for what they compute, and adapter/fetch):
-//
-//	fetch, fetch/unpack  registries, git, http; untar within the unpack root
-//	bundlefiles          a bundle's files laid out for the App
-//	content              files packed into immutable Secrets
-//	translate            the App
-//	packaging            the Package, PackageMetadata and PackageInstall
-//	catalog              an OLM catalog as Carvel packages; its upgrade edges
-//	takeover             rukpak's release taken over in place
-//	status               the conditions, computed
-//	fieldowner           the adapter's field manager
-//
-// (and convert, at the repository root: registry+v1 to plain manifests).
-//
-// It owns no memory of its own; only cmd/ and test/ import it.
-//
-// May import (this module): adapter/controllers/catalogs, adapter/controllers/chartcrds, adapter/servers/catalogedges,
-// adapter/servers/contenturl, adapter/servers/crdsafety, adapter/controllers/drift, adapter/fetch, adapter/catalog, adapter/fieldowner,
-// adapter/internal/appmode, adapter/internal/controller,
-// adapter/internal/kube, adapter/internal/offline, adapter/internal/scope,
-// adapter/internal/servemode, adapter/internal/store, adapter/controllers/kappapi, adapter/controllers/kappconfig, adapter/controllers/packagingapi,
-// adapter/takeover, adapter/translate, adapter/v1alpha1/bundles,
-// adapter/v1alpha1/deployments, adapter/v1alpha1/deployments/templates,
-// adapter/servers/versions, adapter/servers/webhook, api/catalogs/v1alpha1, api/v1alpha1, api/v1alpha2.
+// The packages from bundlefiles to fieldowner, templates and bundle/plan
+// have no client and no clock: API types and bytes in, API types and bytes
+// out. It owns no memory of its own.
 package adapter

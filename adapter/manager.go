@@ -28,23 +28,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/catalogs"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/contenturl"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/bundle"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/chartcrds"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/drift"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/kappapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/kappconfig"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/operatorcatalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fieldowner"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kappapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/catalogedges"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/contenturl"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/crdsafety"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/versions"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/webhook"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/bundles"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhooks"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhooks/catalogedges"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhooks/conversion"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhooks/crdsafety"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -91,7 +91,7 @@ type Options struct {
 }
 
 // DefaultCatalogSpoolMaxBytes leaves room in the Deployment's 2 GiB
-// catalog volume for a spool being written beside one being let go.
+// catalog volume for a spool being written alongside one being let go.
 const DefaultCatalogSpoolMaxBytes = 1536 << 20
 
 // DefaultContentMaxBytes is how much content a replica keeps for
@@ -101,7 +101,7 @@ const DefaultContentMaxBytes = 512 << 20
 // DefaultContentAddress is where contentURLs point unless told otherwise:
 // config/webhook's Service in the system namespace, port 443.
 func DefaultContentAddress(systemNamespace string) string {
-	return "https://" + webhook.DefaultService + "." + systemNamespace + ".svc"
+	return "https://" + webhooks.DefaultService + "." + systemNamespace + ".svc"
 }
 
 // Scheme knows the kinds the adapter reads and writes.
@@ -174,7 +174,7 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	// from a cache made once its packaging API is served.
 	packagesCache := kube.NewLateReader("kapp-controller's packaging API (Packages)")
 	packages := packagingapi.NewPackages(packagesCache, mgr.GetAPIReader(), o.PackagingGlobalNamespace)
-	r, content, err := addDispatcher(mgr, cfg, d, o, network, fetcher, packagesCache, packages)
+	r, content, err := addBundleDeploymentReconciler(mgr, cfg, d, o, network, fetcher, packagesCache, packages)
 	if err != nil {
 		return nil, err
 	}
@@ -272,13 +272,13 @@ func withContentAddress(o Options) Options {
 	return o
 }
 
-// addDispatcher adds the BundleDeployment controller and what opens the
+// addBundleDeploymentReconciler adds the BundleDeployment controller and what opens the
 // parts of it that need kapp-controller's API once it is served: the App and
 // PackageInstall watches (with drift and stall repair; their wait is the
 // adapter's readiness detail), and the cache of catalogs' Packages that
 // catalog bundles' dependencies are resolved from (once it opens while the
 // adapter runs, every catalog bundle is reconciled again).
-func addDispatcher(mgr ctrl.Manager, cfg *rest.Config, d discovery.DiscoveryInterface, o Options, network *fetch.NetworkHolder,
+func addBundleDeploymentReconciler(mgr ctrl.Manager, cfg *rest.Config, d discovery.DiscoveryInterface, o Options, network *fetch.NetworkHolder,
 	fetcher store.SourceFetcher, packagesCache *kube.LateReader, packages *packagingapi.Packages) (*BundleDeploymentReconciler, *store.Store, error) {
 	apis, err := ServedAPIs(cfg)
 	if err != nil {
@@ -334,7 +334,7 @@ func addCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, ne
 		default:
 			return
 		}
-		err := catalogs.ReportWaiting(ctx, mgr.GetAPIReader(), catalogStatus(mgr))
+		err := operatorcatalog.ReportWaiting(ctx, mgr.GetAPIReader(), catalogStatus(mgr))
 		if err != nil && !meta.IsNoMatchError(err) {
 			ctrl.Log.WithName("catalogs").Error(err, "say on OperatorCatalogs that kapp-controller's packaging API is not served")
 		}
@@ -345,8 +345,8 @@ func addCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, ne
 // addServers adds the webhook server with its webhooks (CRD upgrade
 // safety, catalog upgrade edges, the conversion) and Bundles on their own,
 // whose content it serves.
-func addServers(mgr ctrl.Manager, o Options, fetcher store.SourceFetcher, packages *packagingapi.Packages) (*bundles.Unpacker, error) {
-	srv, err := webhook.New(mgr, webhook.DefaultOptions(o.WebhookAddr, o.Config.SystemNamespace))
+func addServers(mgr ctrl.Manager, o Options, fetcher store.SourceFetcher, packages *packagingapi.Packages) (*bundle.Unpacker, error) {
+	srv, err := webhooks.New(mgr, webhooks.DefaultOptions(o.WebhookAddr, o.Config.SystemNamespace))
 	if err == nil {
 		err = crdsafety.Add(mgr, srv, crdsafety.OptionsFrom(o.Config, o.Classes.Claims))
 	}
@@ -354,7 +354,7 @@ func addServers(mgr ctrl.Manager, o Options, fetcher store.SourceFetcher, packag
 		err = catalogedges.Add(srv, packages)
 	}
 	if err == nil {
-		err = versions.Add(srv)
+		err = conversion.Add(srv)
 	}
 	if err != nil {
 		return nil, err
@@ -366,7 +366,7 @@ func addServers(mgr ctrl.Manager, o Options, fetcher store.SourceFetcher, packag
 // o.KappControllerNamespace is empty) into network; a change wakes, on the
 // leader, what failed to unpack, which it may have failed on (another
 // replica's controllers would wait for it forever).
-func addKappConfig(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder, r *BundleDeploymentReconciler, content *store.Store, unpacker *bundles.Unpacker) error {
+func addKappConfig(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder, r *BundleDeploymentReconciler, content *store.Store, unpacker *bundle.Unpacker) error {
 	if o.KappControllerNamespace == "" {
 		return nil
 	}
@@ -388,7 +388,7 @@ func addKappConfig(mgr ctrl.Manager, o Options, network *fetch.NetworkHolder, r 
 // kapp-controller) and serves every contentURL from the webhook server
 // (srv; nil when webhooks are off, and then nothing is served), with the
 // content kept in o.ContentDir.
-func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher store.SourceFetcher) (*bundles.Unpacker, error) {
+func addBundleContent(mgr ctrl.Manager, srv *webhooks.Server, o Options, fetcher store.SourceFetcher) (*bundle.Unpacker, error) {
 	limit := o.ContentMaxBytes
 	if limit == 0 {
 		limit = DefaultContentMaxBytes
@@ -397,12 +397,12 @@ func addBundleContent(mgr ctrl.Manager, srv *webhook.Server, o Options, fetcher 
 	if err != nil {
 		return nil, err
 	}
-	source := bundles.NewURLSource(mgr.GetAPIReader(), fetcher, kept, o.Classes, o.Config.SystemNamespace)
-	u := bundles.New(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), source, o.Config.ContentAddress)
+	source := bundle.NewURLSource(mgr.GetAPIReader(), fetcher, kept, o.Classes, o.Config.SystemNamespace)
+	u := bundle.New(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), source, o.Config.ContentAddress)
 	if err := u.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("set up the Bundle controller: %w", err)
 	}
-	if err := mgr.Add(bundles.NewForgetter(mgr.GetCache(), kept)); err != nil {
+	if err := mgr.Add(bundle.NewForgetter(mgr.GetCache(), kept)); err != nil {
 		return nil, err
 	}
 	if srv != nil {
@@ -431,7 +431,7 @@ var catalogKinds = func() map[string]string {
 // metadata, in every namespace, indexed by channel and OLM package) that
 // packagingapi.Packages reads (catalog bundles' dependencies, notices,
 // walks, the upgrade webhook), with the Namespaces' metadata (whether one
-// sees the global packaging namespace), and the dispatcher's watch of it,
+// sees the global packaging namespace), and the BundleDeployment reconciler's watch of it,
 // once the packaging API is served: a kind the manager's cache names must
 // be served when it is made. It is not the catalog controller's cache:
 // that one holds what OperatorCatalogs published (their label), this one
@@ -473,11 +473,11 @@ func withCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, n
 	if err := fetch.RemoveCatalogSpools(o.CatalogDir); err != nil {
 		return fmt.Errorf("clear %s: %w", o.CatalogDir, err)
 	}
-	published, err := labels.Parse(catalogs.LabelCatalog)
+	published, err := labels.Parse(operatorcatalog.LabelCatalog)
 	if err != nil {
 		return err
 	}
-	served := catalogs.NewServed(d)
+	served := operatorcatalog.NewServed(d)
 	cl, err := cluster.New(mgr.GetConfig(), func(co *cluster.Options) {
 		co.Scheme = mgr.GetScheme()
 		// What a write of the whole Package recorded of its fields is most
@@ -487,7 +487,7 @@ func withCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, n
 		// available is an outage the catalogs say.
 		co.Cache.DefaultWatchErrorHandler = served.WatchErrorHandler
 		co.Cache.ByObject = map[client.Object]cache.ByObject{}
-		for _, o := range catalogs.PublishedKinds() {
+		for _, o := range operatorcatalog.PublishedKinds() {
 			co.Cache.ByObject[o] = cache.ByObject{Label: published}
 		}
 	})
@@ -501,8 +501,8 @@ func withCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, n
 	if spoolMax == 0 {
 		spoolMax = DefaultCatalogSpoolMaxBytes
 	}
-	r := catalogs.New(mgr.GetClient(), cl.GetCache(), mgr.GetAPIReader(), catalogs.Registry{Network: network, Dir: o.CatalogDir, Budget: fetch.NewSpoolBudget(spoolMax)},
-		catalogStatus(mgr), catalogs.NewInstalls(mgr.GetClient(), o.PackagingGlobalNamespace), served)
+	r := operatorcatalog.New(mgr.GetClient(), cl.GetCache(), mgr.GetAPIReader(), operatorcatalog.Registry{Network: network, Dir: o.CatalogDir, Budget: fetch.NewSpoolBudget(spoolMax)},
+		catalogStatus(mgr), operatorcatalog.NewInstalls(mgr.GetClient(), o.PackagingGlobalNamespace), served)
 	if err := mgr.Add(served); err != nil {
 		return err
 	}
@@ -514,12 +514,12 @@ func withCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, n
 
 // catalogStatus writes an OperatorCatalog's status, with an Event per
 // change of Published: the catalog controller's writer, and ReportWaiting's.
-func catalogStatus(mgr ctrl.Manager) catalogs.StatusWriter {
+func catalogStatus(mgr ctrl.Manager) operatorcatalog.StatusWriter {
 	return kube.ConditionsWriter(mgr.GetClient(), mgr.GetEventRecorder(fieldowner.Name), catalogsv1alpha1.TypePublished)
 }
 
 // withKapp starts what needs kapp-controller's API, once it is served: the
-// dispatcher's watches of Apps and PackageInstalls, the chart CRD
+// BundleDeployment reconciler's watches of Apps and PackageInstalls, the chart CRD
 // controller, drift repair and the stall repair.
 func withKapp(mgr ctrl.Manager, r *BundleDeploymentReconciler, o Options, network *fetch.NetworkHolder) error {
 	if err := r.WatchKapp(mgr); err != nil {
@@ -538,7 +538,7 @@ func withKapp(mgr ctrl.Manager, r *BundleDeploymentReconciler, o Options, networ
 	return nil
 }
 
-// addDriftRepair runs the drift repair (package drift) beside the
+// addDriftRepair runs the drift repair (package drift) alongside the
 // reconciler: kapp-controller never watches what it installed, so without
 // it a deleted or edited object stays so until the App's sync period.
 func addDriftRepair(mgr ctrl.Manager, appOf func(context.Context, string) (client.ObjectKey, bool)) error {

@@ -199,7 +199,7 @@ func TestCheckDependencies(t *testing.T) {
 		{name: "any with one alternative installed (dbaas-operator's)", dep: constraintDep(serviceBinding("service-binding-operator"))},
 		{name: "any with none installed", dep: constraintDep(serviceBinding("sbo")),
 			want: `the olm.constraint "Service Binding Operator is required" is not met: none of its alternatives holds: package rh-service-binding-operator at a version in the range ">=1.0.0" is not installed; package sbo at a version in the range ">=1.0.0" is not installed (declared in x)`},
-		{name: "any met beside a CEL rule", dep: constraintDep(`{"any": {"constraints": [{"cel": {"rule": "x"}}, {"gvk": {"group": "kafka.strimzi.io", "version": "v1beta2", "kind": "Kafka"}}]}}`)},
+		{name: "any met alongside a CEL rule", dep: constraintDep(`{"any": {"constraints": [{"cel": {"rule": "x"}}, {"gvk": {"group": "kafka.strimzi.io", "version": "v1beta2", "kind": "Kafka"}}]}}`)},
 		{name: "any unknown with a CEL rule", dep: constraintDep(`{"any": {"constraints": [{"cel": {"rule": "x"}}, {"gvk": {"group": "a", "version": "v1", "kind": "A"}}]}}`),
 			want: `the olm.constraint one of (CEL rule "x"; A (a/v1) served) cannot be checked: none of its alternatives is known to hold: CEL rule "x" tests catalog bundles, which a cluster does not list; the cluster does not serve A (a/v1); make sure the cluster meets it (declared in x)`},
 		{name: "all with one missing", dep: constraintDep(`{"all": {"constraints": [{"package": {"packageName": "camel-k", "versionRange": ">=2.0.0"}}, {"gvk": {"group": "a", "version": "v1", "kind": "A"}}]}}`),

@@ -2,7 +2,7 @@ package convert
 
 import "k8s.io/apimachinery/pkg/runtime/schema"
 
-// scope of the extra kinds a registry+v1 bundle may ship besides its CSV and
+// scope of the extra kinds a registry+v1 bundle may ship as well as its CSV and
 // CRDs: operator-registry's list (as of v1.73.0), with VerticalPodAutoscaler
 // correctly namespaced. true means namespaced. Keyed by group too: a bundle's
 // own custom resource named like a core kind (a "Secret" of some operator's

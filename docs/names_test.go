@@ -185,26 +185,26 @@ func makeTargets(t *testing.T) map[string]bool {
 	return out
 }
 
-// cliFlags are the long flags cmd/rukpak-kapp defines, and the ones every
-// command has (cobra's --help).
+// cliFlags are the long flags cmd/rukpak-kapp and the packages below it
+// define, and the ones every command has (cobra's --help).
 func cliFlags(t *testing.T) map[string]bool {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "cmd", "rukpak-kapp", "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]bool{"help": true}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
+	err := filepath.WalkDir(filepath.Join("..", "cmd", "rukpak-kapp"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
 		}
-		data, err := os.ReadFile(f)
+		data, err := os.ReadFile(path)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		for _, m := range flagDef.FindAllStringSubmatch(string(data), -1) {
 			out[m[1]] = true
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(out) < 10 {
 		t.Fatalf("found only %d flags in cmd/rukpak-kapp: the pattern no longer matches how flags are defined", len(out))

@@ -6,5 +6,5 @@
 // imgpkg's own images lock type).
 //
 // It imports nothing of the module; cmd/rukpak-kapp, release and
-// adapter/servers/contenturl (whose tarballs are its layers) import it.
+// adapter/contenturl (whose tarballs are its layers) import it.
 package ocibundle

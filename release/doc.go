@@ -9,7 +9,7 @@
 // manifest of config/default with that image pinned by digest, pushes the
 // Carvel package's imgpkg bundle (R/rukpak-kapp-package:V) and a package
 // repository bundle holding it (R/rukpak-kapp-repo:V), and writes the
-// Package, PackageMetadata and PackageRepository beside the manifest.
+// Package, PackageMetadata and PackageRepository alongside the manifest.
 // binaries only builds the image's binaries, as image would, into -out.
 // Registry credentials come from the Docker config (~/.docker/config.json).
 //

@@ -21,6 +21,11 @@ func parsePlatform(s string) (platform, error) {
 	return platform{OS: osName, Arch: arch}, nil
 }
 
+// versionPackage holds the CLI's Version and Revision, which the build
+// sets with -X (a name -X does not find is skipped without an error, so
+// TestVersionPackage checks both exist).
+const versionPackage = "github.com/rukpak-kapp/rukpak-kapp/cmd/rukpak-kapp/cmd"
+
 // buildBinary compiles cmd/rukpak-kapp for p into dir. Everything that
 // could make two builds of one commit differ is fixed here rather than
 // taken from the caller's environment: no cgo, no paths of this machine
@@ -33,7 +38,7 @@ func buildBinary(ctx context.Context, root, dir string, p platform, info buildIn
 	// The revision is passed explicitly: go build's own VCS stamp depends on
 	// the caller's settings (-buildvcs) and would add vcs.modified.
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-gcflags=all=-dwarf=false", "-mod=readonly", "-buildvcs=false",
-		"-ldflags", "-s -w -buildid= -X main.version="+info.Version+" -X main.revision="+info.Revision,
+		"-ldflags", "-s -w -buildid= -X "+versionPackage+".Version="+info.Version+" -X "+versionPackage+".Revision="+info.Revision,
 		"-o", out, "./cmd/rukpak-kapp")
 	cmd.Dir = root
 	cmd.Env = append(withoutGoSettings(os.Environ()),

@@ -41,7 +41,7 @@ func buildAndPushImage(ctx context.Context, o *options, info buildInfo) (string,
 }
 
 // imageIndex is the multi-platform image of the given binaries. It is a
-// pure function of its inputs: the same binaries and build info give the
+// function of its inputs only: the same binaries and build info give the
 // same digest.
 func imageIndex(platforms []platform, binaries map[platform][]byte, info buildInfo) (v1.ImageIndex, error) {
 	base, err := ocibundle.Layer(baseFiles(), info.Created)

@@ -16,7 +16,7 @@ const (
 	binPath  = "/usr/local/bin/rukpak-kapp"
 )
 
-// baseFiles are what the binary needs beside itself: the image's user and
+// baseFiles are what the binary needs alongside itself: the image's user and
 // group (for tools that look the user up) and the CA certificates, from the
 // Go module pinned in go.mod, not from the machine that builds.
 func baseFiles() map[string]ocibundle.File {

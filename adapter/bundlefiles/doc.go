@@ -3,10 +3,8 @@
 // its values, a registry+v1 bundle converted to plain objects, its operator's
 // images run from a relocated copy of its package repository when the
 // BundleDeployment carries the images lock of a `catalog push`
-// (relocation.go). It is pure:
+// (relocation.go). It needs no cluster:
 // fetched files in, the files the content Secrets hold out.
 //
 // It owns nothing between calls.
-//
-// May import (this module): api/v1alpha2, convert.
 package bundlefiles

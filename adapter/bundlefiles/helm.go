@@ -20,7 +20,7 @@ const (
 
 // HelmFiles lays a fetched helm bundle out for the App: the chart, found
 // at the bundle root or in its single top-level directory as rukpak looked
-// for it, moves under ChartDir, and the BD's values go beside it. The
+// for it, moves under ChartDir, and the BD's values go alongside it. The
 // chart's crds/ go to ChartCRDsDir.
 func HelmFiles(bd *rukpakv1alpha2.BundleDeployment, files map[string][]byte) (map[string][]byte, error) {
 	values, err := HelmValues(bd)

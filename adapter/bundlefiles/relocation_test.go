@@ -27,7 +27,7 @@ func TestRelocations(t *testing.T) {
 	}{
 		{name: "no lock: nothing relocated", ref: "mirror.example/r@" + dBundle},
 		{name: "the bundle from where the lock found it", annotations: map[string]string{AnnotationImagesLock: lock.String()}, ref: "quay.io/op/bundle@" + dBundle},
-		{name: "a copy: every image beside it, by digest", annotations: map[string]string{AnnotationImagesLock: lock.String()}, ref: "mirror.example/r@" + dBundle,
+		{name: "a copy: every image alongside it, by digest", annotations: map[string]string{AnnotationImagesLock: lock.String()}, ref: "mirror.example/r@" + dBundle,
 			want: map[string]string{"quay.io/op/manager:v1": "mirror.example/r@" + dOperator}},
 		{name: "a copy that is another image", annotations: map[string]string{AnnotationImagesLock: lock.String()}, ref: "mirror.example/r@" + dOperator,
 			wantErr: "the bundle image quay.io/op/bundle:v1 is taken from mirror.example/r@" + dOperator + ", which is not the image the package repository was pushed with"},

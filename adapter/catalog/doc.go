@@ -19,6 +19,4 @@
 // newer prerelease as soon as it is published.
 //
 // It owns nothing between calls.
-//
-// May import (this module): adapter/packaging, adapter/bundlefiles, api/v1alpha2.
 package catalog

@@ -70,7 +70,7 @@ func TestRelocatable(t *testing.T) {
 	}
 }
 
-// A walk's step is fetched beside the asked bundle's copy when that was
+// A walk's step is fetched alongside the asked bundle's copy when that was
 // relocated, else from where its Package names it.
 func TestNode_RefFrom(t *testing.T) {
 	t.Parallel()

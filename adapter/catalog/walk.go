@@ -329,7 +329,7 @@ func (n Node) Installs(image string) bool {
 
 // RefFrom is where a step fetches n's bundle from, given the images lock
 // and bundle image of the BundleDeployment that asked for the walk: the
-// copy of n's bundle beside the asked one when the package repository was
+// copy of n's bundle alongside the asked one when the package repository was
 // relocated (imgpkg copy carries every bundle of the repository into one
 // repository, by digest), else the image n's Package names.
 func (n Node) RefFrom(asked *bundlefiles.ImagesLock, ref string) (string, error) {
@@ -344,7 +344,7 @@ func (n Node) RefFrom(asked *bundlefiles.ImagesLock, ref string) (string, error)
 }
 
 // StepView is bd as a walk installs step n: n's catalog entry and edges,
-// n's bundle image (from the copy beside bd's when bd's repository was
+// n's bundle image (from the copy alongside bd's when bd's repository was
 // relocated: RefFrom) and n's images lock. The walk installs it, and the
 // plan of an upgrade renders it.
 func StepView(bd *rukpakv1alpha2.BundleDeployment, n Node) (*rukpakv1alpha2.BundleDeployment, error) {

@@ -201,7 +201,7 @@ func TestHarnessCatalogLabel(t *testing.T) {
 	}
 }
 
-// Catalog spools share one bound: a catalog that does not fit beside
+// Catalog spools share one bound: a catalog that does not fit alongside
 // another's spool fails, saying so, until that one is closed; one over the
 // bound alone is invalid content, whatever else is held.
 func TestSpoolBudget(t *testing.T) {
@@ -224,8 +224,8 @@ func TestSpoolBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = SpoolCatalogImage(context.Background(), ref, ImageOptions{}, InClusterCatalogLimits, t.TempDir(), budget)
-	if err == nil || errors.Is(err, ErrInvalidContent) || !strings.Contains(err.Error(), "do not fit beside the other catalogs'") || !strings.Contains(err.Error(), "--catalog-spool-max-bytes") {
-		t.Fatalf("a second catalog beside the first: %v; want a failure to retry, naming the flag", err)
+	if err == nil || errors.Is(err, ErrInvalidContent) || !strings.Contains(err.Error(), "do not fit alongside the other catalogs'") || !strings.Contains(err.Error(), "--catalog-spool-max-bytes") {
+		t.Fatalf("a second catalog alongside the first: %v; want a failure to retry, naming the flag", err)
 	}
 	if budget.Used() != size {
 		t.Errorf("the refused spool kept %d bytes of the budget", budget.Used()-size)

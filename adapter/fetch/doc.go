@@ -11,6 +11,4 @@
 // A catalog image is streamed, not held: its catalog files are read into a
 // file on disk, indexed by package (CatalogSpool), so a catalog of any
 // size is published a package at a time.
-//
-// May import (this module): adapter/fetch/unpack.
 package fetch

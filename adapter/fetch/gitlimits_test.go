@@ -16,7 +16,7 @@ import (
 )
 
 // historyServer is a git server on loopback (the harness's git
-// http-backend, and ssh beside it) with one repository whose bundle sits on
+// http-backend, and ssh alongside it) with one repository whose bundle sits on
 // top of a large history.
 type historyServer struct {
 	http *harness.GitServer

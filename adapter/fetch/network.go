@@ -20,7 +20,7 @@ const KappControllerConfigName = "kapp-controller-config"
 
 // Network is what kapp-controller-config says about reaching servers, for
 // the fetches the adapter makes itself to reach them as kapp-controller's do:
-// its CAs beside the system roots, its proxies with noProxy, and the hosts
+// its CAs alongside the system roots, its proxies with noProxy, and the hosts
 // whose certificates are not verified. A nil *Network is the adapter's own
 // environment (system roots, HTTPS_PROXY and the like), which is also what
 // kapp-controller uses while no kapp-controller-config exists.

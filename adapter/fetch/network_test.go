@@ -216,7 +216,7 @@ func TestFetchThroughNetwork(t *testing.T) {
 		{name: "git, noProxy bypasses the proxy", fetch: fetchGit, network: bypassing, source: proxiedGit, wantErr: "lookup git." + harness.ProxiedDomain, notVia: harness.ProxiedHost("git", gitServer.Host)},
 		{name: "image, the CA unknown", fetch: fetchImage, source: imageRef, wantErr: "certificate signed by unknown authority"},
 		{name: "image, caCerts", fetch: fetchImage, network: trusting, source: imageRef},
-		{name: "image, its own certificateData beside the config's CAs", fetch: fetchImageOwnCA, network: companyOnly, source: imageRef},
+		{name: "image, its own certificateData alongside the config's CAs", fetch: fetchImageOwnCA, network: companyOnly, source: imageRef},
 		{name: "image, the config's CAs alone: certificateData went into a copy", fetch: fetchImage, network: companyOnly, source: imageRef, wantErr: "certificate signed by unknown authority"},
 		{name: "image, the registry not verified", fetch: fetchImage, network: skipping, source: imageRef},
 		{name: "image through the proxy", fetch: fetchImage, network: proxied, source: proxiedImage, via: harness.ProxiedHost("registry", reg.Host)},

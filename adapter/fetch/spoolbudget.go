@@ -20,7 +20,7 @@ func NewSpoolBudget(max int64) *SpoolBudget { return &SpoolBudget{max: max} }
 
 // spoolFull is a spool the budget refused more bytes: alone, it would be
 // over the whole budget (that catalog never fits), or it does not fit
-// beside the other spools (a failure to retry: they may be closed).
+// alongside the other spools (a failure to retry: they may be closed).
 type spoolFull struct {
 	alone       bool
 	others, max int64
@@ -30,10 +30,10 @@ func (e *spoolFull) Error() string {
 	if e.alone {
 		return fmt.Sprintf("its catalog files are over the %d bytes that catalog spools may hold on the adapter's disk together (--catalog-spool-max-bytes)", e.max)
 	}
-	return fmt.Sprintf("its catalog files do not fit beside the other catalogs' on the adapter's disk: their spools hold %d of the %d bytes catalog spools may hold together (--catalog-spool-max-bytes)", e.others, e.max)
+	return fmt.Sprintf("its catalog files do not fit alongside the other catalogs' on the adapter's disk: their spools hold %d of the %d bytes catalog spools may hold together (--catalog-spool-max-bytes)", e.others, e.max)
 }
 
-// ErrSpoolFull is a catalog that does not fit beside the other spools,
+// ErrSpoolFull is a catalog that does not fit alongside the other spools,
 // and may once they are closed.
 var ErrSpoolFull = errors.New("the catalog spools are full")
 

@@ -44,7 +44,7 @@ type transportPool struct {
 }
 
 // transport is the shared transport that reaches host as n says (proxies,
-// CAs beside extraPEM and, where skippable, verification skipped for the
+// CAs alongside extraPEM and, where skippable, verification skipped for the
 // hosts dangerousSkipTLSVerify names: registries and git servers, as
 // kapp-controller skips, not http archives), skipping verification
 // altogether when insecure (the object asked for it).

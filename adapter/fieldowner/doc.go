@@ -8,8 +8,6 @@
 // adapter's own App.
 //
 // It owns nothing; every package of the adapter may import it.
-//
-// May import (this module): nothing.
 package fieldowner
 
 // Name is the adapter's field manager and Event source.

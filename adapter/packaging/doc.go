@@ -2,10 +2,7 @@
 // BundleDeployment's content through kapp-controller's PackageInstall
 // reconciler: a Package per content version, its PackageMetadata, a values
 // Secret and the PackageInstall (and, when asked, the installer's
-// ServiceAccount bound to cluster-admin). It is pure: no client, no clock.
+// ServiceAccount bound to cluster-admin). It has no client and no clock.
 //
 // It owns nothing between calls.
-//
-// May import (this module): adapter/bundlefiles, adapter/translate,
-// api/v1alpha2, convert.
 package packaging

@@ -1,7 +1,7 @@
 // Package status computes a BundleDeployment's whole status from the facts
 // one reconcile gathered: the BundleDeployment with what it stored so far,
 // its App, what the adapter fetched and what stopped it, the installed
-// objects (judged by kstatus: Healthy) and the clock. It is pure: no
+// objects (judged by kstatus: Healthy) and the clock. It has no
 // client, no clock of its own.
 //
 // The generation rule: every condition carries the generation it describes.
@@ -13,6 +13,4 @@
 // condition's generation, and resolvedSource describes what is installed.
 //
 // It owns nothing between calls.
-//
-// May import (this module): adapter/catalog, adapter/fieldowner, api/v1alpha2.
 package status

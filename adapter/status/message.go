@@ -116,7 +116,7 @@ var missingConfigMap = regexp.MustCompile(`configmaps "([^"]+)" not found`)
 // LostChild says whether a step's error (an App's or, mirrored, a
 // PackageInstall's) is kapp-controller v0.53.1's sidecar losing the exit
 // status of its own vendir or ytt process to the zombie reaper that runs
-// beside it (replaced upstream by tini in carvel-dev/kapp-controller pull
+// alongside it (replaced upstream by tini in carvel-dev/kapp-controller pull
 // request 1806, merged in April 2026). The step failed for a reason of
 // kapp-controller's, not of the bundle, and kapp-controller's next attempt
 // usually succeeds.

@@ -15,7 +15,7 @@ type look struct {
 	app *kappctrlv1alpha1.App
 }
 
-// walk computes the status at each look as the dispatcher does: a held
+// walk computes the status at each look as the BundleDeployment reconciler does: a held
 // status's Progress is kept for the next look, a written one is stored
 // and its Progress dropped. It returns the Installed reason of each write.
 func walk(t *testing.T, looks []look) []string {

@@ -893,7 +893,7 @@ func TestOutOfMemory(t *testing.T) {
 		name, detail, want string
 	}{
 		{"go runtime", dump, "(runtime: out of memory: cannot allocate 4194304-byte block (1878753280 in use));"},
-		{"go runtime refused address space (seen beside stress-ng)", "fatal error: runtime: cannot allocate memory\nfatal error: runtime: cannot allocate memory\ngoroutine 17 gp=0x39546949c000 m=2 [running]:\nruntime.throw({0xa869f1?, 0x39546949c000?})\n",
+		{"go runtime refused address space (seen alongside stress-ng)", "fatal error: runtime: cannot allocate memory\nfatal error: runtime: cannot allocate memory\ngoroutine 17 gp=0x39546949c000 m=2 [running]:\nruntime.throw({0xa869f1?, 0x39546949c000?})\n",
 			"(fatal error: runtime: cannot allocate memory);"},
 		{"kernel", "Templating dir: signal: killed", "(Templating dir: signal: killed);"},
 		{"other failure", "ytt: Error: Unmarshaling YAML template 'a.yaml'", ""},

@@ -1,9 +1,9 @@
 // Command rukpak-kapp serves rukpak's BundleDeployment API by handing each
-// BundleDeployment to kapp-controller as an App (run), and is the CLI
-// beside it (check, render, convert, catalog, migrate, version).
+// BundleDeployment to kapp-controller as an App (run), and is the CLI that
+// goes with it (check, render, convert, catalog, migrate, upgrade,
+// version).
 //
-// It may import the facade (adapter), the pure packages it renders and
-// publishes with, adapter/fetch's options, the names its webhook flag
-// speaks of (adapter/servers/webhook, adapter/servers/crdsafety), api/,
-// convert and ocibundle; nothing imports it.
+// The commands, their flags and their output are package cmd's; what they
+// do (the cluster checks, the plans, catalog publishing and pushing, every
+// registry request) is package client's.
 package main

@@ -58,7 +58,7 @@ set -e
 total=$(($(date +%s) - start))
 
 # The summary: for test, .ci/run's closing table (every phase, lane and
-# suite beside its budget); for run, when each phase was reached.
+# suite alongside its budget); for run, when each phase was reached.
 at() { grep -m1 -F -- "$1" "$log" | sed -E 's/^\[ *([0-9]+)s\].*/\1/'; }
 echo "freshrun: $what exited $rc after ${total}s at commit $(git -C "$work/clone" rev-parse --short HEAD); log $log"
 if [[ "$what" == test ]]; then

@@ -117,7 +117,7 @@ var replacements = map[string]func(context.Context){
 }
 
 // The suite's specs run in this order, one after the other: this suite's
-// own while rukpak's runs beside them, then the check of rukpak's.
+// own while rukpak's runs alongside them, then the check of rukpak's.
 var _ = Describe("conformance", Ordered, func() {
 	Describe(ownSpecs, func() {
 		for _, name := range slices.Sorted(maps.Keys(replacements)) {

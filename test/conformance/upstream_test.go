@@ -21,7 +21,7 @@ import (
 // rukpakVersion is the rukpak whose suite runs: the one test/tools/rukpak-e2e pins.
 const rukpakVersion = "v0.24.0"
 
-// upstreamRun is rukpak's suite running beside this suite's own specs,
+// upstreamRun is rukpak's suite running alongside this suite's own specs,
 // which install nothing it looks at (BeforeSuite starts it).
 type upstreamRun struct {
 	listed *types.Report

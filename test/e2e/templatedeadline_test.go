@@ -116,7 +116,7 @@ var _ = Describe("template steps that do not finish", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(first.Status.ConsecutiveReconcileFailures).To(BeNumerically("<=", 4))
 		// ytt's step ends when it has filled the sidecar's 4 GiB: a minute
-		// with three busy loops beside it on two cores, near three in CI.
+		// with three busy loops alongside it on two cores, near three in CI.
 		Eventually(templateStepEnded(ctx, "yaml-bomb-memory", time.Time{})).WithTimeout(templateStepCap).Should(BeTrue(), "ytt's step did not end")
 		Eventually(getBD(ctx, "yaml-bomb-memory")).WithTimeout(time.Minute).Should(haveCondition("Installed", "False", "InstallFailed",
 			"invalid bundle: ytt ran out of memory rendering the bundle ("))

@@ -72,7 +72,7 @@ func startAdapter(ctx context.Context, e *Env, extra []string) (*Adapter, error)
 			// sidecar's memory cap takes to stop a runaway ytt.
 			"--template-timeout", "10s",
 			// The built-in classes and one alias, as a cluster that runs
-			// rukpak-kapp beside rukpak would (the scale benchmark does).
+			// rukpak-kapp alongside rukpak would (the scale benchmark does).
 			"--classes", strings.Join([]string{rukpakv1alpha2.ClassPlain, rukpakv1alpha2.ClassHelm, rukpakv1alpha2.ClassRegistry,
 				AliasPlainClass + "=" + rukpakv1alpha2.ClassPlain}, ","),
 		},

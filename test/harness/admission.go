@@ -58,7 +58,7 @@ func claimExpression(classes ...string) string {
 
 // PointFinalizerPolicyAt points config/admission's policy at the given
 // classes, as its comment tells an operator with another --classes list to
-// do: beside rukpak, the adapter claims alias classes only, and rukpak
+// do: alongside rukpak, the adapter claims alias classes only, and rukpak
 // would never remove the adapter's finalizer from its own
 // BundleDeployments. It waits until the API server applies the change.
 func (e *Env) PointFinalizerPolicyAt(ctx context.Context, classes ...string) error {

@@ -6,7 +6,7 @@
 // It owns the processes it starts (and stops them in Env.Stop) and may import api/,
 // test/harness/podspec, test/catalogtest and, to read or make what the
 // adapter does (whether a BundleDeployment is reconciled, an example
-// catalog), the pure packages of adapter/ (translate, catalog, ...; never adapter/fetch, whose
+// catalog), the client-free packages of adapter/ (translate, catalog, ...; never adapter/fetch, whose
 // tests import the harness); it runs the adapter as a binary and never
-// imports the facade.
+// imports package adapter.
 package harness

@@ -17,7 +17,7 @@ import (
 // the real world, such as github.com, on loopback: each such process runs
 // in a mount namespace of its own in which a hosts file of the harness is
 // bound over /etc/hosts (Go's resolver and git's both read it; nothing else
-// on the machine sees it), and it trusts webCA beside the system roots
+// on the machine sees it), and it trusts webCA alongside the system roots
 // (SSL_CERT_FILE for Go, GIT_SSL_CAINFO for git), as a cluster's trust
 // store trusts the public CAs that sign those names' certificates.
 type fetchView struct {

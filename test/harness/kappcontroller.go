@@ -206,7 +206,7 @@ func capMemory(pid int, bytes uint64) error {
 }
 
 // StartKappController runs another kapp-controller, named name in its logs,
-// for the Apps of namespace only, beside the harness's own (which installed
+// for the Apps of namespace only, alongside the harness's own (which installed
 // the CRDs). It authenticates as the ServiceAccount kapp-controller/name
 // (bound to cluster-admin), so the API server's audit log tells its
 // requests apart from the main instance's.

@@ -29,7 +29,7 @@ import (
 // clientsets: kctrl's module is not served, so it cannot be built here.
 
 // kctrlPackageAnnotation marks what kctrl made for an install, with the
-// value <install>-<namespace>; the Tanzu CLI's key is written beside it.
+// value <install>-<namespace>; the Tanzu CLI's key is written alongside it.
 const (
 	kctrlPackageAnnotation = "packaging.carvel.dev/package"
 	tanzuPackageAnnotation = "tkg.tanzu.vmware.com/tanzu-package"

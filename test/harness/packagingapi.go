@@ -181,7 +181,7 @@ func (e *Env) RouteToHost(ctx context.Context, ns, name, portName, ip string, po
 // to be mirrored. A Service that had a selector (one a manifest applied)
 // keeps the Endpoints kube-controller-manager wrote for its pods; once the
 // Service is selector-less, the EndpointSlice mirroring controller copies
-// them into a slice beside the host's, and the API server picks one of the
+// them into a slice alongside the host's, and the API server picks one of the
 // two at random (found when a webhook call reached a fake pod's address).
 // Marked skip-mirror, no mirror is made (one made is deleted), and the
 // host's slice is the one route.

@@ -21,7 +21,7 @@ import (
 )
 
 // What rukpak v0.24.0's end-to-end suite (package test/e2e of its module)
-// expects of its cluster besides rukpak itself: the names below, the
+// expects of its cluster as well as rukpak itself: the names below, the
 // Secrets that startRukpakE2E makes, and github.com.
 const (
 	// RukpakE2ENamespace held rukpak's test registries and git server.

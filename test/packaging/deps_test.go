@@ -128,7 +128,7 @@ var _ = Describe("dependencies from the catalog", func() {
 	}, SpecTimeout(6*time.Minute))
 })
 
-// The CRDs of the dependency catalog's operators besides efsCRD.
+// The CRDs of the dependency catalog's operators as well as efsCRD.
 const rupturaCRD, headscaleCRD = "rupturainstances.ruptura.io", "headscales.headscale.jicoyne.io"
 
 // uninstallAtEnd deletes the PackageInstalls installs of ns (kctrl

@@ -98,7 +98,7 @@ var _ = Describe("faults in the middle of a catalog install", func() {
 		installs := []string{"ruptura", "aws-efs-operator", "headscale-operator"}
 		uninstallAtEnd(ns, installs, efsCRD, rupturaCRD, headscaleCRD)
 
-		By("kctrl package install -i ruptura -p " + ruptura + ", its wait beside the faults: ruptura requires aws-efs-operator, which requires headscale-operator")
+		By("kctrl package install -i ruptura -p " + ruptura + ", its wait alongside the faults: ruptura requires aws-efs-operator, which requires headscale-operator")
 		done := make(chan error, 1)
 		go func() {
 			done <- kctrl(ctx, func(ctx context.Context) error {

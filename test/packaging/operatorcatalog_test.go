@@ -20,7 +20,7 @@ import (
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/catalogs"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/operatorcatalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -63,7 +63,7 @@ func catalogOn(ctx context.Context, repoTag string, baseBytes int, private bool)
 func newCatalog(ctx context.Context, ns, name, image string, edit ...func(*catalogsv1alpha1.OperatorCatalog)) *catalogsv1alpha1.OperatorCatalog {
 	cat := &catalogsv1alpha1.OperatorCatalog{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       catalogsv1alpha1.OperatorCatalogSpec{Image: image, PollInterval: &metav1.Duration{Duration: catalogs.MinPoll}},
+		Spec:       catalogsv1alpha1.OperatorCatalogSpec{Image: image, PollInterval: &metav1.Duration{Duration: operatorcatalog.MinPoll}},
 	}
 	for _, e := range edit {
 		e(cat)
@@ -110,12 +110,12 @@ var _ = Describe("OperatorCatalogs in production", func() {
 		})
 		c := condition(ctx, cat, catalogsv1alpha1.ReasonPullFailed)
 		Expect(c.Message).To(ContainSubstring("the adapter may not read its pull secret registry-credentials in namespace " + ns))
-		Expect(c.Message).To(ContainSubstring("kubectl create rolebinding rukpak-kapp-catalog-pull-secrets -n " + ns + " --clusterrole " + catalogs.PullSecretsRole))
+		Expect(c.Message).To(ContainSubstring("kubectl create rolebinding rukpak-kapp-catalog-pull-secrets -n " + ns + " --clusterrole " + operatorcatalog.PullSecretsRole))
 		Expect(c.Message).To(MatchRegexp(`It is looked up again at \d{4}-`))
 
 		By("the namespace lets the adapter read its pull secret (config/catalogs' ClusterRole, bound here only): the Secret is missing")
 		Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rukpak-kapp-catalog-pull-secrets"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: catalogs.PullSecretsRole},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: operatorcatalog.PullSecretsRole},
 			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: harness.SystemNamespace, Name: harness.AdapterServiceAccount}}})).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cat), cat)).To(Succeed())

@@ -15,7 +15,7 @@ import (
 
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/catalogs"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/operatorcatalog"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 )
 
@@ -50,7 +50,7 @@ var _ = Describe("an OperatorCatalog's objects come from the cluster", func() {
 		cat := manyPackagesCatalog(ctx, ns)
 
 		By("the first Package it writes is deleted at once, by hand")
-		mine := client.MatchingLabels{catalogs.LabelCatalog: cat.Name}
+		mine := client.MatchingLabels{operatorcatalog.LabelCatalog: cat.Name}
 		var first datav1alpha1.Package
 		Eventually(func(g Gomega) {
 			var list datav1alpha1.PackageList
@@ -83,7 +83,7 @@ var _ = Describe("faults in the middle of a large publication", Serial, func() {
 	It("converges when the adapter is killed and kapp-controller stopped while it publishes: every Package once, labelled, counted", func(ctx context.Context) {
 		const ns = "catalog-faults"
 		cat := manyPackagesCatalog(ctx, ns)
-		mine := client.MatchingLabels{catalogs.LabelCatalog: cat.Name}
+		mine := client.MatchingLabels{operatorcatalog.LabelCatalog: cat.Name}
 		written := func() (int, error) {
 			var list datav1alpha1.PackageList
 			err := env.Client.List(ctx, &list, client.InNamespace(ns), mine)
@@ -119,7 +119,7 @@ var _ = Describe("faults in the middle of a large publication", Serial, func() {
 		Expect(env.Client.List(ctx, &all, client.InNamespace(ns))).To(Succeed())
 		Expect(all.Items).To(HaveLen(300), "no Package without the catalog's label, none twice")
 		for _, p := range all.Items {
-			Expect(p.Labels).To(HaveKeyWithValue(catalogs.LabelCatalog, cat.Name), p.Name)
+			Expect(p.Labels).To(HaveKeyWithValue(operatorcatalog.LabelCatalog, cat.Name), p.Name)
 		}
 		var metas datav1alpha1.PackageMetadataList
 		Expect(env.Client.List(ctx, &metas, client.InNamespace(ns))).To(Succeed())

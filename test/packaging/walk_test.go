@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/upgradeplan"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
@@ -133,13 +133,13 @@ func installEfs(ctx context.Context, ns, install, installNS, pinned string) {
 // upgradePlan runs rukpak-kapp upgrade plan for the PackageInstall ns/name
 // as a user would, and reads its JSON (the exit status is the caller's: 1
 // when a hop is refused).
-func upgradePlan(ctx context.Context, ns, name string, args ...string) *adapter.UpgradePlan {
+func upgradePlan(ctx context.Context, ns, name string, args ...string) *upgradeplan.Plan {
 	GinkgoHelper()
 	cmd := exec.CommandContext(ctx, rukpakKapp, append([]string{"upgrade", "plan", name, "-n", ns, "-o", "json", "--kubeconfig", env.ControlPlane.Kubeconfig}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, _ := cmd.Output()
-	plan := &adapter.UpgradePlan{}
+	plan := &upgradeplan.Plan{}
 	Expect(json.Unmarshal(out, plan)).To(Succeed(), "upgrade plan: %s\n%s", out, stderr.String())
 	return plan
 }

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/crdsafety"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/webhook"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhooks"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhooks/crdsafety"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -133,7 +133,7 @@ var _ = Describe("the CRD upgrade safety check", func() {
 
 	It("keeps its certificate in the system namespace and its CA in the webhook configuration, across restarts", func(ctx context.Context) {
 		secret := &corev1.Secret{}
-		key := client.ObjectKey{Namespace: harness.SystemNamespace, Name: webhook.DefaultSecret}
+		key := client.ObjectKey{Namespace: harness.SystemNamespace, Name: webhooks.DefaultSecret}
 		Eventually(func() error { return env.Client.Get(ctx, key, secret) }).WithContext(ctx).Should(Succeed())
 		vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 		Eventually(func() ([]byte, error) {

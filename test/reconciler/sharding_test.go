@@ -127,7 +127,7 @@ var _ = Describe("Apps spread over app namespaces (--app-namespaces)", Serial, O
 		))
 	})
 
-	It("stores the content the adapter fetches beside the App", func(ctx context.Context) {
+	It("stores the content the adapter fetches alongside the App", func(ctx context.Context) {
 		const name = "shard-content"
 		ns := shardOf(name)
 		ref, _, err := env.TLSRegistry.PushDir(bdtest.Testdata("rukpak-bundles", "plain-v0", "valid"), "shard-content/bundle:v1")

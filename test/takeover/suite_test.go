@@ -30,7 +30,7 @@ var (
 	images = map[string]string{}
 )
 
-// The alias classes the adapter claims while rukpak runs beside it.
+// The alias classes the adapter claims while rukpak runs alongside it.
 const (
 	aliasPlain    = harness.AliasPlainClass
 	aliasHelm     = "kapp-helm"

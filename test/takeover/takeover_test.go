@@ -280,7 +280,7 @@ func oneAtATime() {
 	}, NodeTimeout(4*time.Minute))
 }
 
-// aliasClasses is the --classes list of an adapter beside rukpak.
+// aliasClasses is the --classes list of an adapter alongside rukpak.
 var aliasClasses = strings.Join([]string{
 	aliasPlain + "=" + rukpakv1alpha2.ClassPlain, aliasHelm + "=" + rukpakv1alpha2.ClassHelm, aliasRegistry + "=" + rukpakv1alpha2.ClassRegistry,
 }, ",")

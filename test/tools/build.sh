@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the local control plane and the Carvel tools from the pinned wrapper
-# modules beside this script, once. Binaries are cached outside the checkout
+# modules alongside this script, once. Binaries are cached outside the checkout
 # (a fresh clone has an empty bin/) under a key made of the tool, a hash of
 # its go.mod/go.sum and of the build recipe below, so bumping a version
 # rebuilds and nothing else does. bin/ then only holds symlinks into the cache.
@@ -80,7 +80,7 @@ wanted() { [[ "$only" == "  " || "$only" == *" $1 "* ]]; }
 
 # Kubernetes binaries a developer already has, laid out as setup-envtest lays
 # them out (KUBEBUILDER_ASSETS: a directory with etcd and kube-apiserver; a
-# kube-controller-manager or kube-scheduler put beside them is taken too),
+# kube-controller-manager or kube-scheduler put alongside them is taken too),
 # are linked into bin/ instead of built. What the directory lacks is built;
 # the three Kubernetes components build in one go command, so taking
 # kube-apiserver alone saves its link, and etcd its whole build.
@@ -106,7 +106,7 @@ keyof() {
 
 # build_job MODULE KIND NAME=PKG...: as build_module, holding the module's
 # lock: two build.sh side by side (make test builds the tools a lane needs
-# late beside the lanes, and the lane asks for them before its suite) build
+# late alongside the lanes, and the lane asks for them before its suite) build
 # a module once, the second waiting for the first and finding it cached.
 build_job() {
   local lock="$cache/.lock-$1"

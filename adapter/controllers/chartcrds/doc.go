@@ -9,9 +9,6 @@
 // and owner labels are removed, so no App deletes it and no BundleDeployment
 // of the same chart finds it owned by another App.
 //
-// It runs beside the reconciler, wired in the facade's manager, and owns no memory
+// It runs alongside the reconciler, wired in adapter.NewManager, and owns no memory
 // between reconciles.
-//
-// May import (this module): adapter/bundlefiles, adapter/fieldowner,
-// adapter/translate, api/v1alpha2.
 package chartcrds

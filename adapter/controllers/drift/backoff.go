@@ -7,7 +7,7 @@ import "time"
 // over a field), each further re-apply waits twice as long as the one
 // before, from firstRetry up to maxRetry. A fight therefore costs at most
 // about seven re-applies in its first five minutes (at 0, 5, 15, 35, 75,
-// 155 and 315 s) and then one every maxRetry, besides the App's sync
+// 155 and 315 s) and then one every maxRetry, as well as the App's sync
 // period; never a hot loop. The count starts over once no change came for
 // quietAfter beyond the last wait.
 const (

@@ -10,6 +10,4 @@
 //
 // It owns the watches and queues of both repairs, and their memory per App
 // (dropped when the App is deleted).
-//
-// May import (this module): adapter/status, api/v1alpha2.
 package drift

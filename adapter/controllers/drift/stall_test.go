@@ -82,7 +82,7 @@ func TestProbeAlive(t *testing.T) {
 	}{
 		{"the old run wrote after the request: it was under way", 5, 4, true},
 		{"kapp-controller picked the request up: the old run was lost", 5, 5, false},
-		{"the spec changed besides", 6, 4, false},
+		{"the spec changed too", 6, 4, false},
 	} {
 		app := runAt(tt.gen, tt.obs, kappctrlv1alpha1.Reconciling, 1, 0, 0, false)
 		if got := p.alive(app); got != tt.alive {

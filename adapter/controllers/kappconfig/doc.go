@@ -5,12 +5,10 @@
 // makes itself, through a fetch.NetworkHolder: a source kapp-controller
 // reaches through its config, the adapter reaches too, and a change is
 // followed without a restart. When it changes, the leader queues the
-// BundleDeployments and Bundles whose unpack failed again at once (the facade's
+// BundleDeployments and Bundles whose unpack failed again at once (package adapter's
 // onChange), instead of at the end of their backoff.
 //
-// It runs beside the reconciler on every replica (the contentURLs every
-// replica serves fetch too), wired in the facade's manager; it reads
+// It runs alongside the reconciler on every replica (the contentURLs every
+// replica serves fetch too), wired in adapter.NewManager; it reads
 // nothing but those two objects, and owns no memory but the holder.
-//
-// May import (this module): adapter/fetch.
 package kappconfig

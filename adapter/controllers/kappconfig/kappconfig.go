@@ -102,7 +102,7 @@ type Config struct {
 	// neither exists.
 	Kind      string
 	Namespace string
-	// ConfigMapIgnored says a ConfigMap of the name exists beside the
+	// ConfigMapIgnored says a ConfigMap of the name exists alongside the
 	// Secret, which wins.
 	ConfigMapIgnored bool
 	Data             map[string]string

@@ -5,6 +5,4 @@
 //
 // It owns no state; adapter/fetch is its one importer and names its types
 // for the rest of the adapter.
-//
-// May import (this module): nothing.
 package unpack

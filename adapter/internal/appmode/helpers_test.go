@@ -17,10 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -64,7 +64,7 @@ func scopeOf(bd *rukpakv1alpha2.BundleDeployment, live *kappctrlv1alpha1.App) *s
 const bundleCM = "web-bundle"
 
 // webBD is a plain BundleDeployment of the ConfigMap bundleCM that rukpak
-// v0.24.0 installed: it carries rukpak's finalizers beside the adapter's.
+// v0.24.0 installed: it carries rukpak's finalizers alongside the adapter's.
 func webBD() *rukpakv1alpha2.BundleDeployment {
 	return &rukpakv1alpha2.BundleDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "uid-web", Generation: 1,

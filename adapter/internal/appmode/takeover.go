@@ -11,7 +11,6 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/content"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/offline"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
@@ -38,7 +37,7 @@ func (m *AppInstaller) takeOver(ctx context.Context, s *scope.Scope) (bool, scop
 		}
 		return true, scope.Outcome{}
 	}
-	in, err := offline.TakeOverInput(ctx, m.client, m.client.RESTMapper(), m.store.Fetcher(), s.Cfg.SystemNamespace, bd, false)
+	in, err := TakeOverInput(ctx, m.client, m.client.RESTMapper(), m.store.Fetcher(), s.Cfg.SystemNamespace, bd, false)
 	if err != nil {
 		return true, scope.Outcome{Err: scope.InStep(scope.StepStore, "read what rukpak installed: %w", err)}
 	}

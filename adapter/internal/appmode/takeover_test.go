@@ -153,7 +153,7 @@ func TestClearRukpakPatchesTheBundleDeploymentNotTheView(t *testing.T) {
 	app = read(t, k, appOf(bd.Name))
 
 	stored := read(t, k, webBD())
-	// As the dispatcher's load makes it: the alias replaced on a copy.
+	// As the BundleDeployment reconciler's load makes it: the alias replaced on a copy.
 	view = stored.DeepCopy()
 	view.Spec.ProvisionerClassName = rukpakv1alpha2.ClassPlain
 	s := scopeOf(stored, app)

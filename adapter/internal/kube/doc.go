@@ -17,10 +17,6 @@
 // aggregated API, set once it is served).
 //
 // It decides nothing about a BundleDeployment's route or content. The store,
-// the modes, the dispatcher, rukpak's first API (v1alpha1/deployments,
-// v1alpha1/bundles) and the facade import it, never the other way round.
-//
-// May import (this module): adapter/bundlefiles, adapter/fieldowner,
-// adapter/internal/scope, adapter/status, adapter/takeover, api/v1alpha1,
-// api/v1alpha2.
+// the modes, the BundleDeployment reconciler, rukpak's first API (v1alpha1/deployments,
+// controllers/bundle) and package adapter import it, never the other way round.
 package kube

@@ -35,7 +35,7 @@ func (r Reference) String() string {
 	return "configmap/" + r.Name
 }
 
-// References are what kapp-controller reads for bd's App besides the
+// References are what kapp-controller reads for bd's App as well as the
 // content the adapter stores: the pull or auth Secret and configMaps
 // sources. None when the adapter fetches the bundle itself.
 func References(bd *rukpakv1alpha2.BundleDeployment) []Reference {
@@ -117,7 +117,7 @@ func newObject(ref Reference) client.Object {
 	return &corev1.ConfigMap{}
 }
 
-// copyOf is the copy of orig in ns, owned by bd besides whoever owns the
+// copyOf is the copy of orig in ns, owned by bd as well as whoever owns the
 // live copy already.
 func copyOf(orig client.Object, ns string, bd *rukpakv1alpha2.BundleDeployment, live client.Object) client.Object {
 	meta := metav1.ObjectMeta{Name: orig.GetName(), Namespace: ns, Labels: map[string]string{LabelMirror: "true"}}

@@ -45,8 +45,8 @@ func PatchStatus(ctx context.Context, c client.Client, obj, before client.Object
 	return c.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(fieldowner.Name))
 }
 
-// ConditionsWriter is the status write of the controllers beside the
-// dispatcher (an OperatorCatalog's), given to them by the facade: obj's
+// ConditionsWriter is the status write of the controllers alongside the
+// BundleDeployment reconciler (an OperatorCatalog's), given to them by adapter.NewManager: obj's
 // status as changed from before, through PatchStatus (locked by the
 // resourceVersion read), and one Event for the transition of the
 // conditions of types (recorder may be nil).

@@ -81,7 +81,7 @@ func TestWriteStatusWritesOnlyAChange(t *testing.T) {
 	}
 }
 
-// The writer given to the controllers beside the dispatcher is the same
+// The writer given to the controllers alongside the BundleDeployment reconciler is the same
 // locked status patch, with one Event for the types it names: a write from
 // a stale read gets a conflict instead of replacing a newer status.
 func TestConditionsWriter(t *testing.T) {

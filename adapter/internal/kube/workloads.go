@@ -24,7 +24,7 @@ var InstalledSelector = labels.SelectorFromSet(labels.Set{rukpakv1alpha2.LabelOw
 // ObserveWorkloads lists the installed workloads into facts, as the
 // objects Healthy is judged by. Only an install can be made unhealthy by
 // its objects; other states skip the three cache lists. Its error is
-// reported and retried beside the install.
+// reported and retried alongside the install.
 func ObserveWorkloads(ctx context.Context, c client.Reader, bd *rukpakv1alpha2.BundleDeployment, facts *status.Facts, deployed bool) error {
 	if !deployed && !apimeta.IsStatusConditionTrue(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled) {
 		return nil

@@ -28,7 +28,7 @@ func (k *Keyed[V]) Store(name string, v V) {
 
 // Update sets name's value to what f makes of the one there (ok says
 // there was one) and returns it. f runs under the lock, so what it does
-// beside (a gauge moved from one bucket to another) is not interleaved with
+// alongside (a gauge moved from one bucket to another) is not interleaved with
 // another Update or a Delete.
 func (k *Keyed[V]) Update(name string, f func(old V, ok bool) V) V {
 	k.mu.Lock()

@@ -4,8 +4,4 @@
 //
 // It owns no state and talks to no cluster. Every other package under
 // adapter/internal may import it.
-//
-// May import (this module): adapter/bundlefiles, adapter/content,
-// adapter/fetch, adapter/status, adapter/translate, api/v1alpha1,
-// api/v1alpha2.
 package scope

@@ -11,7 +11,7 @@ import (
 )
 
 // Scope is one reconcile of one BundleDeployment, filled once by the
-// dispatcher's load step before any route runs and handed down, so no step
+// BundleDeployment reconciler's load step before any route runs and handed down, so no step
 // looks a per-reconcile fact up again. No field is assigned after load;
 // the steps add what they learn to Facts.
 type Scope struct {
@@ -40,8 +40,8 @@ type Scope struct {
 	Now time.Time
 }
 
-// Outcome is what a route's run hands back to the dispatcher's report: Err
-// stops progress; Retry is a failure beside a working install (prune,
+// Outcome is what a route's run hands back to the BundleDeployment reconciler's report: Err
+// stops progress; Retry is a failure alongside a working install (prune,
 // workloads) that is reported and retried; Timer is when the
 // BundleDeployment needs looking at without any event (0: never).
 type Outcome struct {

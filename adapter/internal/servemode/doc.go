@@ -9,11 +9,5 @@
 //
 // It owns what it remembers to keep an idle install from reading the
 // packaging API (Forget drops it). It never imports the App mode or the
-// dispatcher.
-//
-// May import (this module): adapter/controllers/packagingapi,
-// adapter/bundlefiles, adapter/fieldowner, adapter/internal/kube,
-// adapter/internal/memo, adapter/internal/scope,
-// adapter/internal/store, adapter/packaging, adapter/status,
-// adapter/translate, api/v1alpha2, convert.
+// BundleDeployment reconciler.
 package servemode

@@ -11,10 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -64,7 +64,7 @@ var pullSecret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: systemN
 	Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}}
 
 // scopeOf is one reconcile of bd in the serve mode, with its App read as
-// the dispatcher reads it.
+// the BundleDeployment reconciler reads it.
 func scopeOf(t *testing.T, k *fakekube.Cluster, bd *rukpakv1alpha2.BundleDeployment) *scope.Scope {
 	t.Helper()
 	live, err := kube.LiveApp(context.Background(), k.Raw, k.Raw, client.ObjectKey{Namespace: appNS, Name: bd.Name})

@@ -4,9 +4,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/memo"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 )
 
 // PackageInstaller is the serve mode.
@@ -18,7 +18,7 @@ type PackageInstaller struct {
 	packages packagingapi.Writer
 	store    *store.Store
 	// pruned remembers, per BundleDeployment, the packageSet (its key)
-	// beside which everything superseded was last removed, so an idle
+	// alongside which everything superseded was last removed, so an idle
 	// install lists no Packages (an aggregated API call) on every
 	// reconcile.
 	pruned keyedValue

@@ -27,7 +27,7 @@ func age(t *testing.T, s *Store, bd *rukpakv1alpha2.BundleDeployment, d time.Dur
 
 // A tracked branch is compared with its remote at most once per branch
 // sync period. A moved head is fetched; a head that is the commit refused
-// last is not, and the deployed content stays installed beside the
+// last is not, and the deployed content stays installed alongside the
 // refusal until the branch moves on.
 func TestGatherFollowsATrackedBranch(t *testing.T) {
 	t.Parallel()
@@ -86,7 +86,7 @@ func TestGatherFollowsATrackedBranch(t *testing.T) {
 	age(t, s, bd, period)
 	kept := step("moved to an invalid bundle", want{fetches: 3, heads: 3, commit: "c2", refused: true})
 	if !cmp.Equal(names(kept), names(c2)) {
-		t.Errorf("beside the refusal it installs %v, want the deployed %v", names(kept), names(c2))
+		t.Errorf("alongside the refusal it installs %v, want the deployed %v", names(kept), names(c2))
 	}
 	age(t, s, bd, period)
 	step("still at the refused commit", want{fetches: 3, heads: 4, commit: "c2", refused: true})

@@ -39,7 +39,7 @@ type Fetched struct {
 	// renewAt is when a webhook certificate in the content is due.
 	renewAt time.Time
 	// refused is content that is not a valid bundle: this generation's,
-	// or a tracked branch's newer commit beside the deployed one. It is
+	// or a tracked branch's newer commit alongside the deployed one. It is
 	// kept so that the failure is reported once and not fetched again
 	// until the source moves.
 	refused *refusal

@@ -18,7 +18,7 @@ import (
 
 // content returns what bd's generation installs, as Secrets in ns the App
 // reads: remembered, recovered from the App, or fetched now. Content that
-// is not a valid bundle comes back as refused, beside the deployed content
+// is not a valid bundle comes back as refused, alongside the deployed content
 // when a tracked branch moved to it, so the failure is reported once and
 // not fetched again until the source moves. Other errors are retried.
 func (s *Store) content(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, ns string) (Fetched, error) {

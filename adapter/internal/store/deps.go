@@ -17,10 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -102,7 +102,7 @@ type waitFor struct {
 }
 
 // A catalog bundle that waits is looked at again after 10 s, twice as long
-// each time, up to every 10 minutes, besides what wakes it.
+// each time, up to every 10 minutes, as well as what wakes it.
 const (
 	catalogLookFirst = 10 * time.Second
 	catalogLookMax   = 10 * time.Minute

@@ -22,12 +22,6 @@
 // fetches that failed (fetch.Backoff); the image digests are the fetcher's
 // (fetch.DigestCache, handed to SourceFetcher). Forget drops what it
 // remembers of one BundleDeployment. Offline, the modes, the Bundle
-// controller (v1alpha1/bundles) and the facade import it; the dispatcher
+// controller (adapter/controllers/bundle) and package adapter import it; the BundleDeployment reconciler
 // knows it only through its DependencyWaits and Channels seams.
-//
-// May import (this module): adapter/bundlefiles, adapter/catalog, adapter/content,
-// adapter/controllers/packagingapi,
-// adapter/fetch, adapter/fieldowner, adapter/packaging, adapter/internal/kube,
-// adapter/internal/scope, adapter/status, adapter/translate, api/v1alpha2,
-// convert, convert/certs.
 package store

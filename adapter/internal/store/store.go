@@ -7,8 +7,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 )
 
@@ -38,7 +38,7 @@ func New(c client.Client, direct client.Reader, packages *packagingapi.Packages,
 }
 
 // Fetcher is how the store fetches sources, for what reads a bundle as it
-// is now beside the store (the take-over).
+// is now alongside the store (the take-over).
 func (s *Store) Fetcher() Fetcher { return s.fetcher }
 
 // Forget drops what is remembered of the BundleDeployment name (uid).

@@ -9,9 +9,9 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/contenturl"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/servers/contenturl"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments/templates"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
@@ -34,7 +34,7 @@ type BundleSet interface {
 }
 
 // V1alpha1 serves BundleDeployments of rukpak's first API: everything the
-// dispatcher does differently for one happens here, behind its Bundles
+// BundleDeployment reconciler does differently for one happens here, behind its Bundles
 // seam. A v1alpha1 BundleDeployment is installed through one App like a
 // v1alpha2 one; before that its template's Bundle is found or made (Load),
 // and its status is reported in v1alpha1's terms, with its Bundle's
@@ -100,10 +100,10 @@ func (v *V1alpha1) Prepare(ctx context.Context, g *scope.Generated, makeMissing 
 // ErrUpload refuses a template's upload source (scope.UploadRefused).
 var ErrUpload = scope.UploadRefused("set spec.template.spec.source to it")
 
-// Report is the dispatcher's status write for s's BundleDeployment: the
+// Report is the BundleDeployment reconciler's status write for s's BundleDeployment: the
 // v1alpha2 status out, computed from facts as for any BundleDeployment, is
 // mapped to the BundleDeployment's and its current Bundle's v1alpha1
-// statuses (templates.Status) and written when write (the dispatcher's
+// statuses (templates.Status) and written when write (the BundleDeployment reconciler's
 // decision) says so, or when the Bundle's news cannot wait; the Bundles the
 // current one supersedes go once it is installed (when installing). wrote
 // says the BundleDeployment's status was written, and installed is its

@@ -154,7 +154,7 @@ func run(ctx context.Context, setup benchSetup, names []string, cleanup bool) ([
 		return nil, err
 	}
 	// One Deployment per bundle and system, all installed at once: room for
-	// N pods per system (a fake node takes 110) beside the harness's node.
+	// N pods per system (a fake node takes 110) alongside the harness's node.
 	for i := range len(names)*n/100 + 1 {
 		if err := env.AddFakeNode(ctx, fmt.Sprintf("bench-node-%d", i)); err != nil {
 			return nil, err

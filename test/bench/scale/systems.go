@@ -62,7 +62,7 @@ func bdInstalled(obj client.Object) bool {
 
 // rukpakKapp is the adapter with kapp-controller. Its BundleDeployments use
 // the alias class the benchmark's adapter claims, so rukpak (which claims
-// the built-in class) runs beside it, and its kapp-controller reconciles
+// the built-in class) runs alongside it, and its kapp-controller reconciles
 // only the Apps of the system namespace, so the floor's are not its work.
 // With shards > 1 the adapter spreads the Apps over that many app
 // namespaces (config/sharding), each with a kapp-controller of its own, and

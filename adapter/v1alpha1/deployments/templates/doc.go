@@ -3,9 +3,7 @@
 // labelled as rukpak v0.16 named them, so a take-over finds rukpak's
 // own), which Bundles to make and to delete, and the v1alpha1 statuses
 // of the BundleDeployment and its Bundle, mapped from the v1alpha2 status
-// the adapter computes. It is pure: API types in, API types out.
+// the adapter computes. It needs no cluster: API types in, API types out.
 //
 // It owns nothing between calls.
-//
-// May import (this module): api/v1alpha1, api/v1alpha2.
 package templates

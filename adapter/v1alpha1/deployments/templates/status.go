@@ -189,7 +189,7 @@ func bundleStatus(f Observed, installedNow bool) *rukpakv1alpha1.BundleStatus {
 		st.ResolvedSource = src
 	}
 	if st.ResolvedSource != nil {
-		// Served from the source it names (adapter/servers/contenturl).
+		// Served from the source it names (adapter/contenturl).
 		st.ContentURL = f.ContentURL
 	}
 	return st

@@ -1,0 +1,113 @@
+package bundle
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+
+	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
+)
+
+// fetches are the unpacks under way, one per Bundle. A fetch runs in a
+// goroutine of its own so that a slow registry holds no worker; it writes
+// nothing: when it ends it wakes its Bundle, and the reconcile that takes
+// its result writes the status, as every status of a Bundle is written.
+type fetches struct {
+	mu   sync.Mutex
+	jobs map[string]*fetchJob
+	// requeue queues the named Bundle again, giving up when ctx ends; nil:
+	// nothing is woken (the tests reconcile by hand).
+	requeue func(ctx context.Context, name string)
+}
+
+// fetchJob is one fetch of one Bundle's source.
+type fetchJob struct {
+	uid     types.UID
+	src     rukpakv1alpha1.BundleSource
+	started time.Time
+	done    chan struct{}
+	// Set before done is closed.
+	files    map[string][]byte
+	resolved *rukpakv1alpha1.BundleSource
+	err      error
+}
+
+type fetchFunc func(ctx context.Context) (map[string][]byte, *rukpakv1alpha1.BundleSource, error)
+
+// under is the fetch of b's src under way (or ended, its result not
+// taken yet); nil: none.
+func (f *fetches) under(b *rukpakv1alpha1.Bundle, src rukpakv1alpha1.BundleSource) *fetchJob {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if j, ok := f.jobs[b.Name]; ok && j.uid == b.UID && equality.Semantic.DeepEqual(j.src, src) {
+		return j
+	}
+	return nil
+}
+
+// start returns the fetch of b's src under way, or starts one with fn.
+// ctx is the controller's (controller-runtime ends it when the
+// manager stops, not when one reconcile returns); the fetch's own time is
+// bounded by store.FetchTimeout.
+func (f *fetches) start(ctx context.Context, b *rukpakv1alpha1.Bundle, src rukpakv1alpha1.BundleSource, fn fetchFunc) *fetchJob {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if j, ok := f.jobs[b.Name]; ok && j.uid == b.UID && equality.Semantic.DeepEqual(j.src, src) {
+		return j
+	}
+	j := &fetchJob{uid: b.UID, src: src, started: time.Now(), done: make(chan struct{})}
+	if f.jobs == nil {
+		f.jobs = map[string]*fetchJob{}
+	}
+	f.jobs[b.Name] = j
+	name := b.Name
+	go func() {
+		j.files, j.resolved, j.err = fn(ctx)
+		close(j.done)
+		if f.requeue != nil {
+			f.requeue(ctx, name)
+		}
+	}()
+	return j
+}
+
+// wait waits for j until it ends or until it has run for d, whichever is
+// first, and says whether it ended.
+func (j *fetchJob) wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(max(time.Until(j.started.Add(d)), 0))
+	defer t.Stop()
+	select {
+	case <-j.done:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	// A fetch that ended as the wait did is taken now, not at its requeue.
+	select {
+	case <-j.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// finish forgets j, whose result the caller takes: the next unpack of the
+// Bundle fetches again.
+func (f *fetches) finish(name string, j *fetchJob) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.jobs[name] == j {
+		delete(f.jobs, name)
+	}
+}
+
+// drop forgets the fetch of a Bundle that is gone; a fetch still running
+// ends on its own, and its result is not read.
+func (f *fetches) drop(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.jobs, name)
+}
