@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +19,8 @@ import (
 // TestEveryConditionDocumented: every condition type and reason a
 // BundleDeployment can carry (api/v1alpha2/conditions.go) has a row of
 // docs/bundledeployments.md's table, which the README names as the list
-// of every condition.
+// of every condition, and every row of that table names a type and a
+// reason that exist.
 func TestEveryConditionDocumented(t *testing.T) {
 	data, err := os.ReadFile("bundledeployments.md")
 	if err != nil {
@@ -43,6 +45,24 @@ func TestEveryConditionDocumented(t *testing.T) {
 		if !hasRow(rows, "`"+reason+"`") {
 			t.Errorf("reason %s has no row in docs/bundledeployments.md", reason)
 		}
+	}
+	row := regexp.MustCompile("^\\| ([A-Z][A-Za-z]+) \\| `([A-Z][A-Za-z]+)`")
+	checked := 0
+	for _, r := range rows {
+		m := row.FindStringSubmatch(r)
+		if m == nil {
+			continue
+		}
+		checked++
+		if !slices.Contains(types, m[1]) {
+			t.Errorf("docs/bundledeployments.md has a row for condition type %s, which api/v1alpha2 does not define", m[1])
+		}
+		if !slices.Contains(reasons, m[2]) {
+			t.Errorf("docs/bundledeployments.md has a row for reason %s, which api/v1alpha2 does not define", m[2])
+		}
+	}
+	if checked == 0 {
+		t.Error("docs/bundledeployments.md has no condition row (| Type | `Reason` | ...): the pattern no longer matches the table")
 	}
 }
 
@@ -95,7 +115,8 @@ func conditionNames(t *testing.T, path string) (types, reasons []string) {
 }
 
 // TestEveryMetricDocumented: every metric the adapter registers (a
-// rukpak_kapp_ name in its Go source) is named in docs/observability.md.
+// rukpak_kapp_ name in its Go source) is named in docs/observability.md,
+// and every metric the page names is registered.
 func TestEveryMetricDocumented(t *testing.T) {
 	data, err := os.ReadFile("observability.md")
 	if err != nil {
@@ -104,6 +125,7 @@ func TestEveryMetricDocumented(t *testing.T) {
 	doc := string(data)
 	named := regexp.MustCompile(`Name: +"(rukpak_kapp_[a-z_]+)"`)
 	found := 0
+	registered := map[string]bool{}
 	err = filepath.WalkDir(filepath.Join("..", "adapter"), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
@@ -114,6 +136,7 @@ func TestEveryMetricDocumented(t *testing.T) {
 		}
 		for _, m := range named.FindAllStringSubmatch(string(src), -1) {
 			found++
+			registered[m[1]] = true
 			if !strings.Contains(doc, "`"+m[1]) {
 				t.Errorf("metric %s (%s) is not named in docs/observability.md", m[1], path)
 			}
@@ -125,6 +148,11 @@ func TestEveryMetricDocumented(t *testing.T) {
 	}
 	if found == 0 {
 		t.Fatal("no metric found in the adapter's source")
+	}
+	for _, m := range regexp.MustCompile("`(rukpak_kapp_[a-z_]+)").FindAllStringSubmatch(doc, -1) {
+		if !registered[m[1]] {
+			t.Errorf("docs/observability.md names metric %s, which the adapter does not register", m[1])
+		}
 	}
 }
 

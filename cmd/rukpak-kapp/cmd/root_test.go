@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -229,4 +230,65 @@ func TestEveryCommandInREADME(t *testing.T) {
 		}
 	}
 	walk(newRootCommand())
+}
+
+// TestCommandsInDocsExist: every run of the CLI that README.md and
+// docs/*.md show (a code span or a line of a fenced block that begins
+// "rukpak-kapp ") names commands that exist, so a renamed or removed
+// command cannot stay in a page.
+func TestCommandsInDocsExist(t *testing.T) {
+	t.Parallel()
+	pages, err := filepath.Glob(filepath.Join("..", "..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join("..", "..", "..", "README.md"))
+	span := regexp.MustCompile("`(?:bin/)?rukpak-kapp ([^`]+)`")
+	line := regexp.MustCompile(`^\s*(?:\$ )?(?:bin/)?rukpak-kapp (.+)`)
+	word := regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	root := newRootCommand()
+	runs := 0
+	for _, page := range pages {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var calls []string
+		fenced := false
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "```") {
+				fenced = !fenced
+				continue
+			}
+			if fenced {
+				if m := line.FindStringSubmatch(l); m != nil {
+					calls = append(calls, m[1])
+				}
+				continue
+			}
+			for _, m := range span.FindAllStringSubmatch(l, -1) {
+				calls = append(calls, m[1])
+			}
+		}
+		for _, call := range calls {
+			var words []string
+			for _, w := range strings.Fields(call) {
+				if !word.MatchString(w) {
+					break
+				}
+				words = append(words, w)
+			}
+			if len(words) == 0 {
+				continue
+			}
+			runs++
+			cmd, rest, err := root.Find(words)
+			if err != nil || cmd == root || (cmd.HasSubCommands() && len(rest) > 0) {
+				t.Errorf("%s shows `rukpak-kapp %s`: no such command", filepath.Base(page), strings.Join(words, " "))
+			}
+		}
+	}
+	if runs == 0 {
+		t.Error("found no run of the CLI in README.md or docs/: the patterns no longer match how the pages show commands")
+	}
 }
