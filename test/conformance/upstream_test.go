@@ -16,6 +16,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
+
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 // rukpakVersion is the rukpak whose suite runs: the one test/tools/rukpak-e2e pins.
@@ -80,7 +82,7 @@ func upstreamSpec(ctx context.Context) {
 	Expect(upstreamRan.err).NotTo(HaveOccurred())
 	results := judge(specsOf(upstreamRan.ran))
 	if path := os.Getenv("CONFORMANCE_REPORT"); path != "" {
-		Expect(os.WriteFile(path, []byte(reportMarkdown(results, upstreamRan.took)), 0o644)).To(Succeed())
+		Expect(os.WriteFile(path, []byte(reportMarkdown(results, upstreamRan.took, harness.MeasuredOn(ctx))), 0o644)).To(Succeed())
 	}
 	var unexpected []string
 	for _, r := range results {

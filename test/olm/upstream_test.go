@@ -16,6 +16,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 // operatorControllerVersion is the operator-controller whose suite runs:
@@ -133,13 +135,13 @@ var _ = Describe("operator-controller "+operatorControllerVersion+"'s end-to-end
 			}
 		}
 		if path := os.Getenv("OLM_CONFORMANCE_REPORT"); path != "" && !baseline {
-			Expect(os.WriteFile(path, []byte(reportMarkdown(results, took)), 0o644)).To(Succeed())
+			Expect(os.WriteFile(path, []byte(reportMarkdown(results, took, harness.MeasuredOn(ctx))), 0o644)).To(Succeed())
 		}
 	}, NodeTimeout(28*time.Minute))
 })
 
 // reportMarkdown is docs/conformance-olm.md.
-func reportMarkdown(results []outcome, took time.Duration) string {
+func reportMarkdown(results []outcome, took time.Duration, measured string) string {
 	var b strings.Builder
 	passed := 0
 	for _, r := range results {
@@ -154,7 +156,7 @@ controller as it last wrote rukpak's v1alpha1 BundleDeployments, and catalogd v0
 modules by `+"`test/tools`"+`, ran out of cluster with the ServiceAccounts, RBAC and CRDs of their own
 `+"`config/default`"+` on the harness's local control plane, with rukpak-kapp and kapp-controller in place of
 rukpak; then operator-controller's own end-to-end suite (package `+"`test/e2e`"+` of its module, built
-unchanged as a test binary) ran against them, in %[2]s: %[3]d of %[4]d tests passed.
+unchanged as a test binary) ran against them, in %[2]s (%[5]s): %[3]d of %[4]d tests passed.
 
 The harness serves what the suite expects of its cluster: its test catalog
 (`+"`testdata/catalogs/test-catalog`"+`, a file-based catalog) as the image `+"`CATALOG_IMG`"+` names, and the
@@ -170,7 +172,7 @@ fails if a test's outcome there changes.
 
 | test | rukpak-kapp | rukpak v0.16.0 (baseline) |
 | --- | --- | --- |
-`, operatorControllerVersion, took.Round(time.Second), passed, len(results))
+`, operatorControllerVersion, took.Round(time.Second), passed, len(results), measured)
 	for _, r := range results {
 		want := upstream[r.name]
 		got := fmt.Sprintf("%s (%s)", r.result, (time.Duration(r.took.Seconds()) * time.Second).String())
