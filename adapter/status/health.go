@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
 // Installed are the installed objects Healthy is judged by once kapp
@@ -128,7 +130,7 @@ func (in Installed) Judge() Health {
 	h := Health{Counts: map[kstatus.Status]int{}}
 	if in.RulesInvalid != "" {
 		h.Counts[kstatus.UnknownStatus]++
-		h.NotCurrent = append(h.NotCurrent, Judged{Object: "the annotation " + AnnotationHealthExpressions, State: kstatus.UnknownStatus, Message: in.RulesInvalid})
+		h.NotCurrent = append(h.NotCurrent, Judged{Object: "the annotation " + rukpakv1alpha2.AnnotationHealthExpressions, State: kstatus.UnknownStatus, Message: in.RulesInvalid})
 	}
 	for i := range in.Objects {
 		j := judgeWith(&in.Objects[i], in.Rules)

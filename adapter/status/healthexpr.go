@@ -4,21 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/google/cel-go/cel"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/lru"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/yaml"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
-
-// AnnotationHealthExpressions on a BundleDeployment gives CEL expressions
-// that judge the installed objects of kinds that follow no convention
-// kstatus knows (HealthExpression, as a YAML or JSON list).
-const AnnotationHealthExpressions = rukpakv1alpha2.AnnotationHealthExpressions
 
 // HealthExpression judges the objects of one kind: the first of
 // InProgress, Failed and Current that is true gives the state; when none
@@ -56,17 +51,17 @@ func HealthRulesOf(annotations map[string]string) (HealthRules, error) {
 	for _, e := range DefaultHealthExpressions {
 		rules[e.groupKind()] = e
 	}
-	v := strings.TrimSpace(annotations[AnnotationHealthExpressions])
+	v := strings.TrimSpace(annotations[rukpakv1alpha2.AnnotationHealthExpressions])
 	if v == "" {
 		return rules, nil
 	}
 	var given []HealthExpression
 	if err := yaml.UnmarshalStrict([]byte(v), &given); err != nil {
-		return rules, fmt.Errorf("the annotation %s is not a list of {apiVersion, kind, current, inProgress, failed}: %w", AnnotationHealthExpressions, err)
+		return rules, fmt.Errorf("the annotation %s is not a list of {apiVersion, kind, current, inProgress, failed}: %w", rukpakv1alpha2.AnnotationHealthExpressions, err)
 	}
 	for _, e := range given {
 		if e.Kind == "" || e.Current == "" {
-			return rules, fmt.Errorf("the annotation %s has an entry without kind or current: each needs both", AnnotationHealthExpressions)
+			return rules, fmt.Errorf("the annotation %s has an entry without kind or current: each needs both", rukpakv1alpha2.AnnotationHealthExpressions)
 		}
 		rules[e.groupKind()] = e
 	}
@@ -111,15 +106,15 @@ func (e HealthExpression) judge(u *unstructured.Unstructured) (kstatus.Status, s
 		}
 		prg, err := programOf(c.expr)
 		if err != nil {
-			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) does not compile: %v", c.expr, AnnotationHealthExpressions, err)
+			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) does not compile: %v", c.expr, rukpakv1alpha2.AnnotationHealthExpressions, err)
 		}
 		ok, err := evalBool(prg, vars)
 		var notBool *notBoolError
 		if errors.As(err, &notBool) {
-			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) %v", c.expr, AnnotationHealthExpressions, err)
+			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) %v", c.expr, rukpakv1alpha2.AnnotationHealthExpressions, err)
 		}
 		if ok {
-			return c.state, fmt.Sprintf("%s (%s)", c.expr, AnnotationHealthExpressions)
+			return c.state, fmt.Sprintf("%s (%s)", c.expr, rukpakv1alpha2.AnnotationHealthExpressions)
 		}
 	}
 	return kstatus.InProgressStatus, fmt.Sprintf("none of its health expressions is true yet (current: %s)", e.Current)
@@ -129,23 +124,15 @@ type notBoolError struct{ value any }
 
 func (e *notBoolError) Error() string { return fmt.Sprintf("gives %v, not true or false", e.value) }
 
-// programs are the expressions compiled so far, so that an expression is
+// programs are the expressions compiled lately, so that an expression is
 // compiled once, not once per object and look; bounded, since the
 // expressions come from users' annotations.
-var programs = struct {
-	sync.Mutex
-	m map[string]cel.Program
-}{m: map[string]cel.Program{}}
-
-const maxPrograms = 1024
+var programs = lru.New(1024)
 
 // programOf is expr compiled.
 func programOf(expr string) (cel.Program, error) {
-	programs.Lock()
-	prg, ok := programs.m[expr]
-	programs.Unlock()
-	if ok {
-		return prg, nil
+	if prg, ok := programs.Get(expr); ok {
+		return prg.(cel.Program), nil
 	}
 	ast, iss := celEnv.Compile(expr)
 	if iss.Err() != nil {
@@ -155,11 +142,7 @@ func programOf(expr string) (cel.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	programs.Lock()
-	if len(programs.m) < maxPrograms {
-		programs.m[expr] = prg
-	}
-	programs.Unlock()
+	programs.Add(expr, prg)
 	return prg, nil
 }
 

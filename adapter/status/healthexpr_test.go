@@ -3,6 +3,8 @@ package status
 import (
 	"testing"
 
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -56,7 +58,7 @@ func TestHealthExpressions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			rules, err := HealthRulesOf(map[string]string{AnnotationHealthExpressions: tt.annotation})
+			rules, err := HealthRulesOf(map[string]string{rukpakv1alpha2.AnnotationHealthExpressions: tt.annotation})
 			if gotErr := errString(err); len(gotErr) < len(tt.invalidRule) || gotErr[:len(tt.invalidRule)] != tt.invalidRule || (tt.invalidRule == "" && err != nil) {
 				t.Fatalf("HealthRulesOf error %q, want it to start with %q", gotErr, tt.invalidRule)
 			}
@@ -98,7 +100,7 @@ func TestHealth_InvalidRules(t *testing.T) {
 // A kind whose only expression is current: "true" is not read at all.
 func TestUnjudged(t *testing.T) {
 	t.Parallel()
-	rules, err := HealthRulesOf(map[string]string{AnnotationHealthExpressions: `[{apiVersion: monitoring.coreos.com/v1, kind: PodMonitor, current: "true", failed: "status.broken"},
+	rules, err := HealthRulesOf(map[string]string{rukpakv1alpha2.AnnotationHealthExpressions: `[{apiVersion: monitoring.coreos.com/v1, kind: PodMonitor, current: "true", failed: "status.broken"},
 {apiVersion: example.com/v1, kind: Setting, current: " true "}]`})
 	if err != nil {
 		t.Fatal(err)

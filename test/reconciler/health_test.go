@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -79,11 +78,11 @@ var _ = Describe("the health of installed custom resources", func() {
 		if bd.Annotations == nil {
 			bd.Annotations = map[string]string{}
 		}
-		bd.Annotations[status.AnnotationHealthExpressions] = "- apiVersion: " + group + "/v1\n  kind: Gadget\n" +
+		bd.Annotations[rukpakv1alpha2.AnnotationHealthExpressions] = "- apiVersion: " + group + "/v1\n  kind: Gadget\n" +
 			"  current: status.phase == 'Running'\n  failed: status.phase == 'Failed'\n"
 		Expect(env.Client.Patch(ctx, bd, before)).To(Succeed())
 		Eventually(bdtest.GetBD(ctx, name)).WithTimeout(5 * time.Second).Should(bdtest.HaveCondition("Healthy", "False", "Unhealthy",
-			"Gadget default/g1 is Failed: status.phase == 'Failed' ("+status.AnnotationHealthExpressions+")"))
+			"Gadget default/g1 is Failed: status.phase == 'Failed' ("+rukpakv1alpha2.AnnotationHealthExpressions+")"))
 		setGadgetStatus(ctx, gadget, map[string]any{"phase": "Running"})
 		Eventually(bdtest.GetBD(ctx, name)).WithTimeout(5 * time.Second).Should(bdtest.HaveCondition("Healthy", "True", "Healthy", ""))
 	})

@@ -160,18 +160,15 @@ func (c *CustomObjects) Observe(ctx context.Context, app *kappctrlv1alpha1.App, 
 			return fmt.Errorf("watch installed %s: %w", gk, err)
 		}
 		if !synced {
-			_, forbidden := c.forbidden.Load(mapping.GroupVersionKind.String())
-			why := fmt.Sprintf("the adapter has not listed them yet; if this lasts, it may not: grant it list and watch on %s in a ClusterRole labelled %s=true",
-				mapping.Resource.GroupResource(), HealthRoleLabel)
-			if forbidden {
-				why = fmt.Sprintf("the adapter may not list them: grant it list and watch on %s in a ClusterRole labelled %s=true",
-					mapping.Resource.GroupResource(), HealthRoleLabel)
+			why := "the adapter has not listed them yet; if this lasts, it may not: " + grant(mapping)
+			if _, forbidden := c.forbidden.Load(mapping.GroupVersionKind.String()); forbidden {
+				why = mayNotList(mapping)
 			}
 			installed.Unread = append(installed.Unread, status.Unread{Kind: gk, Why: why})
 			continue
 		}
 		list := listOf(mapping)
-		if err := c.cache.List(ctx, list, client.MatchingLabels{rukpakv1alpha2.LabelOwnerName: bdName}); err != nil {
+		if err := c.cache.List(ctx, list, ownedBy(bdName)); err != nil {
 			return fmt.Errorf("list installed %s: %w", gk, err)
 		}
 		installed.Objects = append(installed.Objects, list.Items...)
@@ -191,11 +188,10 @@ func (c *CustomObjects) ObserveLive(ctx context.Context, live client.Reader, app
 	for _, mapping := range c.toRead(app, installed) {
 		gk := mapping.GroupVersionKind.GroupKind()
 		list := listOf(mapping)
-		err := live.List(ctx, list, client.MatchingLabels{rukpakv1alpha2.LabelOwnerKind: rukpakv1alpha2.OwnerKind, rukpakv1alpha2.LabelOwnerName: bdName})
+		err := live.List(ctx, list, ownedBy(bdName))
 		switch {
 		case apierrors.IsForbidden(err):
-			installed.Unread = append(installed.Unread, status.Unread{Kind: gk, Why: fmt.Sprintf(
-				"the adapter may not list them: grant it list and watch on %s in a ClusterRole labelled %s=true", mapping.Resource.GroupResource(), HealthRoleLabel)})
+			installed.Unread = append(installed.Unread, status.Unread{Kind: gk, Why: mayNotList(mapping)})
 			continue
 		case err != nil:
 			return fmt.Errorf("list installed %s: %w", gk, err)
@@ -223,6 +219,17 @@ func (c *CustomObjects) toRead(app *kappctrlv1alpha1.App, installed *status.Inst
 		out = append(out, mapping)
 	}
 	return out
+}
+
+// mayNotList is why the objects of mapping's kind were not read when the
+// adapter is refused their list.
+func mayNotList(mapping *meta.RESTMapping) string {
+	return "the adapter may not list them: " + grant(mapping)
+}
+
+// grant says what grants the adapter the list of mapping's kind.
+func grant(mapping *meta.RESTMapping) string {
+	return fmt.Sprintf("grant it list and watch on %s in a ClusterRole labelled %s=true", mapping.Resource.GroupResource(), HealthRoleLabel)
 }
 
 // listOf is an empty list of mapping's kind.

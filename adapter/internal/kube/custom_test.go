@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,7 +70,7 @@ func TestCustomObjectsInformers(t *testing.T) {
 	f := &informers{}
 	c := &CustomObjects{cache: f, mapper: mapper, watched: map[schema.GroupKind]bool{}, waiting: map[schema.GroupKind]map[string]bool{},
 		described: map[string]schema.GroupKind{}, readBy: map[string]map[schema.GroupKind]schema.GroupVersionKind{}}
-	rules, err := status.HealthRulesOf(map[string]string{status.AnnotationHealthExpressions: `[{apiVersion: example.com/v1, kind: Setting, current: "true"}]`})
+	rules, err := status.HealthRulesOf(map[string]string{rukpakv1alpha2.AnnotationHealthExpressions: `[{apiVersion: example.com/v1, kind: Setting, current: "true"}]`})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,10 +41,15 @@ func ObserveWorkloads(ctx context.Context, c client.Reader, bd *rukpakv1alpha2.B
 	return listErr
 }
 
+// ownedBy selects what kapp installed for the BundleDeployment bdName.
+func ownedBy(bdName string) client.MatchingLabels {
+	return client.MatchingLabels{rukpakv1alpha2.LabelOwnerKind: rukpakv1alpha2.OwnerKind, rukpakv1alpha2.LabelOwnerName: bdName}
+}
+
 // workloadsOf lists, from the informer cache, the workloads bdName
 // installed, as kstatus reads them.
 func workloadsOf(ctx context.Context, c client.Reader, bdName string) ([]unstructured.Unstructured, error) {
-	owned := client.MatchingLabels{rukpakv1alpha2.LabelOwnerKind: rukpakv1alpha2.OwnerKind, rukpakv1alpha2.LabelOwnerName: bdName}
+	owned := ownedBy(bdName)
 	var out []unstructured.Unstructured
 	lists := []struct {
 		list client.ObjectList
