@@ -22,8 +22,7 @@ func parsePlatform(s string) (platform, error) {
 }
 
 // versionPackage holds the CLI's Version and Revision, which the build
-// sets with -X (a name -X does not find is skipped without an error, so
-// TestVersionPackage checks both exist).
+// sets with -X (TestVersionStamp runs the binary it makes).
 const versionPackage = "github.com/rukpak-kapp/rukpak-kapp/cmd/rukpak-kapp/cmd"
 
 // buildBinary compiles cmd/rukpak-kapp for p into dir. Everything that

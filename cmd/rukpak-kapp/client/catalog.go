@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -135,25 +136,20 @@ func keepPrevious(ctx context.Context, ref, revision string, files map[string][]
 // markRetracted marks the Package file data retracted in revision, unless
 // it is marked already.
 func markRetracted(data []byte, revision string) ([]byte, error) {
-	var obj map[string]any
-	if err := yaml.Unmarshal(data, &obj); err != nil {
+	pkg := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &pkg.Object); err != nil {
 		return nil, fmt.Errorf("read the Package: %w", err)
 	}
-	meta, _ := obj["metadata"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-		obj["metadata"] = meta
-	}
-	ann, _ := meta["annotations"].(map[string]any)
-	if ann == nil {
-		ann = map[string]any{}
-		meta["annotations"] = ann
-	}
+	ann := pkg.GetAnnotations()
 	if _, marked := ann[catalog.AnnotationRetracted]; marked {
 		return data, nil
 	}
+	if ann == nil {
+		ann = map[string]string{}
+	}
 	ann[catalog.AnnotationRetracted] = revision
-	return yaml.Marshal(obj)
+	pkg.SetAnnotations(ann)
+	return yaml.Marshal(pkg.Object)
 }
 
 // repositoryFiles lays the packages out as kapp-controller reads a package
