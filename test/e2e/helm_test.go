@@ -105,9 +105,7 @@ var _ = Describe("helm bundles", func() {
 		))
 		availableDeployment(ctx, "helm-git-hello-world")
 
-		bd := mustBD(ctx, "helm-git")
-		withValues("replicaCount: 2\nnameOverride: fromvalues\n")(bd)
-		Expect(env.Client.Update(ctx, bd)).To(Succeed())
+		Expect(harness.Edit(ctx, env.Client, mustBD(ctx, "helm-git"), withValues("replicaCount: 2\nnameOverride: fromvalues\n"))).To(Succeed())
 		Eventually(getBD(ctx, "helm-git")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 		availableDeployment(ctx, "helm-git-fromvalues")
 		dep := &appsv1.Deployment{}

@@ -9,6 +9,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
 var _ = Describe("registry+v1 bundles", func() {
@@ -37,9 +40,9 @@ var _ = Describe("registry+v1 bundles", func() {
 		Eventually(getBD(ctx, "registry-invalid")).Should(haveCondition("Installed", "False", "InstallFailed",
 			"convert registry+v1 bundle to plain+v0 bundle: bundle update-service-operator.v5.0.0: supported install modes [MultiNamespace] need the namespaces to watch"))
 
-		bd := mustBD(ctx, "registry-invalid")
-		bd.Spec.Config = &apiextensionsv1.JSON{Raw: []byte(`{"watchNamespaces":["team-a","team-b"]}`)}
-		Expect(env.Client.Update(ctx, bd)).To(Succeed())
+		Expect(harness.Edit(ctx, env.Client, mustBD(ctx, "registry-invalid"), func(bd *rukpakv1alpha2.BundleDeployment) {
+			bd.Spec.Config = &apiextensionsv1.JSON{Raw: []byte(`{"watchNamespaces":["team-a","team-b"]}`)}
+		})).To(Succeed())
 		Eventually(getBD(ctx, "registry-invalid")).Should(haveCondition("Installed", "True", "InstallationSucceeded", ""))
 	})
 })

@@ -46,10 +46,9 @@ var _ = Describe("images behind their own TLS trust", func() {
 		By("upgrading to other content, the superseded Secret goes once the new one is deployed")
 		old, err := contentSecrets(ctx, "tls-ca")()
 		Expect(err).NotTo(HaveOccurred())
-		bd, err := getBD(ctx, "tls-ca")()
-		Expect(err).NotTo(HaveOccurred())
-		bd.Spec.Source.Image.Ref = tlsImages["provides"]
-		Expect(env.Client.Update(ctx, bd)).To(Succeed())
+		Expect(harness.Edit(ctx, env.Client, mustBD(ctx, "tls-ca"), func(bd *rukpakv1alpha2.BundleDeployment) {
+			bd.Spec.Source.Image.Ref = tlsImages["provides"]
+		})).To(Succeed())
 		Eventually(ownedCRDs(ctx, "tls-ca")).Should(ConsistOf("operatorgroups.operators.coreos.com"))
 		Eventually(contentSecrets(ctx, "tls-ca")).Should(And(HaveLen(1), Not(ContainElement(old[0]))))
 	})

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 )
 
 // The calls kctrl v0.53.1 makes for `package repository add`, `package
@@ -131,22 +132,40 @@ func KctrlPackageInstall(ctx context.Context, cfg *rest.Config, in KctrlInstall)
 // --version VERSION -n NS`: the constraints overwritten (nothing checked),
 // the PackageInstall updated, then kctrl's wait.
 func KctrlInstalledUpdate(ctx context.Context, cfg *rest.Config, ns, name, version string) error {
+	if err := KctrlInstalledUpdateNoWait(ctx, cfg, ns, name, version); err != nil {
+		return err
+	}
 	kc, err := kcclient.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	pi, err := kc.PackagingV1alpha1().PackageInstalls(ns).Get(ctx, name, metav1.GetOptions{})
+	return kctrlWaitInstall(ctx, kc, ns, name)
+}
+
+// KctrlInstalledUpdateNoWait is KctrlInstalledUpdate with `--wait=false`.
+// kctrl's update is a read and a write: when kapp-controller wrote the
+// PackageInstall's status in between, the write is refused with a conflict
+// and the user runs the command again, as this does.
+func KctrlInstalledUpdateNoWait(ctx context.Context, cfg *rest.Config, ns, name, version string) error {
+	kc, err := kcclient.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	if pi.Spec.PackageRef == nil || pi.Spec.PackageRef.VersionSelection == nil {
-		return fmt.Errorf("PackageInstall %s has no version selection to update", name)
-	}
-	pi.Spec.PackageRef.VersionSelection.Constraints = version
-	if _, err := kc.PackagingV1alpha1().PackageInstalls(ns).Update(ctx, pi, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("update PackageInstall %s: %w", name, err)
-	}
-	return kctrlWaitInstall(ctx, kc, ns, name)
+	pis := kc.PackagingV1alpha1().PackageInstalls(ns)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pi, err := pis.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pi.Spec.PackageRef == nil || pi.Spec.PackageRef.VersionSelection == nil {
+			return fmt.Errorf("PackageInstall %s has no version selection to update", name)
+		}
+		pi.Spec.PackageRef.VersionSelection.Constraints = version
+		if _, err := pis.Update(ctx, pi, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("update PackageInstall %s: %w", name, err)
+		}
+		return nil
+	})
 }
 
 // KctrlInstalledPause is the JSON patch of `kctrl package installed
@@ -318,13 +337,21 @@ func KctrlRepositoryUpdate(ctx context.Context, cfg *rest.Config, ns, name, url 
 	if err != nil {
 		return err
 	}
-	repo, err := kc.PackagingV1alpha1().PackageRepositories(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
+	// A conflict with kapp-controller's status write is run again, as
+	// KctrlInstalledUpdateNoWait says.
+	repos := kc.PackagingV1alpha1().PackageRepositories(ns)
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		repo, err := repos.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		repo.Spec.Fetch = &packagingv1alpha1.PackageRepositoryFetch{ImgpkgBundle: &kcv1alpha1.AppFetchImgpkgBundle{Image: url}}
+		if _, err := repos.Update(ctx, repo, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("update PackageRepository %s: %w", name, err)
+		}
+		return nil
+	}); err != nil {
 		return err
-	}
-	repo.Spec.Fetch = &packagingv1alpha1.PackageRepositoryFetch{ImgpkgBundle: &kcv1alpha1.AppFetchImgpkgBundle{Image: url}}
-	if _, err := kc.PackagingV1alpha1().PackageRepositories(ns).Update(ctx, repo, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("update PackageRepository %s: %w", name, err)
 	}
 	return kctrlWaitRepository(ctx, kc, ns, name)
 }

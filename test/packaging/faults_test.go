@@ -31,10 +31,7 @@ var _ = Describe("faults in the middle of a catalog install", func() {
 		before := efsUIDs(ctx, bdName, installNS)
 
 		By("kctrl package installed update -i efs --version 2.0.0, without waiting: a walk of three steps")
-		pi := &packagingv1alpha1.PackageInstall{}
-		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: install}, pi)).To(Succeed())
-		pi.Spec.PackageRef.VersionSelection.Constraints = "2.0.0"
-		Expect(env.Client.Update(ctx, pi)).To(Succeed())
+		Expect(harness.KctrlInstalledUpdateNoWait(ctx, env.ControlPlane.Config, ns, install, "2.0.0")).To(Succeed())
 		step := func(n string) func() ([]string, error) {
 			return func() ([]string, error) {
 				steps, err := upgradeSteps(ctx, bdName)
@@ -59,6 +56,7 @@ var _ = Describe("faults in the middle of a catalog install", func() {
 			g.Expect(installedAt(bd)).To(BeTrue(), "%+v", bd.Status.Conditions)
 			g.Expect(reconciled(ctx, ns, install)).To(BeTrue())
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		pi := &packagingv1alpha1.PackageInstall{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: install}, pi)).To(Succeed())
 		Expect(pi.Status.Version).To(Equal("2.0.0"))
 		Expect(efsUIDs(ctx, bdName, installNS)).To(Equal(before), "nothing recreated")

@@ -131,9 +131,7 @@ var _ = Describe("OperatorCatalogs in production", func() {
 		Expect(kctrlVersions(ctx, ns, ref)).To(ConsistOf(versions))
 
 		By("without spec.pullSecret the registry refuses: said, anonymously")
-		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cat), cat)).To(Succeed())
-		cat.Spec.PullSecret = ""
-		Expect(env.Client.Update(ctx, cat)).To(Succeed())
+		Expect(harness.Edit(ctx, env.Client, cat, func(cat *catalogsv1alpha1.OperatorCatalog) { cat.Spec.PullSecret = "" })).To(Succeed())
 		c = condition(ctx, cat, catalogsv1alpha1.ReasonPullFailed)
 		Expect(c.Message).To(ContainSubstring("anonymously"))
 		Expect(c.Message).NotTo(ContainSubstring(env.PrivateRegistry.Password))

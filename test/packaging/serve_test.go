@@ -109,10 +109,10 @@ var _ = Describe("the serve mode", func() {
 		expectReplicas(ctx, ns, name+"-hello-world", 2)
 
 		By("changing the values: the same Package, new values, deployed before Installed=True moves to generation 2")
-		bd = &rukpakv1alpha2.BundleDeployment{}
-		Expect(env.Client.Get(ctx, client.ObjectKey{Name: name}, bd)).To(Succeed())
-		bd.Spec.Config = helmBD(name, "", "replicaCount: 3\n").Spec.Config
-		Expect(env.Client.Update(ctx, bd)).To(Succeed())
+		bd = &rukpakv1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		Expect(harness.Edit(ctx, env.Client, bd, func(bd *rukpakv1alpha2.BundleDeployment) {
+			bd.Spec.Config = helmBD(name, "", "replicaCount: 3\n").Spec.Config
+		})).To(Succeed())
 		waitCondition(ctx, name, 2, rukpakv1alpha2.TypeInstalled, metav1.ConditionTrue, rukpakv1alpha2.ReasonInstallationSucceeded)
 		expectReplicas(ctx, ns, name+"-hello-world", 3)
 		pi, _ = expectServed(ctx, name)

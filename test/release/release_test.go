@@ -293,11 +293,13 @@ var _ = Describe("the release", Ordered, func() {
 		checkSays(ctx, bin, 0, `ok +namespace RBAC +the adapter may do what it needs in 0 app namespace\(s\) and may read 1 catalog pull secret\(s\); catalogs in check-catalogs install no dependencies: kubectl create rolebinding rukpak-kapp-catalog-dependencies -n check-catalogs`)
 
 		By("an app namespace the adapter's Deployment names, before and after config/sharding's objects for it")
-		dep := &appsv1.Deployment{}
-		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: "rukpak-kapp"}, dep)).To(Succeed())
-		unsharded := dep.DeepCopy()
-		dep.Spec.Template.Spec.Containers[0].Args = append(dep.Spec.Template.Spec.Containers[0].Args, "--app-namespaces=rukpak-apps-0")
-		Expect(env.Client.Update(ctx, dep)).To(Succeed())
+		// The Deployment's controller writes its status alongside: Edit reads again on a conflict.
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: systemNamespace, Name: "rukpak-kapp"}}
+		var unshardedArgs []string
+		Expect(harness.Edit(ctx, env.Client, dep, func(dep *appsv1.Deployment) {
+			unshardedArgs = slices.Clone(dep.Spec.Template.Spec.Containers[0].Args)
+			dep.Spec.Template.Spec.Containers[0].Args = append(dep.Spec.Template.Spec.Containers[0].Args, "--app-namespaces=rukpak-apps-0")
+		})).To(Succeed())
 		// Its other lines may say the Deployment rolls: only this one is read.
 		out = checkSays(ctx, bin, anyCode, `fail +namespace RBAC +the adapter may not do what it needs in app namespace rukpak-apps-0: create apps.kappctrl.k14s.io in rukpak-apps-0`)
 		Expect(out).To(ContainSubstring("fix: apply config/sharding/app-namespaces' Role rukpak-kapp and its RoleBinding to rukpak-system:rukpak-kapp in rukpak-apps-0"))
@@ -305,9 +307,9 @@ var _ = Describe("the release", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(applyServerSide(ctx, shard)).To(BeEmpty())
 		checkSays(ctx, bin, anyCode, `ok +namespace RBAC +the adapter may do what it needs in 1 app namespace\(s\) and may read 1 catalog pull secret\(s\)`)
-		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: "rukpak-kapp"}, dep)).To(Succeed())
-		dep.Spec.Template.Spec.Containers[0].Args = unsharded.Spec.Template.Spec.Containers[0].Args
-		Expect(env.Client.Update(ctx, dep)).To(Succeed())
+		Expect(harness.Edit(ctx, env.Client, dep, func(dep *appsv1.Deployment) {
+			dep.Spec.Template.Spec.Containers[0].Args = unshardedArgs
+		})).To(Succeed())
 		Expect(env.Client.Delete(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "rukpak-kapp-installer-rukpak-apps-0"}})).To(Succeed())
 		Expect(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rukpak-apps-0"}})).To(Succeed())
 		Expect(env.Client.Delete(ctx, catalog)).To(Succeed())

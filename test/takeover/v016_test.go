@@ -332,8 +332,9 @@ func takeOverV016() {
 			bd := mustBD(ctx, name)
 			Expect(rukpakv1alpha1.IsV1alpha1(bd)).To(BeTrue())
 			// docs/v1alpha1.md: where rukpak v0.16 put what it installed.
-			bd.Spec.InstallNamespace = harness.SystemNamespace
-			Expect(env.Client.Update(ctx, bd)).To(Succeed())
+			Expect(harness.Edit(ctx, env.Client, bd, func(bd *rukpakv1alpha2.BundleDeployment) {
+				bd.Spec.InstallNamespace = harness.SystemNamespace
+			})).To(Succeed())
 		}
 		for _, t := range bds[:2] {
 			Eventually(installedThroughApp(ctx, t.name)).WithContext(ctx).WithTimeout(60*time.Second).Should(Succeed(), t.name)
