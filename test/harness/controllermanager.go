@@ -17,7 +17,7 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context) (*process, e
 		return nil, err
 	}
 	caFile := filepath.Join(cp.Dir, "certs", "apiserver.crt")
-	p, err := startProcess("kube-controller-manager", cp.Dir, cp.env.base, cp.env.logDir, filepath.Join(cp.env.bin, "kube-controller-manager"),
+	p, err := startProcess("kube-controller-manager", cp.Dir, cp.env.withGC(cp.env.base), cp.env.logDir, filepath.Join(cp.env.bin, "kube-controller-manager"),
 		"--kubeconfig", kubeconfig,
 		"--authentication-kubeconfig", kubeconfig,
 		"--authorization-kubeconfig", kubeconfig,

@@ -26,7 +26,7 @@ func (e *Env) startFakeNodes(ctx context.Context) error {
 		return err
 	}
 	var err error
-	if e.scheduler, err = startProcess("kube-scheduler", cp.Dir, e.tools.base, e.tools.logDir, filepath.Join(e.tools.bin, "kube-scheduler"),
+	if e.scheduler, err = startProcess("kube-scheduler", cp.Dir, e.tools.withGC(e.tools.base), e.tools.logDir, filepath.Join(e.tools.bin, "kube-scheduler"),
 		"--kubeconfig", kubeconfig, "--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
 		"--leader-elect=false", "--secure-port=0"); err != nil {
 		return err
@@ -46,7 +46,7 @@ func (e *Env) startKwok() (*process, error) {
 	if _, err := os.Stat(stages); err != nil {
 		return nil, fmt.Errorf("kwok stages missing (run make tools): %w", err)
 	}
-	return startProcess("kwok", cp.Dir, e.tools.base, e.tools.logDir, filepath.Join(e.tools.bin, "kwok"),
+	return startProcess("kwok", cp.Dir, e.tools.withGC(e.tools.base), e.tools.logDir, filepath.Join(e.tools.bin, "kwok"),
 		"--kubeconfig", filepath.Join(cp.Dir, "fake-nodes.kubeconfig"), "--config", stages,
 		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector="+KwokAnnotation+"=fake",
 		"--cidr=10.244.0.1/24", "--node-ip=10.244.0.1",

@@ -174,7 +174,7 @@ func (kc *KappController) StartController(ctx context.Context) error {
 	if kc.packaging != nil {
 		kc.manager, err = kc.packaging.start(kc, args)
 	} else {
-		kc.manager, err = kc.tools.startFetcher(kc.name, kc.dir, kc.env, nil, "", kc.binary(), args...)
+		kc.manager, err = kc.tools.startFetcher(kc.name, kc.dir, kc.tools.withGC(kc.env), nil, "", kc.binary(), args...)
 	}
 	if err != nil {
 		return err

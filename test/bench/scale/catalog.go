@@ -69,7 +69,7 @@ func runCatalog(ctx context.Context, shape catalogShape, idle time.Duration) (*c
 	if err != nil {
 		return nil, fmt.Errorf("read the corpus (run from the repository's root): %w", err)
 	}
-	env, err := harness.Start(ctx, harness.Options{KappController: true, PackagingAPI: true, Adapter: true, Servers: true, AuditLog: true})
+	env, err := harness.Start(ctx, harness.Options{KappController: true, PackagingAPI: true, Adapter: true, Servers: true, AuditLog: true, DefaultGC: true})
 	if err != nil {
 		return nil, fmt.Errorf("start local control plane: %w", err)
 	}

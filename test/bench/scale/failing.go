@@ -30,7 +30,7 @@ import (
 // kinds (bundle, v1alpha1, v1alpha2, catalog). The servers count what they
 // receive (harness.Traffic); only the adapter talks to them.
 func failingMain(ctx context.Context, n int, window time.Duration, kinds string) int {
-	env, err := harness.Start(ctx, harness.Options{KappControllerAPI: true, Adapter: true, Servers: true})
+	env, err := harness.Start(ctx, harness.Options{KappControllerAPI: true, Adapter: true, Servers: true, DefaultGC: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchmark: start local control plane:", err)
 		return 1

@@ -129,6 +129,8 @@ func run(ctx context.Context, setup benchSetup, names []string, cleanup bool) ([
 	n := setup.n
 	env, err := harness.Start(ctx, harness.Options{
 		ControllerManager: true, FakeNodes: true, KappController: true, Adapter: true, Servers: true, AuditLog: true,
+		// CPU and memory as a cluster's processes spend them.
+		DefaultGC:                 true,
 		KappControllerConcurrency: setup.concurrency,
 		// The adapter's kapp-controller reconciles only the adapter's Apps,
 		// not the floor's, which have a kapp-controller of their own.

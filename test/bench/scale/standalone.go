@@ -45,7 +45,7 @@ type standaloneResult struct {
 // kapp-controller's API but no kapp-controller, which unpacking does not
 // need, and measures the unpack, an idle window and a restart.
 func runStandalone(ctx context.Context, n int, idle time.Duration) (*standaloneResult, error) {
-	env, err := harness.Start(ctx, harness.Options{KappControllerAPI: true, Adapter: true, Servers: true, AuditLog: true})
+	env, err := harness.Start(ctx, harness.Options{KappControllerAPI: true, Adapter: true, Servers: true, AuditLog: true, DefaultGC: true})
 	if err != nil {
 		return nil, fmt.Errorf("start local control plane: %w", err)
 	}
