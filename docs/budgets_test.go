@@ -24,7 +24,7 @@ func TestBudgetsAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The table's rows: | `name` | minutes | ...
-	row := regexp.MustCompile("^\\| `([a-z0-9-]+)` \\| ([0-9]+) \\|")
+	row := regexp.MustCompile("^\\| `([a-z0-9-]+)` \\| ([0-9]+(?:\\.[0-9]+)?) \\|")
 	for _, line := range strings.Split(string(data), "\n") {
 		if m := row.FindStringSubmatch(line); m != nil {
 			doc[m[1]] = m[2]
