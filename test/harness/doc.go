@@ -1,7 +1,9 @@
 // Package harness starts the local control plane that tests and `make run`
 // use: etcd, kube-apiserver, kapp-controller (two processes), OCI registries,
 // git and file servers and the adapter, all on loopback, from binaries built
-// by test/tools.
+// by test/tools. The control plane and kapp-controller's manager run at
+// GOGC=400 unless Options.DefaultGC says otherwise; the adapter runs as a
+// cluster runs it.
 //
 // It owns the processes it starts (and stops them in Env.Stop) and may import api/,
 // test/harness/podspec, test/catalogtest and, to read or make what the

@@ -80,7 +80,7 @@ type Options struct {
 	// DefaultGC runs the control plane and kapp-controller's manager at
 	// Go's default GOGC, as a cluster runs them: the benchmarks measure
 	// their CPU and memory. Otherwise they collect garbage a quarter as
-	// often (GOGC=400, see toolEnv.gc): a sixth less of their CPU.
+	// often (GOGC=400, see toolEnv.gc): 14% to 16% less of their CPU.
 	DefaultGC bool
 	// Bare leaves out rukpak-kapp's own objects (CRD, system namespace,
 	// RBAC, admission policy), for tests that install a release as a user
