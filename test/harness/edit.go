@@ -9,15 +9,21 @@ import (
 )
 
 // Edit is a user's edit of an object that a controller also writes (its
-// status, a finalizer): read, change, write, and on a conflict read and
-// change again, as the user whose `kubectl replace` or `kctrl` command was
-// refused runs it again. obj names the object and holds what was written.
+// status, a finalizer): change, write, and on a conflict read, change and
+// write again, as the user whose `kubectl replace` or `kctrl` command was
+// refused runs it again. obj names the object; when it was read already
+// (it has a resourceVersion) the first write is of that copy. It holds
+// what was written.
 func Edit[T client.Object](ctx context.Context, c client.Client, obj T, change func(T)) error {
 	key := client.ObjectKeyFromObject(obj)
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(ctx, key, obj); err != nil {
-			return err
+	read := obj.GetResourceVersion() != ""
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if !read {
+			if err := c.Get(ctx, key, obj); err != nil {
+				return err
+			}
 		}
+		read = false
 		change(obj)
 		return c.Update(ctx, obj)
 	})

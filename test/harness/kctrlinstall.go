@@ -132,11 +132,11 @@ func KctrlPackageInstall(ctx context.Context, cfg *rest.Config, in KctrlInstall)
 // --version VERSION -n NS`: the constraints overwritten (nothing checked),
 // the PackageInstall updated, then kctrl's wait.
 func KctrlInstalledUpdate(ctx context.Context, cfg *rest.Config, ns, name, version string) error {
-	if err := KctrlInstalledUpdateNoWait(ctx, cfg, ns, name, version); err != nil {
-		return err
-	}
 	kc, err := kcclient.NewForConfig(cfg)
 	if err != nil {
+		return err
+	}
+	if err := kctrlSetVersion(ctx, kc, ns, name, version); err != nil {
 		return err
 	}
 	return kctrlWaitInstall(ctx, kc, ns, name)
@@ -151,8 +151,14 @@ func KctrlInstalledUpdateNoWait(ctx context.Context, cfg *rest.Config, ns, name,
 	if err != nil {
 		return err
 	}
+	return kctrlSetVersion(ctx, kc, ns, name, version)
+}
+
+// kctrlSetVersion is kctrl's read and write of the PackageInstall's
+// version constraints, run again on a conflict.
+func kctrlSetVersion(ctx context.Context, kc kcclient.Interface, ns, name, version string) error {
 	pis := kc.PackagingV1alpha1().PackageInstalls(ns)
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		pi, err := pis.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -340,7 +346,7 @@ func KctrlRepositoryUpdate(ctx context.Context, cfg *rest.Config, ns, name, url 
 	// A conflict with kapp-controller's status write is run again, as
 	// KctrlInstalledUpdateNoWait says.
 	repos := kc.PackagingV1alpha1().PackageRepositories(ns)
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	if err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		repo, err := repos.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err

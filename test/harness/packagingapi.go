@@ -130,7 +130,7 @@ func (p *packagingAPI) start(kc *KappController, args []string) (*process, error
 		}
 	}
 	args = append(args, "-enable-api-priority-and-fairness=false", "-packaging-global-namespace="+PackagingGlobalNamespace)
-	env := kc.tools.withGC(append(append([]string{}, kc.env...), "KAPPCTRL_API_PORT="+itoa(p.port)))
+	env := append(kc.tools.withGC(kc.env), "KAPPCTRL_API_PORT="+itoa(p.port))
 	return kc.tools.startFetcher(kc.name, kc.dir, env, p.binds, p.sandbox, kc.binary(), args...)
 }
 

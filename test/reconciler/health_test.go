@@ -92,12 +92,9 @@ var _ = Describe("the health of installed custom resources", func() {
 // CRD has no status subresource).
 func setGadgetStatus(ctx context.Context, gadget *unstructured.Unstructured, st map[string]any) {
 	GinkgoHelper()
-	Eventually(func() error {
-		live := gadget.DeepCopy()
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(gadget), live); err != nil {
-			return err
-		}
-		live.Object["status"] = st
-		return env.Client.Update(ctx, live)
-	}).WithContext(ctx).Should(Succeed())
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(gadget.GroupVersionKind())
+	live.SetNamespace(gadget.GetNamespace())
+	live.SetName(gadget.GetName())
+	Expect(harness.Edit(ctx, env.Client, live, func(live *unstructured.Unstructured) { live.Object["status"] = st })).To(Succeed())
 }
