@@ -82,25 +82,6 @@ const (
 	TypeInstalled = "Installed"
 	// TypeHealthy is True while the installed objects are ready.
 	TypeHealthy = "Healthy"
-	// TypeProgressing is set on a catalog BundleDeployment while it walks
-	// its channel one edge at a time to the bundle asked for (True), or
-	// when a step of the walk failed (False); it is removed when the walk
-	// ends, and Installed then names the path.
-	TypeProgressing = "Progressing"
-	// TypeUpgradeAvailable is set on a catalog BundleDeployment once its
-	// generation is installed: whether its channel offers a higher
-	// version, reachable along the channel's edges, than the one installed.
-	TypeUpgradeAvailable = "UpgradeAvailable"
-	// TypeHeld is set (True) on a catalog BundleDeployment whose generation
-	// asks for a version that is held: one its approval does not cover
-	// (upgradeApproval: Manual), or one its catalog retracted. Its
-	// observedGeneration is the generation held: the App keeps installing
-	// the version installed, with that generation's other fields (Installed
-	// keeps describing the generation last installed), or, when nothing is
-	// installed yet, nothing. kapp's wait on the BundleDeployment counts it
-	// as done, so a hold is no failed reconcile. It is removed when the
-	// generation asks for a version that is not held.
-	TypeHeld = "Held"
 )
 
 // Condition reasons. rukpak's names are kept wherever rukpak had the state.
@@ -145,48 +126,17 @@ const (
 
 	// ReasonHealthy is set when the deploy converged and everything is ready.
 	ReasonHealthy = "Healthy"
-	// ReasonUnhealthy is set when installed objects are not ready.
+	// ReasonUnhealthy is set when installed objects are not ready: in
+	// progress (a rollout, a custom resource whose Ready is False).
 	ReasonUnhealthy = "Unhealthy"
+	// ReasonObjectFailed is set (Healthy=False) when an installed object is
+	// Failed (kstatus: Stalled, a rollout past its deadline), being deleted
+	// or gone: what no wait ends.
+	ReasonObjectFailed = "ObjectFailed"
 	// ReasonInstallationStatusFalse is set on Healthy while Installed is False.
 	ReasonInstallationStatusFalse = "InstallationStatusFalse"
 	// ReasonInstallationStatusUnknown is set on Healthy while Installed is not yet known.
 	ReasonInstallationStatusUnknown = "InstallationStatusUnknown"
-	// ReasonUpgrading is set (Progressing=True) while a walk along the
-	// channel installs one of its steps.
-	ReasonUpgrading = "Upgrading"
-	// ReasonUpgradeStopped is set (Progressing=False) when a step of the
-	// walk failed: the step before it stays installed.
-	ReasonUpgradeStopped = "UpgradeStopped"
-	// ReasonUpgradeAvailable is set (UpgradeAvailable=True) when the
-	// channel reaches a higher version than the one installed.
-	ReasonUpgradeAvailable = "UpgradeAvailable"
-	// ReasonUpgradeAwaitingApproval is set (UpgradeAvailable=True) when the
-	// channel reaches a higher version and the install holds its upgrades
-	// until one is approved (upgradeApproval: Manual).
-	ReasonUpgradeAwaitingApproval = "UpgradeAwaitingApproval"
-	// ReasonAwaitingApproval is set (Held=True) when the install holds its
-	// upgrades until one is approved (upgradeApproval: Manual) and no
-	// approval covers the version asked for.
-	ReasonAwaitingApproval = "AwaitingApproval"
-	// ReasonRetracted is set (Held=True) when the catalog retracted the
-	// version asked for: its Package is kept only for the installs that
-	// have it.
-	ReasonRetracted = "Retracted"
-	// ReasonAtChannelHead is set (UpgradeAvailable=False) when the version
-	// installed is the highest the channel publishes.
-	ReasonAtChannelHead = "AtChannelHead"
-	// ReasonNoUpgradePath is set (UpgradeAvailable=False) when the channel
-	// publishes a higher version but none of its edges lead there from the
-	// one installed.
-	ReasonNoUpgradePath = "NoUpgradePath"
-	// ReasonNotInChannel is set (UpgradeAvailable=False) when the channel
-	// no longer publishes the version installed (it was retracted, or the
-	// channel renamed, emptied or deleted) and reaches no higher version
-	// from it: the version installed keeps running, outside the catalog.
-	ReasonNotInChannel = "NotInChannel"
-	// ReasonChannelUnreadable is set (UpgradeAvailable=Unknown) while the
-	// channel's Packages cannot be read.
-	ReasonChannelUnreadable = "ChannelUnreadable"
 	// ReasonHealthUnknown is set (Healthy=Unknown) when every installed
 	// object judged is Current but some, or some kinds, cannot be judged:
 	// a custom resource with no Ready condition, or a kind the adapter
