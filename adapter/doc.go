@@ -4,7 +4,9 @@
 // controller and webhook to one controller-runtime manager; the
 // BundleDeployment reconciler wired with both install modes
 // (reconciler.go); the offline renders of the CLI (render.go); and the
-// names of what the adapter writes (names.go).
+// names of what the adapter writes (names.go); the catalog controllers
+// and the caches they need, started once their APIs are served
+// (catalogs.go).
 //
 // docs/architecture.md draws the data path and its map places every
 // package of the module in a tier; an import goes only to a lower tier
@@ -14,13 +16,15 @@
 //	controllers/bundle            rukpak's first API's Bundles on their own; what contentURLs serve
 //	controllers/bundle/plan       what a Bundle on its own does and says (no client)
 //	controllers/operatorcatalog   OperatorCatalogs: a catalog image published as Packages
+//	controllers/operatorinstall   OperatorInstalls: a catalog install resolved, walked, held, reported
+//	controllers/operatorinstall/plan what an OperatorInstall does and says (no client)
 //	controllers/drift             re-apply after a change by hand; a new run when kapp-controller lost one
 //	controllers/kappconfig        kapp-controller-config's CAs and proxies, for the adapter's own fetches
 //	controllers/chartcrds         a chart's crds/ as Helm keeps them
 //	webhooks                      the webhook server and its certificates
 //	webhooks/conversion           the v1alpha1 <-> v1alpha2 conversion webhook
 //	webhooks/crdsafety            the CRD upgrade safety webhook
-//	webhooks/catalogedges         catalog upgrades only along the channel's edges
+//	webhooks/ownership            an OperatorInstall's BundleDeployment changed only through it
 //	contenturl                    contentURLs: paths, the tarballs kept, the HTTPS handler
 //	upgradeplan                   an upgrade's plan, read from the cluster (rukpak-kapp upgrade plan)
 //	internal/appmode              an App; take-over of rukpak; hand-back; removal
@@ -44,7 +48,7 @@
 //	status                        the conditions, computed
 //	fieldowner                    the adapter's field manager
 //
-// The packages from bundlefiles to fieldowner, templates and bundle/plan
-// have no client and no clock: API types and bytes in, API types and bytes
+// The packages from bundlefiles to fieldowner, templates, bundle/plan and
+// operatorinstall/plan have no client and no clock: API types and bytes in, API types and bytes
 // out. It owns no memory of its own.
 package adapter

@@ -12,9 +12,7 @@ import (
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -23,7 +21,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -39,12 +36,11 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kappapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhooks"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhooks/catalogedges"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhooks/conversion"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhooks/crdsafety"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhooks/ownership"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -170,18 +166,14 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	o = withContentAddress(o)
 	network := &fetch.NetworkHolder{}
 	fetcher := newFetcher(mgr.GetClient(), o.Config.SystemNamespace, network)
-	// Catalog Packages as kapp-controller shows them to a namespace, read
-	// from a cache made once its packaging API is served.
-	packagesCache := kube.NewLateReader("kapp-controller's packaging API (Packages)")
-	packages := packagingapi.NewPackages(packagesCache, mgr.GetAPIReader(), o.PackagingGlobalNamespace)
-	r, content, err := addBundleDeploymentReconciler(mgr, cfg, d, o, network, fetcher, packagesCache, packages)
+	r, content, err := addBundleDeploymentReconciler(mgr, cfg, d, o, network, fetcher)
 	if err != nil {
 		return nil, err
 	}
-	if err := addCatalogs(mgr, d, o, network); err != nil {
+	if err := addCatalogs(mgr, d, o, network, content.Dependencies()); err != nil {
 		return nil, err
 	}
-	unpacker, err := addServers(mgr, o, fetcher, packages)
+	unpacker, err := addServers(mgr, o, fetcher)
 	if err != nil {
 		return nil, err
 	}
@@ -275,11 +267,9 @@ func withContentAddress(o Options) Options {
 // addBundleDeploymentReconciler adds the BundleDeployment controller and what opens the
 // parts of it that need kapp-controller's API once it is served: the App and
 // PackageInstall watches (with drift and stall repair; their wait is the
-// adapter's readiness detail), and the cache of catalogs' Packages that
-// catalog bundles' dependencies are resolved from (once it opens while the
-// adapter runs, every catalog bundle is reconciled again).
+// adapter's readiness detail).
 func addBundleDeploymentReconciler(mgr ctrl.Manager, cfg *rest.Config, d discovery.DiscoveryInterface, o Options, network *fetch.NetworkHolder,
-	fetcher store.SourceFetcher, packagesCache *kube.LateReader, packages *packagingapi.Packages) (*BundleDeploymentReconciler, *store.Store, error) {
+	fetcher store.SourceFetcher) (*BundleDeploymentReconciler, *store.Store, error) {
 	apis, err := ServedAPIs(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -291,7 +281,7 @@ func addBundleDeploymentReconciler(mgr ctrl.Manager, cfg *rest.Config, d discove
 	if err != nil {
 		return nil, nil, err
 	}
-	r, content := assemble(mgr.GetClient(), mgr.GetAPIReader(), packages, o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp, fetcher, custom)
+	r, content := assemble(mgr.GetClient(), mgr.GetAPIReader(), o.Config, o.Classes, mgr.GetEventRecorder(fieldowner.Name), apis, o.InstallWith, kapp, fetcher, custom)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, nil, fmt.Errorf("set up controller: %w", err)
 	}
@@ -299,12 +289,6 @@ func addBundleDeploymentReconciler(mgr ctrl.Manager, cfg *rest.Config, d discove
 		return nil, nil, err
 	}
 	if err := mgr.AddReadyzCheck("kapp-controller-api", kapp.Check); err != nil {
-		return nil, nil, err
-	}
-	packagesAPI := kappapi.NewFor(d, mgr.GetCache(), "kapp-controller's packaging API", packagingKinds,
-		func(ctx context.Context) error { return withCatalogPackages(ctx, mgr, r, packagesCache) },
-		func(ctx context.Context) error { return r.EnqueueCatalogBundles(ctx, mgr.GetCache()) })
-	if err := openWhenServed(mgr, packagesAPI); err != nil {
 		return nil, nil, err
 	}
 	return r, content, nil
@@ -320,38 +304,17 @@ func openWhenServed(mgr ctrl.Manager, api *kappapi.API) error {
 	return mgr.Add(api)
 }
 
-// addCatalogs adds what starts the catalog controller once the
-// OperatorCatalog API (config/catalogs) and kapp-controller's packaging API
-// are served, at start or whenever they are installed (an adapter without
-// them runs everything else), and, while the packaging API is not served, says so
-// on the OperatorCatalogs (the leader writes).
-func addCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, network *fetch.NetworkHolder) error {
-	catalogAPI := kappapi.NewFor(d, mgr.GetCache(), "the OperatorCatalog API", catalogKinds,
-		func(context.Context) error { return withCatalogs(mgr, d, o, network) }, func(context.Context) error { return nil })
-	catalogAPI.OnWaiting(func(ctx context.Context) {
-		select {
-		case <-mgr.Elected():
-		default:
-			return
-		}
-		err := operatorcatalog.ReportWaiting(ctx, mgr.GetAPIReader(), catalogStatus(mgr))
-		if err != nil && !meta.IsNoMatchError(err) {
-			ctrl.Log.WithName("catalogs").Error(err, "say on OperatorCatalogs that kapp-controller's packaging API is not served")
-		}
-	})
-	return openWhenServed(mgr, catalogAPI)
-}
-
 // addServers adds the webhook server with its webhooks (CRD upgrade
-// safety, catalog upgrade edges, the conversion) and Bundles on their own,
+// safety, the ownership of an OperatorInstall's BundleDeployment, the
+// conversion) and Bundles on their own,
 // whose content it serves.
-func addServers(mgr ctrl.Manager, o Options, fetcher store.SourceFetcher, packages *packagingapi.Packages) (*bundle.Unpacker, error) {
+func addServers(mgr ctrl.Manager, o Options, fetcher store.SourceFetcher) (*bundle.Unpacker, error) {
 	srv, err := webhooks.New(mgr, webhooks.DefaultOptions(o.WebhookAddr, o.Config.SystemNamespace))
 	if err == nil {
 		err = crdsafety.Add(mgr, srv, crdsafety.OptionsFrom(o.Config, o.Classes.Claims))
 	}
 	if err == nil {
-		err = catalogedges.Add(srv, packages)
+		err = ownership.Add(srv)
 	}
 	if err == nil {
 		err = conversion.Add(srv)
@@ -417,99 +380,6 @@ func addBundleContent(mgr ctrl.Manager, srv *webhooks.Server, o Options, fetcher
 var packagingKinds = map[string]string{
 	datav1alpha1.SchemeGroupVersion.String(): "packages",
 	"internal.packaging.carvel.dev/v1alpha1": "internalpackages",
-}
-
-// catalogKinds are what the catalog controller needs: the OperatorCatalog
-// API and kapp-controller's packaging API.
-var catalogKinds = func() map[string]string {
-	kinds := maps.Clone(packagingKinds)
-	kinds[catalogsv1alpha1.GroupVersion.String()] = "operatorcatalogs"
-	return kinds
-}()
-
-// withCatalogPackages starts the cache of catalogs' Packages (only their
-// metadata, in every namespace, indexed by channel and OLM package) that
-// packagingapi.Packages reads (catalog bundles' dependencies, notices,
-// walks, the upgrade webhook), with the Namespaces' metadata (whether one
-// sees the global packaging namespace), and the BundleDeployment reconciler's watch of it,
-// once the packaging API is served: a kind the manager's cache names must
-// be served when it is made. It is not the catalog controller's cache:
-// that one holds what OperatorCatalogs published (their label), this one
-// every catalog Package, those a package repository made from `catalog
-// push` included; a cache keeps one label selector per kind.
-func withCatalogPackages(ctx context.Context, mgr ctrl.Manager, r *BundleDeploymentReconciler, packages *kube.LateReader) error {
-	cl, err := cluster.New(mgr.GetConfig(), func(co *cluster.Options) {
-		co.Scheme = mgr.GetScheme()
-		co.Cache.DefaultTransform = cache.TransformStripManagedFields()
-		co.Cache.ByObject = map[client.Object]cache.ByObject{
-			packagingapi.CatalogPackage():    {Label: packagingapi.CatalogPackagesSelector()},
-			packagingapi.NamespaceMetadata(): {},
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("set up the cache of catalogs' Packages: %w", err)
-	}
-	if err := packagingapi.IndexCatalogPackages(ctx, cl.GetFieldIndexer()); err != nil {
-		return err
-	}
-	if err := mgr.Add(cl); err != nil {
-		return err
-	}
-	if err := r.WatchCatalogPackages(cl.GetCache(), packagingapi.CatalogPackage()); err != nil {
-		return err
-	}
-	packages.Set(cl.GetCache())
-	return nil
-}
-
-// withCatalogs starts the catalog controller with a cache of its own, made
-// once its kinds are served (a kind the manager's cache names must be
-// served when the manager is made): OperatorCatalogs in every namespace, and
-// only the metadata of the Packages and PackageMetadatas catalogs published.
-func withCatalogs(mgr ctrl.Manager, d discovery.DiscoveryInterface, o Options, network *fetch.NetworkHolder) error {
-	if err := os.MkdirAll(o.CatalogDir, 0o700); err != nil {
-		return fmt.Errorf("make the catalog directory: %w", err)
-	}
-	if err := fetch.RemoveCatalogSpools(o.CatalogDir); err != nil {
-		return fmt.Errorf("clear %s: %w", o.CatalogDir, err)
-	}
-	published, err := labels.Parse(operatorcatalog.LabelCatalog)
-	if err != nil {
-		return err
-	}
-	served := operatorcatalog.NewServed(d)
-	cl, err := cluster.New(mgr.GetConfig(), func(co *cluster.Options) {
-		co.Scheme = mgr.GetScheme()
-		// What a write of the whole Package recorded of its fields is most
-		// of its metadata, and none of the controller's business.
-		co.Cache.DefaultTransform = cache.TransformStripManagedFields()
-		// A watch of the packaging API that fails because the API is not
-		// available is an outage the catalogs say.
-		co.Cache.DefaultWatchErrorHandler = served.WatchErrorHandler
-		co.Cache.ByObject = map[client.Object]cache.ByObject{}
-		for _, o := range operatorcatalog.PublishedKinds() {
-			co.Cache.ByObject[o] = cache.ByObject{Label: published}
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("set up the OperatorCatalog controller's cache: %w", err)
-	}
-	if err := mgr.Add(cl); err != nil {
-		return err
-	}
-	spoolMax := o.CatalogSpoolMaxBytes
-	if spoolMax == 0 {
-		spoolMax = DefaultCatalogSpoolMaxBytes
-	}
-	r := operatorcatalog.New(mgr.GetClient(), cl.GetCache(), mgr.GetAPIReader(), operatorcatalog.Registry{Network: network, Dir: o.CatalogDir, Budget: fetch.NewSpoolBudget(spoolMax)},
-		catalogStatus(mgr), operatorcatalog.NewInstalls(mgr.GetClient(), o.PackagingGlobalNamespace), served)
-	if err := mgr.Add(served); err != nil {
-		return err
-	}
-	if err := r.SetupWithManager(mgr, cl.GetCache()); err != nil {
-		return fmt.Errorf("set up the OperatorCatalog controller: %w", err)
-	}
-	return nil
 }
 
 // catalogStatus writes an OperatorCatalog's status, with an Event per

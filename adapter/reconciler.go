@@ -12,7 +12,6 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/servemode"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/v1alpha1/deployments"
 )
@@ -50,12 +49,11 @@ const digestCacheBytes = 32 << 20
 
 // NewBundleDeploymentReconciler wires a BundleDeploymentReconciler with both install modes. c reads from
 // the informer cache; direct reads from the API server, where the cache may
-// lag (and catalogs' Packages are read there). classes are the provisioner
+// lag. classes are the provisioner
 // classes it claims; BundleDeployments of other classes are never touched.
 // apis answers registry+v1 bundles' olm.gvk dependencies.
 func NewBundleDeploymentReconciler(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs) *BundleDeploymentReconciler {
-	unserved := packagingapi.NewPackages(kube.NewLateReader("kapp-controller's packaging API (Packages)"), direct, "")
-	r, _ := assemble(c, direct, unserved, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace, nil), nil)
+	r, _ := assemble(c, direct, cfg, classes, recorder, apis, "", kappInstalled{}, newFetcher(c, cfg.SystemNamespace, nil), nil)
 	return r
 }
 
@@ -71,10 +69,10 @@ func newFetcher(c client.Reader, systemNamespace string, network *fetch.NetworkH
 	return store.SourceFetcher{Reader: c, Namespace: systemNamespace, Digests: fetch.NewDigestCache(digestCacheBytes), Network: network}
 }
 
-func assemble(c client.Client, direct client.Reader, packages *packagingapi.Packages, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs,
+func assemble(c client.Client, direct client.Reader, cfg translate.Config, classes Classes, recorder events.EventRecorder, apis APIs,
 	installDefault InstallWith, kapp bundledeployment.KappReady, fetcher store.SourceFetcher, custom *kube.CustomObjects) (*BundleDeploymentReconciler, *store.Store) {
-	content := store.New(c, direct, packages, cfg, fetcher, apis)
+	content := store.New(c, cfg, fetcher, apis)
 	set := bundledeployment.Settings{Config: cfg, Classes: classes, InstallDefault: installDefault}
-	return bundledeployment.New(c, direct, recorder, set, appmode.New(c, direct, content, recorder), servemode.New(c, direct, content), content, content, kapp, custom).
+	return bundledeployment.New(c, direct, recorder, set, appmode.New(c, direct, content, recorder), servemode.New(c, direct, content), content, kapp, custom).
 		WithBundles(deployments.NewV1alpha1(c, recorder, deployments.New(c, direct, recorder), cfg.SystemNamespace, cfg.ContentAddress)), content
 }

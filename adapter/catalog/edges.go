@@ -6,14 +6,18 @@ import (
 	"strings"
 
 	"github.com/blang/semver/v4"
+
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 )
 
-// The label and annotations that carry a bundle's place in its catalog, on
-// its Package and on the BundleDeployment the Package installs, so that an
-// upgrade can be judged from the two BundleDeployments alone.
+// The label and annotations that carry a bundle's place in its catalog: on
+// its Package (every one of them) and on the BundleDeployment an
+// OperatorInstall writes (the package, channel, bundle and version it
+// installs).
 const (
-	// LabelPackage (the OLM package) marks a BundleDeployment a catalog
-	// Package made; the upgrade webhook selects on it.
+	// LabelPackage is the OLM package: on a catalog Package, its
+	// PackageMetadata, the OperatorInstall its template renders and the
+	// BundleDeployment that installs it.
 	LabelPackage         = "catalog.rukpak-kapp.dev/package"
 	AnnotationChannel    = "catalog.rukpak-kapp.dev/channel"
 	AnnotationBundle     = "catalog.rukpak-kapp.dev/bundle"
@@ -23,18 +27,43 @@ const (
 	AnnotationSkipRange  = "catalog.rukpak-kapp.dev/skip-range"
 	AnnotationRefName    = "catalog.rukpak-kapp.dev/ref-name"
 	AnnotationDeprecated = "catalog.rukpak-kapp.dev/deprecated"
-	AnnotationPackagesNS = "catalog.rukpak-kapp.dev/packages-namespace"
-	// AnnotationInstall names the PackageInstall (in AnnotationPackagesNS)
-	// whose App deployed the BundleDeployment.
-	AnnotationInstall     = "catalog.rukpak-kapp.dev/package-install"
-	AnnotationUpgradeEdge = "catalog.rukpak-kapp.dev/upgrade-constraint-policy"
 )
+
+// AnnotationOperatorInstall, on a BundleDeployment, names the
+// OperatorInstall ("namespace/name") that writes it, and
+// AnnotationOperatorInstallGeneration the generation of that
+// OperatorInstall it was last written from.
+const (
+	AnnotationOperatorInstall           = "catalog.rukpak-kapp.dev/operator-install"
+	AnnotationOperatorInstallGeneration = "catalog.rukpak-kapp.dev/operator-install-generation"
+)
+
+// The annotations of a BundleDeployment that a catalog Package's template
+// rendered itself, with kapp's labels, rather than an OperatorInstall
+// writing it: the catalog's namespace and the PackageInstall that
+// installed it, and the values the template copied. The OperatorInstall
+// of that PackageInstall adopts such a BundleDeployment in place
+// (AdoptedAnnotations).
+const (
+	AnnotationPackagesNS          = "catalog.rukpak-kapp.dev/packages-namespace"
+	AnnotationInstall             = "catalog.rukpak-kapp.dev/package-install"
+	AnnotationUpgradeEdge         = "catalog.rukpak-kapp.dev/upgrade-constraint-policy"
+	AnnotationInstallDependencies = "catalog.rukpak-kapp.dev/install-dependencies"
+	AnnotationUpgradeApproval     = "catalog.rukpak-kapp.dev/upgrade-approval"
+	AnnotationApprovedVersion     = "catalog.rukpak-kapp.dev/approved-version"
+)
+
+// AdoptedAnnotations are the annotations an OperatorInstall removes from
+// the BundleDeployment it adopts: what the template copied there, which
+// the OperatorInstall's spec says now, and the catalog's edges.
+var AdoptedAnnotations = []string{AnnotationPackagesNS, AnnotationInstall, AnnotationUpgradeEdge, AnnotationInstallDependencies,
+	AnnotationUpgradeApproval, AnnotationApprovedVersion, AnnotationReplaces, AnnotationSkips, AnnotationSkipRange, AnnotationRefName, AnnotationDeprecated}
 
 // The values of upgradeConstraintPolicy, named as operator-controller's
 // ClusterExtension names them.
 const (
-	PolicyCatalogProvided = "CatalogProvided"
-	PolicySelfCertified   = "SelfCertified"
+	PolicyCatalogProvided = catalogsv1alpha1.PolicyCatalogProvided
+	PolicySelfCertified   = catalogsv1alpha1.PolicySelfCertified
 )
 
 // Entry is one bundle of one channel with the edges that lead to it.

@@ -257,6 +257,8 @@ type bundleFacts struct {
 	class               string
 	// provides are the APIs the bundle provides (AnnotationProvides).
 	provides string
+	// requires is what it requires (AnnotationRequires).
+	requires string
 	csv      csvInfo
 	err      error
 }
@@ -281,6 +283,7 @@ func readBundle(b *declcfg.Bundle) *bundleFacts {
 		gvks = append(gvks, schema.GroupVersionKind{Group: g.Group, Version: g.Version, Kind: g.Kind})
 	}
 	f.provides = ProvidesValue(gvks)
+	f.requires = RequiresValue(props.PackagesRequired, props.GVKsRequired)
 	if f.version, f.err = PackageVersion(f.olmVersion); f.err != nil {
 		return f
 	}
@@ -335,6 +338,9 @@ func (c channelOf) packageOf(e Entry, b *bundleFacts) *datav1alpha1.Package {
 	}
 	if b.provides != "" {
 		ann[AnnotationProvides] = b.provides
+	}
+	if b.requires != "" {
+		ann[AnnotationRequires] = b.requires
 	}
 	notes := ""
 	if msg, ok := c.deprecated.bundle(e.Bundle); ok {
@@ -452,15 +458,19 @@ func values(installNamespace string, modes map[string]bool, plain bool) []value 
 		value{"upgradeConstraintPolicy", PolicyCatalogProvided, map[string]any{"type": "string", "enum": []string{PolicyCatalogProvided, PolicySelfCertified},
 			"description": "CatalogProvided: a new version is installed only when the channel reaches it from the installed one along its edges (replaces, skips, skipRange), one edge at a time. SelfCertified: any version, at once."}},
 		value{"bundleDeploymentName", "", map[string]any{"type": "string",
-			"description": "The name of the BundleDeployment. Empty: <PackageInstall name>.<PackageInstall namespace>."}},
+			"description": "The name of the BundleDeployment the OperatorInstall writes. Empty: <PackageInstall name>.<PackageInstall namespace>."}},
 		value{"installDependencies", true, map[string]any{"type": "boolean",
 			"description": "Install what the bundle requires (olm.package.required, olm.gvk.required) from this catalog as PackageInstalls of their own. false: only wait until the cluster meets them."}},
 		value{"upgradeApproval", ApprovalAutomatic, map[string]any{"type": "string", "enum": []string{ApprovalAutomatic, ApprovalManual},
-			"description": "Automatic: a new version the PackageInstall asks for is installed. Manual: it is held (the BundleDeployment's Held and UpgradeAvailable conditions name it) until approvedVersion names it; the version installed keeps running, and a first install installs nothing before."}},
+			"description": "Automatic: a new version the PackageInstall asks for is installed. Manual: it is held (the OperatorInstall's Held and UpgradeAvailable conditions name it) until approvedVersion names it; the version installed keeps running, and a first install installs nothing before."}},
 		value{"approvedVersion", "", map[string]any{"type": "string",
 			"description": "With upgradeApproval: Manual, the one version an upgrade may move to; a later version waits again."}},
 		value{"healthExpressions", "", map[string]any{"type": "string",
 			"description": "CEL expressions that judge the health of installed objects of kinds that follow no convention: a YAML list of {apiVersion, kind, inProgress, failed, current}, set as the BundleDeployment's core.rukpak.io/health-expressions annotation. Empty: the adapter's own."}},
+		value{"serviceAccountName", "", map[string]any{"type": "string",
+			"description": "A ServiceAccount of rukpak-kapp's system namespace that kapp installs the bundle with (the BundleDeployment's core.rukpak.io/install-service-account). Empty: rukpak-kapp's installer account."}},
+		value{"stepHealthTimeout", "", map[string]any{"type": "string",
+			"description": "How long a deployed step of a walk along the channel may stay not healthy before the walk stops there (a Go duration such as 10m). Empty: the adapter's --upgrade-step-health-timeout."}},
 	)
 }
 

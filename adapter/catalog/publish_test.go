@@ -268,9 +268,9 @@ func TestPublish_WhatKctrlShows(t *testing.T) {
 		t.Errorf("installNamespace: %v", schema.Properties["installNamespace"])
 	}
 	files := p2.Spec.Template.Spec.Fetch[0].Inline.Paths
-	for _, want := range []string{`ref: "registry.example/p.2"`, `catalog.rukpak-kapp.dev/replaces: "p.1"`, "provisionerClassName: core-rukpak-io-registry", `catalog.rukpak-kapp.dev/package: "p"`} {
-		if !strings.Contains(files[bundleDeploymentFile], want) {
-			t.Errorf("the BundleDeployment template lacks %q:\n%s", want, files[bundleDeploymentFile])
+	for _, want := range []string{"kind: OperatorInstall", `image: "registry.example/p.2"`, `bundle: "p.2"`, `format: "registry+v1"`, `catalog.rukpak-kapp.dev/package: "p"`} {
+		if !strings.Contains(files[operatorInstallFile], want) {
+			t.Errorf("the OperatorInstall template lacks %q:\n%s", want, files[operatorInstallFile])
 		}
 	}
 	if !strings.Contains(files[schemaFile], `installNamespace: "suggested"`) {
@@ -278,7 +278,7 @@ func TestPublish_WhatKctrlShows(t *testing.T) {
 	}
 }
 
-// A plain+v0 bundle is installed as a plain BundleDeployment, without
+// A plain+v0 bundle is installed as a plain bundle, without
 // watchNamespaces; a bundle without its CSV in the catalog leaves the
 // install modes to the conversion.
 func TestPublish_Classes(t *testing.T) {
@@ -295,7 +295,7 @@ func TestPublish_Classes(t *testing.T) {
 		t.Fatalf("packages %v, refused %v", names(got.Packages), got.Refused)
 	}
 	for _, p := range got.Packages {
-		bd := p.Spec.Template.Spec.Fetch[0].Inline.Paths[bundleDeploymentFile]
+		bd := p.Spec.Template.Spec.Fetch[0].Inline.Paths[operatorInstallFile]
 		var schema struct{ Properties map[string]map[string]any }
 		if err := json.Unmarshal(p.Spec.ValuesSchema.OpenAPIv3.Raw, &schema); err != nil {
 			t.Fatal(err)
@@ -303,11 +303,11 @@ func TestPublish_Classes(t *testing.T) {
 		watch, hasWatch := schema.Properties["watchNamespaces"]
 		switch p.Labels[LabelPackage] {
 		case "p":
-			if !strings.Contains(bd, "provisionerClassName: core-rukpak-io-plain") || strings.Contains(bd, "watchNamespaces") || hasWatch {
+			if !strings.Contains(bd, `format: "plain+v0"`) || strings.Contains(bd, "watchNamespaces") || hasWatch {
 				t.Errorf("plain bundle:\n%s\nschema %v", bd, schema.Properties)
 			}
 		case "r":
-			if !strings.Contains(bd, "provisionerClassName: core-rukpak-io-registry") || !strings.Contains(bd, "watchNamespaces") || watch["maxItems"] != nil ||
+			if !strings.Contains(bd, `format: "registry+v1"`) || !strings.Contains(bd, "watchNamespaces") || watch["maxItems"] != nil ||
 				strings.Contains(watch["description"].(string), "The bundle supports") {
 				t.Errorf("registry bundle without a CSV:\n%s\nwatchNamespaces %v", bd, watch)
 			}

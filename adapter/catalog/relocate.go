@@ -12,7 +12,7 @@ import (
 )
 
 // Relocatable files of a Package's inline fetch: an overlay that puts the
-// images lock on the BundleDeployment, and kbld's configuration.
+// images lock on the OperatorInstall, and kbld's configuration.
 const (
 	relocateFile   = "images-lock.yml"
 	kbldConfigFile = "kbld-config.yml"
@@ -25,12 +25,13 @@ const (
 // with Carvel's own mechanism: the App fetches imagesBundle (an imgpkg
 // bundle whose lock holds the bundle image and the operator's images, as
 // lock records them), and its kbld step, after ytt, sets the
-// BundleDeployment's bundle image from that lock, which imgpkg points at
+// OperatorInstall's bundle image from that lock, which imgpkg points at
 // the copy once the repository is relocated. kapp-controller's package
 // repository step rewrites imagesBundle itself (an imgpkgBundle image is a
-// key kbld looks for). The BundleDeployment carries lock, so the adapter
-// can run the operator's images, which are inside the bundle, from the
-// same copy (bundlefiles.Relocations).
+// key kbld looks for). The OperatorInstall carries lock, and hands it to
+// the BundleDeployment it writes, so the adapter can run the operator's
+// images, which are inside the bundle, from the same copy
+// (bundlefiles.Relocations).
 func Relocatable(p *datav1alpha1.Package, lock bundlefiles.ImagesLock, imagesBundle string) {
 	if p.Annotations == nil {
 		p.Annotations = map[string]string{}
@@ -40,9 +41,10 @@ func Relocatable(p *datav1alpha1.Package, lock bundlefiles.ImagesLock, imagesBun
 	inline := spec.Fetch[0].Inline
 	inline.Paths = maps.Clone(inline.Paths)
 	inline.Paths[relocateFile] = `#@ load("@ytt:overlay", "overlay")
-#@overlay/match by=overlay.subset({"kind": "BundleDeployment"})
+#@overlay/match by=overlay.subset({"kind": "OperatorInstall"})
 ---
 metadata:
+  #@overlay/match missing_ok=True
   annotations:
     #@overlay/match missing_ok=True
     ` + bundlefiles.AnnotationImagesLock + `: ` + quote(lock.String()) + `
@@ -52,7 +54,7 @@ kind: Config
 minimumRequiredVersion: 0.31.0
 searchRules:
 - keyMatcher:
-    path: [spec, source, image, ref]
+    path: [spec, image]
 `
 	spec.Fetch = append(spec.Fetch, kappctrlv1alpha1.AppFetch{ImgpkgBundle: &kappctrlv1alpha1.AppFetchImgpkgBundle{Image: imagesBundle}})
 	// Two fetches go to directories 0 and 1.

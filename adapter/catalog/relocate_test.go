@@ -40,7 +40,7 @@ func TestPublish_Images(t *testing.T) {
 
 // A relocatable Package's App fetches its images bundle second, renders
 // the first fetch with ytt, and sets the bundle image with kbld from the
-// images bundle's lock; the BundleDeployment carries the lock.
+// images bundle's lock; the OperatorInstall carries the lock.
 func TestRelocatable(t *testing.T) {
 	t.Parallel()
 	in := Install{Entry: Entry{Package: "demo", Channel: "stable", Bundle: "demo.v1.0.0", Version: "1.0.0"}, Image: "registry.example/demo:v1", InstallNamespace: "demo", Class: "core-rukpak-io-registry"}
@@ -56,7 +56,7 @@ func TestRelocatable(t *testing.T) {
 		t.Fatalf("template %+v", spec.Template)
 	}
 	paths := spec.Fetch[0].Inline.Paths
-	if !strings.Contains(paths[kbldConfigFile], "path: [spec, source, image, ref]") {
+	if !strings.Contains(paths[kbldConfigFile], "path: [spec, image]") {
 		t.Errorf("kbld config %s", paths[kbldConfigFile])
 	}
 	if !strings.Contains(paths[relocateFile], bundlefiles.AnnotationImagesLock) || !strings.Contains(paths[relocateFile], dTwo) {
@@ -94,28 +94,5 @@ func TestNode_RefFrom(t *testing.T) {
 				t.Errorf("got %q, %v; want %q", got, err, tc.want)
 			}
 		})
-	}
-}
-
-// A relocated copy installs the Package's bundle when it has the digest
-// the images lock locked, whatever the Package's reference.
-func TestNode_Installs(t *testing.T) {
-	t.Parallel()
-	locked := Node{Image: "registry.example/demo:v1", Lock: &bundlefiles.ImagesLock{Bundle: "registry.example/demo:v1", Images: map[string]string{"registry.example/demo:v1": dOne}}}
-	for _, tc := range []struct {
-		node  Node
-		image string
-		want  bool
-	}{
-		{node: locked, image: "registry.example/demo:v1", want: true},
-		{node: locked, image: "mirror.example/repo@" + dOne, want: true},
-		{node: locked, image: "mirror.example/repo@" + dTwo},
-		{node: locked, image: "mirror.example/repo:v1"},
-		{node: Node{Image: "registry.example/demo:v1"}, image: "mirror.example/repo@" + dOne},
-		{node: Node{Image: "registry.example/demo@" + dOne}, image: "mirror.example/repo@" + dOne, want: true},
-	} {
-		if got := tc.node.Installs(tc.image); got != tc.want {
-			t.Errorf("%s installs %s: %v, want %v", tc.node.Image, tc.image, got, tc.want)
-		}
 	}
 }

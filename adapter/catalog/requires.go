@@ -1,11 +1,13 @@
 package catalog
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
+	"github.com/operator-framework/operator-registry/alpha/property"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -23,15 +25,69 @@ const (
 	// dependency, names the PackageInstall (same namespace) whose bundle
 	// needs it first.
 	LabelRequiredBy = "catalog.rukpak-kapp.dev/required-by"
-	// AnnotationInstallDependencies is "false" on a catalog
-	// BundleDeployment whose values opt out of installing its dependencies
-	// from the catalog (they are then only checked against the cluster).
-	AnnotationInstallDependencies = "catalog.rukpak-kapp.dev/install-dependencies"
+	// AnnotationRequires lists what the bundle requires, from its
+	// olm.package.required and olm.gvk.required properties (opm writes
+	// them from the bundle's metadata/dependencies.yaml): JSON, a list of
+	// {"package", "versionRange"} and {"group", "version", "kind"}.
+	AnnotationRequires = "catalog.rukpak-kapp.dev/requires"
 )
+
+// required is one entry of AnnotationRequires.
+type required struct {
+	Package      string `json:"package,omitempty"`
+	VersionRange string `json:"versionRange,omitempty"`
+	Group        string `json:"group,omitempty"`
+	Version      string `json:"version,omitempty"`
+	Kind         string `json:"kind,omitempty"`
+}
+
+// RequiresValue is AnnotationRequires' value for a bundle's
+// olm.package.required and olm.gvk.required properties ("": none).
+func RequiresValue(pkgs []property.PackageRequired, gvks []property.GVKRequired) string {
+	var out []required
+	for _, p := range pkgs {
+		out = append(out, required{Package: p.PackageName, VersionRange: p.VersionRange})
+	}
+	for _, g := range gvks {
+		out = append(out, required{Group: g.Group, Version: g.Version, Kind: g.Kind})
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+// RequiresOf reads the needs a catalog Package's annotations declare (none
+// without AnnotationRequires).
+func RequiresOf(annotations map[string]string) ([]Need, error) {
+	v := annotations[AnnotationRequires]
+	if v == "" {
+		return nil, nil
+	}
+	var list []required
+	if err := json.Unmarshal([]byte(v), &list); err != nil {
+		return nil, fmt.Errorf("its annotation %s cannot be read: %w", AnnotationRequires, err)
+	}
+	out := make([]Need, 0, len(list))
+	for _, r := range list {
+		if r.Package != "" {
+			out = append(out, Need{Package: r.Package, Range: r.VersionRange, What: fmt.Sprintf("%s %s %s", property.TypePackageRequired, r.Package, r.VersionRange)})
+			continue
+		}
+		gvk := schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+		out = append(out, Need{GVK: gvk, What: fmt.Sprintf("%s %s", property.TypeGVKRequired, describeGVK(gvk))})
+	}
+	return out, nil
+}
 
 // DependenciesRole is the ClusterRole (config/catalogs) a namespace binds
 // to the adapter to let it install catalog bundles' dependencies there.
 const DependenciesRole = "rukpak-kapp-catalog-dependencies"
+
+// AnnotationRequiredBy, on a PackageInstall rukpak-kapp made for a
+// dependency, says in a sentence which install needed it.
+const AnnotationRequiredBy = LabelRequiredBy
 
 // DependenciesServiceAccount is the ServiceAccount, in the catalog's
 // namespace, that the PackageInstalls of dependencies install with. It is

@@ -4,7 +4,7 @@ import "fmt"
 
 // AnnotationRetracted, on a catalog Package, says the catalog's current
 // revision no longer holds its bundle: the Package is kept only because an
-// install uses it (an OperatorCatalog deletes it once none does; a pushed
+// install runs it (an OperatorCatalog deletes it once none does; a pushed
 // repository keeps it while `catalog push --previous` carries it). Its
 // value is the revision that dropped it: the catalog image pinned by digest, or the
 // repository tag pushed. A Package without it belongs to the revision
@@ -35,6 +35,6 @@ type RetractedError struct {
 func (e *RetractedError) Error() string {
 	ns, _ := installName(e.Install)
 	return fmt.Sprintf("version %s of %s was retracted from channel %s (the catalog's revision %s no longer holds bundle %s), so nothing moves to it; "+
-		"its Package is kept only while an install uses it. Ask for a version the channel publishes: kctrl package available get -p %s -n %s lists them",
+		"its Package is kept only while an install runs it. Ask for a version the channel publishes: kctrl package available get -p %s -n %s lists them",
 		e.Asked.Version, e.Asked.Package, e.Asked.Channel, e.Revision, e.Asked.Bundle, e.Asked.RefName, ns)
 }

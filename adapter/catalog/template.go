@@ -3,12 +3,11 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -17,9 +16,9 @@ import (
 // first ytt step) and two values from the App itself (downward API): the
 // App's name and namespace, which are the PackageInstall's.
 const (
-	schemaFile           = "values-schema.yml"
-	bundleDeploymentFile = "bundledeployment.yml"
-	kappConfigFile       = "kapp-config.yml"
+	schemaFile          = "values-schema.yml"
+	operatorInstallFile = "operatorinstall.yml"
+	kappConfigFile      = "kapp-config.yml"
 )
 
 // Install is what a catalog Package installs.
@@ -36,15 +35,18 @@ type Install struct {
 }
 
 // AppTemplate is the App spec of the Package that installs in: ytt makes
-// one BundleDeployment of class core-rukpak-io-registry (and, unless the
+// one OperatorInstall named after the PackageInstall (and, unless the
 // values say otherwise, its install namespace), and kapp deploys it and
-// waits until the adapter reports the generation installed.
+// waits until the adapter reports the generation installed or held. kapp
+// leaves BundleDeployments alone (its filter): the OperatorInstall's
+// controller writes the one that installs the bundle, and a
+// BundleDeployment an earlier template made stays in place for it to adopt.
 func AppTemplate(in Install) *kappctrlv1alpha1.AppSpec {
 	return &kappctrlv1alpha1.AppSpec{
 		Fetch: []kappctrlv1alpha1.AppFetch{{Inline: &kappctrlv1alpha1.AppFetchInline{Paths: map[string]string{
-			schemaFile:           valuesSchemaYtt(in),
-			bundleDeploymentFile: bundleDeploymentYtt(in),
-			kappConfigFile:       kappConfig,
+			schemaFile:          valuesSchemaYtt(in),
+			operatorInstallFile: operatorInstallYtt(in),
+			kappConfigFile:      kappConfig,
 		}}}},
 		Template: []kappctrlv1alpha1.AppTemplate{{Ytt: &kappctrlv1alpha1.AppTemplateYtt{
 			ValuesFrom: []kappctrlv1alpha1.AppTemplateValuesSource{{DownwardAPI: &kappctrlv1alpha1.AppTemplateValuesDownwardAPI{
@@ -54,7 +56,7 @@ func AppTemplate(in Install) *kappctrlv1alpha1.AppSpec {
 				},
 			}}},
 		}}},
-		Deploy: []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{}}},
+		Deploy: []kappctrlv1alpha1.AppDeploy{{Kapp: &kappctrlv1alpha1.AppDeployKapp{RawOptions: []string{leaveBundleDeployments}}}},
 	}
 }
 
@@ -94,15 +96,23 @@ app:
 	return b.String()
 }
 
-// bundleDeploymentYtt is the BundleDeployment, named after the
-// PackageInstall (<name>.<namespace>: a BundleDeployment is cluster-scoped)
-// unless the values name it.
-func bundleDeploymentYtt(in Install) string {
+// leaveBundleDeployments keeps kapp's deploy off BundleDeployments: none is
+// in the template, and one a template of an earlier release rendered (it
+// still carries kapp's label) is the OperatorInstall's to adopt, not kapp's
+// to delete.
+const leaveBundleDeployments = `--filter={"not":{"resource":{"kinds":["BundleDeployment"]}}}`
+
+// operatorInstallYtt is the OperatorInstall, named after the
+// PackageInstall, asking for in's bundle with the PackageInstall's values.
+func operatorInstallYtt(in Install) string {
+	format := catalogsv1alpha1.FormatRegistryV1
+	if in.Class == rukpakv1alpha2.ClassPlain {
+		format = catalogsv1alpha1.FormatPlainV0
+	}
 	var b strings.Builder
 	b.WriteString(`#@ load("@ytt:data", "data")
 #@ load("@ytt:assert", "assert")
 #@ v = data.values
-#@ name = v.bundleDeploymentName or "{}.{}".format(v.app.name, v.app.namespace)
 #@ if v.upgradeConstraintPolicy not in ["` + PolicyCatalogProvided + `", "` + PolicySelfCertified + `"]:
 #@   assert.fail("upgradeConstraintPolicy must be ` + PolicyCatalogProvided + ` or ` + PolicySelfCertified + `, not " + v.upgradeConstraintPolicy)
 #@ end
@@ -122,97 +132,58 @@ metadata:
     kapp.k14s.io/delete-strategy: orphan
 #@ end
 ---
-apiVersion: ` + rukpakv1alpha2.GroupVersion.String() + `
-kind: BundleDeployment
+apiVersion: ` + catalogsv1alpha1.GroupVersion.String() + `
+kind: OperatorInstall
 metadata:
-  name: #@ name
+  name: #@ v.app.name
+  namespace: #@ v.app.namespace
   labels:
     ` + LabelPackage + `: ` + quote(in.Entry.Package) + `
-  annotations:
-`)
-	ann := in.Entry.Annotations()
-	for _, k := range slices.Sorted(maps.Keys(ann)) {
-		fmt.Fprintf(&b, "    %s: %s\n", k, quote(ann[k]))
-	}
-	// The catalog's PackageInstall is already the Carvel view of this
-	// install; served as a Package of its own it would show twice in kctrl.
-	b.WriteString(`    ` + rukpakv1alpha2.AnnotationInstallWith + `: app
-    ` + AnnotationPackagesNS + `: #@ v.app.namespace
-    ` + AnnotationInstall + `: #@ v.app.name
-    ` + AnnotationUpgradeEdge + `: #@ v.upgradeConstraintPolicy
-    ` + AnnotationInstallDependencies + `: #@ "true" if v.installDependencies else "false"
-    ` + AnnotationUpgradeApproval + `: #@ v.upgradeApproval
-    ` + AnnotationApprovedVersion + `: #@ v.approvedVersion
-    ` + rukpakv1alpha2.AnnotationHealthExpressions + `: #@ v.healthExpressions
 spec:
-  provisionerClassName: ` + in.Class + `
+  packageName: ` + quote(in.Entry.Package) + `
+  channel: ` + quote(in.Entry.Channel) + `
+  refName: ` + quote(in.Entry.RefName) + `
+  version: ` + quote(in.Entry.Version) + `
+  bundle: ` + quote(in.Entry.Bundle) + `
+  image: ` + quote(in.Image) + `
+  format: ` + quote(format) + `
   installNamespace: #@ v.installNamespace
-  source:
-    type: image
-    image:
-      ref: ` + quote(in.Image) + `
 `)
 	if in.Class == rukpakv1alpha2.ClassRegistry {
 		b.WriteString(`  #@ if len(v.watchNamespaces) > 0:
-  config:
-    watchNamespaces: #@ v.watchNamespaces
+  watchNamespaces: #@ v.watchNamespaces
   #@ end
 `)
 	}
+	b.WriteString(`  serviceAccountName: #@ v.serviceAccountName
+  bundleDeploymentName: #@ v.bundleDeploymentName
+  upgradeConstraintPolicy: #@ v.upgradeConstraintPolicy
+  upgradeApproval: #@ v.upgradeApproval
+  approvedVersion: #@ v.approvedVersion
+  installDependencies: #@ v.installDependencies
+  healthExpressions: #@ v.healthExpressions
+  #@ if v.stepHealthTimeout:
+  stepHealthTimeout: #@ v.stepHealthTimeout
+  #@ end
+`)
 	return b.String()
 }
 
-// kappConfig makes kapp wait for the adapter, judging the
-// BundleDeployment's conditions at its generation (kapp's ytt wait rule,
-// since a held install's approval arrives as annotations, which keep the
-// generation): the deploy fails with the adapter's message when the
+// kappConfig makes kapp wait for the OperatorInstall's controller with
+// kapp's own condition matchers, each judged at the OperatorInstall's
+// generation: the deploy fails with the controller's message when the
 // generation is not installed (kapp-controller retries with backoff), and
 // succeeds once it is Installed, or Held (the version asked for waits for
 // approval, or was retracted, and the version installed runs: no
-// failure). A hold for approval counts only while the annotations kapp
-// applied still hold the move (upgradeApproval Manual, no approval of the
-// version asked for): a Held said before an approval arrived is not taken
-// for the approved version's outcome.
+// failure). An approval is a change of the spec, so a hold said before it
+// is of an older generation and ends no wait.
 const kappConfig = `apiVersion: kapp.k14s.io/v1alpha1
 kind: Config
 waitRules:
 - resourceMatchers:
-  - apiVersionKindMatcher: {apiVersion: ` + "core.rukpak.io/v1alpha2" + `, kind: BundleDeployment}
-  ytt:
-    funcContractV1:
-      resource.star: |
-        load("@ytt:struct", "struct")
-
-        def covered(ann):
-          if ann.get("` + AnnotationUpgradeApproval + `") != "` + ApprovalManual + `":
-            return True
-          end
-          approved = ann.get("` + AnnotationApprovedVersion + `", "")
-          version = ann.get("` + AnnotationVersion + `", "")
-          return approved != "" and (approved == version or approved == version.split("+")[0])
-        end
-
-        def is_done(resource):
-          bd = struct.decode(resource)
-          gen = bd["metadata"].get("generation")
-          ann = bd["metadata"].get("annotations") or {}
-          now = {}
-          for c in (bd.get("status") or {}).get("conditions") or []:
-            if c.get("observedGeneration") == gen:
-              now[c.get("type")] = c
-            end
-          end
-          installed = now.get("` + rukpakv1alpha2.TypeInstalled + `")
-          if installed and installed.get("status") == "False":
-            return {"done": True, "successful": False, "message": "Installed is False: " + installed.get("reason", "") + " (message: " + installed.get("message", "") + ")"}
-          end
-          if installed and installed.get("status") == "True":
-            return {"done": True, "successful": True, "message": "Installed: " + installed.get("message", "")}
-          end
-          held = now.get("` + rukpakv1alpha2.TypeHeld + `")
-          if held and held.get("status") == "True" and (held.get("reason") != "` + rukpakv1alpha2.ReasonAwaitingApproval + `" or not covered(ann)):
-            return {"done": True, "successful": True, "message": "Held: " + held.get("message", "")}
-          end
-          return {"done": False, "successful": False, "message": "Waiting for generation " + str(gen) + " to be installed or held"}
-        end
+  - apiVersionKindMatcher: {apiVersion: catalogs.rukpak-kapp.dev/v1alpha1, kind: OperatorInstall}
+  conditionMatchers:
+  - {type: ` + catalogsv1alpha1.TypeInstalled + `, status: "False", failure: true, supportsObservedGeneration: true}
+  - {type: ` + catalogsv1alpha1.TypeInstalled + `, status: "True", success: true, supportsObservedGeneration: true}
+  - {type: ` + catalogsv1alpha1.TypeHeld + `, status: "True", success: true, supportsObservedGeneration: true}
 `

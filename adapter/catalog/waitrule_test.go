@@ -10,14 +10,14 @@ import (
 	"carvel.dev/kapp/pkg/kapp/resourcesmisc"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 )
 
-// kapp's own wait rule code judges a catalog BundleDeployment with the
-// Package's kapp config: done and failed when its generation is not
-// installed, done when it is installed or held, a hold for approval only
-// while the annotations kapp applied still hold the move, and not done
-// while the adapter has said nothing of the generation.
+// kapp's own wait rule code judges an OperatorInstall with the Package's
+// kapp config: done and failed when its generation is not installed, done
+// when it is installed or held, and not done while the controller has
+// said nothing of the generation (a hold said of the generation before,
+// as before an approval arrived, is no outcome).
 func TestKappWaitRule(t *testing.T) {
 	t.Parallel()
 	res, err := ctlres.NewResourcesFromBytes([]byte(kappConfig))
@@ -31,32 +31,33 @@ func TestKappWaitRule(t *testing.T) {
 	cond := func(typ, status, reason string, gen int64) metav1.Condition {
 		return metav1.Condition{Type: typ, Status: metav1.ConditionStatus(status), Reason: reason, Message: typ + " says so", ObservedGeneration: gen}
 	}
-	manual := map[string]string{AnnotationUpgradeApproval: ApprovalManual, AnnotationVersion: "2.0.0+build.1"}
-	approved := map[string]string{AnnotationUpgradeApproval: ApprovalManual, AnnotationVersion: "2.0.0+build.1", AnnotationApprovedVersion: "2.0.0"}
-	held := cond(rukpakv1alpha2.TypeHeld, "True", rukpakv1alpha2.ReasonAwaitingApproval, 3)
+	installed := catalogsv1alpha1.TypeInstalled
+	held := catalogsv1alpha1.TypeHeld
 	for _, tt := range []struct {
-		name        string
-		annotations map[string]string
-		conditions  []metav1.Condition
-		done, ok    bool
-		words       string
+		name       string
+		conditions []metav1.Condition
+		done, ok   bool
+		words      string
 	}{
-		{name: "nothing said yet", conditions: nil, words: "Waiting for generation 3"},
-		{name: "the generation before installed", conditions: []metav1.Condition{cond(rukpakv1alpha2.TypeInstalled, "True", "InstallationSucceeded", 2)}},
-		{name: "installed", conditions: []metav1.Condition{cond(rukpakv1alpha2.TypeInstalled, "True", "InstallationSucceeded", 3)}, done: true, ok: true},
-		{name: "not installed", conditions: []metav1.Condition{cond(rukpakv1alpha2.TypeInstalled, "False", "UpgradeFailed", 3)}, done: true, words: "Installed is False: UpgradeFailed"},
-		{name: "held for approval", annotations: manual, conditions: []metav1.Condition{cond(rukpakv1alpha2.TypeInstalled, "True", "InstallationSucceeded", 2), held},
-			done: true, ok: true, words: "Held: Held says so"},
-		{name: "held, then approved: the hold said before is no outcome", annotations: approved, conditions: []metav1.Condition{cond(rukpakv1alpha2.TypeInstalled, "True", "InstallationSucceeded", 2), held}},
-		{name: "retracted, whatever the approval", annotations: approved, conditions: []metav1.Condition{cond(rukpakv1alpha2.TypeHeld, "True", rukpakv1alpha2.ReasonRetracted, 3)}, done: true, ok: true},
-		{name: "a hold of the generation before", annotations: manual, conditions: []metav1.Condition{cond(rukpakv1alpha2.TypeHeld, "True", rukpakv1alpha2.ReasonAwaitingApproval, 2)}},
-		{name: "the values broke the version installed while held", annotations: manual, conditions: []metav1.Condition{cond(rukpakv1alpha2.TypeInstalled, "False", "UpgradeFailed", 3)}, done: true},
+		{name: "nothing said yet", conditions: nil, words: "No failing or successful conditions found"},
+		{name: "the generation before installed", conditions: []metav1.Condition{cond(installed, "True", "InstallationSucceeded", 2)}, words: "Waiting for generation 3"},
+		{name: "installed", conditions: []metav1.Condition{cond(installed, "True", "InstallationSucceeded", 3)}, done: true, ok: true},
+		{name: "not installed", conditions: []metav1.Condition{cond(installed, "False", "UpgradeFailed", 3)}, done: true, words: "Installed == False: UpgradeFailed (message: Installed says so)"},
+		{name: "the generation before failed", conditions: []metav1.Condition{cond(installed, "False", "UpgradeFailed", 2)}, words: "Waiting for generation 3"},
+		{name: "under way", conditions: []metav1.Condition{cond(installed, "Unknown", "Installing", 3)}, words: "No failing or successful conditions found"},
+		{name: "held for approval", conditions: []metav1.Condition{cond(installed, "True", "InstallationSucceeded", 2), cond(held, "True", catalogsv1alpha1.ReasonAwaitingApproval, 3)},
+			done: true, ok: true, words: "Held == True: AwaitingApproval"},
+		{name: "held, then approved: the hold said before is no outcome", conditions: []metav1.Condition{cond(installed, "True", "InstallationSucceeded", 2), cond(held, "True", catalogsv1alpha1.ReasonAwaitingApproval, 2)},
+			words: "Waiting for generation 3"},
+		{name: "retracted", conditions: []metav1.Condition{cond(held, "True", catalogsv1alpha1.ReasonRetracted, 3)}, done: true, ok: true},
+		{name: "the values broke the version installed while held", conditions: []metav1.Condition{cond(installed, "False", "UpgradeFailed", 3), cond(held, "True", catalogsv1alpha1.ReasonAwaitingApproval, 2)},
+			done: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			bd := &rukpakv1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: "efs.ops", Generation: 3, Annotations: tt.annotations},
-				Status: rukpakv1alpha2.BundleDeploymentStatus{Conditions: tt.conditions}}
-			bd.SetGroupVersionKind(rukpakv1alpha2.GroupVersion.WithKind("BundleDeployment"))
-			data, err := json.Marshal(bd)
+			oi := &catalogsv1alpha1.OperatorInstall{ObjectMeta: metav1.ObjectMeta{Name: "efs", Namespace: "ops", Generation: 3},
+				Status: catalogsv1alpha1.OperatorInstallStatus{Conditions: tt.conditions}}
+			oi.SetGroupVersionKind(catalogsv1alpha1.GroupVersion.WithKind("OperatorInstall"))
+			data, err := json.Marshal(oi)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +67,7 @@ func TestKappWaitRule(t *testing.T) {
 			}
 			w := resourcesmisc.NewCustomWaitingResource(r, conf.WaitRules())
 			if w == nil {
-				t.Fatal("no wait rule matches a BundleDeployment")
+				t.Fatal("no wait rule matches an OperatorInstall")
 			}
 			got := w.IsDoneApplying()
 			if got.Done != tt.done || got.Successful != tt.ok || !strings.Contains(got.Message, tt.words) {

@@ -34,21 +34,29 @@ const (
 	IndexPackage = "catalog.package"
 )
 
-// CatalogPackage is the metadata of a Package, as the catalog Packages'
-// cache holds it: a catalog Package's labels and annotations say all that
-// dependencies, notices, walks and the upgrade webhook read of it.
-func CatalogPackage() *metav1.PartialObjectMetadata {
+// MetadataOf is an empty metadata object of the packaging API's kind, to
+// read into: what the catalog controllers' cache keeps of Packages and
+// PackageMetadatas.
+func MetadataOf(kind string) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(datav1alpha1.SchemeGroupVersion.WithKind("Package"))
+	m.SetGroupVersionKind(datav1alpha1.SchemeGroupVersion.WithKind(kind))
 	return m
 }
 
-// CatalogPackageList is a list of CatalogPackage.
-func CatalogPackageList() *metav1.PartialObjectMetadataList {
+// MetadataListOf is an empty list of the metadata of kind.
+func MetadataListOf(kind string) *metav1.PartialObjectMetadataList {
 	l := &metav1.PartialObjectMetadataList{}
-	l.SetGroupVersionKind(datav1alpha1.SchemeGroupVersion.WithKind("PackageList"))
+	l.SetGroupVersionKind(datav1alpha1.SchemeGroupVersion.WithKind(kind + "List"))
 	return l
 }
+
+// CatalogPackage is the metadata of a Package, as the catalog controllers'
+// cache holds it: a catalog Package's labels and annotations say all that
+// installs, their channels and dependencies read of it.
+func CatalogPackage() *metav1.PartialObjectMetadata { return MetadataOf("Package") }
+
+// CatalogPackageList is a list of CatalogPackage.
+func CatalogPackageList() *metav1.PartialObjectMetadataList { return MetadataListOf("Package") }
 
 // NamespaceMetadata is the metadata of a Namespace, which the catalog
 // Packages' cache holds too: its AnnotationExcludeGlobal.
@@ -101,22 +109,34 @@ func IndexCatalogPackages(ctx context.Context, i client.FieldIndexer) error {
 // them to a namespace: the namespace's own and those of the global
 // packaging namespace (unless the namespace carries
 // AnnotationExcludeGlobal), a Package of the namespace shadowing a global
-// one of the same name. It is the one reader of catalog Packages for the
-// dependencies of a catalog bundle, its update notice, the walk along its
-// channel and the upgrade webhook. It reads the cache of CatalogPackage
-// (indexed by IndexCatalogPackages, with NamespaceMetadata), and the API
-// server only for the whole Package of a channel's entry whose metadata
-// names no image (a Package a push made before images were annotated).
+// one of the same name. It is the one reader of catalog Packages: the
+// OperatorInstall controller's channels and dependencies, the retraction
+// of what no install runs, and `rukpak-kapp upgrade plan`. In the adapter
+// it reads the cache of CatalogPackage (indexed by IndexCatalogPackages,
+// with NamespaceMetadata), and the API server only for the whole Package
+// of a channel's entry whose metadata names no image (a Package a push
+// made before images were annotated); a command with no cache reads
+// kapp-controller's API itself (NewDirectPackages), which applies the same
+// rules.
 type Packages struct {
 	cache  client.Reader
 	direct client.Reader
 	global string
+	// served says cache is kapp-controller's API itself, not an indexed
+	// cache: it lists by field and applies the global namespace's rule.
+	served bool
 }
 
 // NewPackages reads through cache and direct; global is kapp-controller's
 // -packaging-global-namespace ("": none).
 func NewPackages(cache, direct client.Reader, global string) *Packages {
 	return &Packages{cache: cache, direct: direct, global: global}
+}
+
+// NewDirectPackages reads kapp-controller's packaging API through reader,
+// which shows each namespace what it sees.
+func NewDirectPackages(reader client.Reader) *Packages {
+	return &Packages{cache: reader, direct: reader, served: true}
 }
 
 // Global is the global packaging namespace ("": none).
@@ -129,10 +149,16 @@ func (p *Packages) Sees(ns string, o client.Object) bool {
 	return o.GetNamespace() == ns || p.global != "" && o.GetNamespace() == p.global
 }
 
+// InGlobal says o, a Package, is in the global packaging namespace: every
+// namespace may see it.
+func (p *Packages) InGlobal(o client.Object) bool {
+	return p.global != "" && o.GetNamespace() == p.global
+}
+
 // namespaces are where a read in ns looks: the global namespace first,
 // ns last (its Packages shadow those before).
 func (p *Packages) namespaces(ctx context.Context, ns string) ([]string, error) {
-	if p.global == "" || ns == p.global || ns == "" {
+	if p.served || p.global == "" || ns == p.global || ns == "" {
 		return []string{ns}, nil
 	}
 	m := NamespaceMetadata()
@@ -161,7 +187,16 @@ func (p *Packages) List(ctx context.Context, ns, index, value string) ([]metav1.
 	at := map[string]int{}
 	for _, n := range namespaces {
 		opts := []client.ListOption{client.InNamespace(n)}
-		if index != "" {
+		if p.served {
+			opts = append(opts, client.HasLabels{catalog.LabelPackage})
+		}
+		switch {
+		case index == "":
+		case p.served && index == IndexRefName:
+			opts = append(opts, client.MatchingFields{"spec.refName": value})
+		case p.served:
+			opts = append(opts, client.MatchingLabels{catalog.LabelPackage: value})
+		default:
 			opts = append(opts, client.MatchingFields{index: value})
 		}
 		list := CatalogPackageList()
@@ -180,67 +215,48 @@ func (p *Packages) List(ctx context.Context, ns, index, value string) ([]metav1.
 	return out, nil
 }
 
-// Entries are the entries of the channel refName that ns sees, those its
-// catalog retracted left out.
-func (p *Packages) Entries(ctx context.Context, ns, refName string) ([]catalog.Entry, error) {
-	list, err := p.List(ctx, ns, IndexRefName, refName)
-	if err != nil {
-		return nil, fmt.Errorf("read the channel %s in namespace %s: %w", refName, ns, err)
-	}
-	var out []catalog.Entry
-	for _, m := range list {
-		e, ok := catalog.EntryOf(m.Labels, m.Annotations)
-		if _, retracted := catalog.RetractedIn(m.Annotations); ok && !retracted {
-			out = append(out, e)
-		}
-	}
-	return out, nil
+// Graph is a channel as a namespace sees it: the graph of its published
+// Packages, and the Packages its catalog retracted and keeps only for the
+// installs that run them.
+type Graph struct {
+	// Nodes are the published Packages; one whose image or images lock
+	// cannot be read is a node without them, and Unreadable says which and
+	// why (a move that needs its image is refused naming it, one that only
+	// passes it by is not).
+	Nodes      []catalog.Node
+	Unreadable error
+	// Retracted are the retracted ones, by bundle: the revision that
+	// dropped each.
+	Retracted map[string]string
 }
 
-// Retracted is the revision that retracted bundle from the channel refName
-// ns sees; ok is false when the channel's Package of bundle is of the
-// current revision, or absent.
-func (p *Packages) Retracted(ctx context.Context, ns, refName, bundle string) (revision string, ok bool, err error) {
-	list, err := p.List(ctx, ns, IndexRefName, refName)
-	if err != nil {
-		return "", false, fmt.Errorf("read the channel %s in namespace %s: %w", refName, ns, err)
-	}
-	for _, m := range list {
-		if e, found := catalog.EntryOf(m.Labels, m.Annotations); found && e.Bundle == bundle {
-			revision, ok = catalog.RetractedIn(m.Annotations)
-			return revision, ok, nil
-		}
-	}
-	return "", false, nil
-}
-
-// Channel is the graph of the channel refName that ns sees, for the walk
-// along it and the upgrade webhook: every Package of a catalog entry its
-// catalog has not retracted is a node; one whose image or images lock cannot be read is a node without
-// them, and unreadable says which and why (a move that needs its image is
-// refused naming it, one that only passes it by is not). err is a read
+// Channel is the graph of the channel refName that ns sees. err is a read
 // that failed.
-func (p *Packages) Channel(ctx context.Context, ns, refName string) (nodes []catalog.Node, unreadable, err error) {
+func (p *Packages) Channel(ctx context.Context, ns, refName string) (Graph, error) {
 	list, err := p.List(ctx, ns, IndexRefName, refName)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read the channel %s in namespace %s: %w", refName, ns, err)
+		return Graph{}, fmt.Errorf("read the channel %s in namespace %s: %w", refName, ns, err)
 	}
+	g := Graph{Retracted: map[string]string{}}
 	var packages []datav1alpha1.Package
 	for _, m := range list {
-		if _, retracted := catalog.RetractedIn(m.Annotations); retracted {
+		if rev, retracted := catalog.RetractedIn(m.Annotations); retracted {
+			if e, ok := catalog.EntryOf(m.Labels, m.Annotations); ok {
+				g.Retracted[e.Bundle] = rev
+			}
 			continue
 		}
 		pkg := datav1alpha1.Package{ObjectMeta: m.ObjectMeta}
 		if _, err := catalog.ImageOf(m.Annotations, nil); err != nil {
 			// Only the whole Package says its image.
-			if err := p.direct.Get(ctx, client.ObjectKey{Namespace: ns, Name: m.Name}, &pkg); err != nil {
-				return nil, nil, Error(fmt.Sprintf("read Package %s/%s", ns, m.Name), err)
+			if err := p.direct.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Name}, &pkg); err != nil {
+				return Graph{}, Error(fmt.Sprintf("read Package %s/%s", m.Namespace, m.Name), err)
 			}
 		}
 		packages = append(packages, pkg)
 	}
-	nodes, unreadable = catalog.NodesOf(packages)
-	return nodes, unreadable, nil
+	g.Nodes, g.Unreadable = catalog.NodesOf(packages)
+	return g, nil
 }
 
 // Offers are the offers of the catalog Packages ns sees of the OLM

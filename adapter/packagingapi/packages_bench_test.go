@@ -36,9 +36,9 @@ func BenchmarkPackagesChannel(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for b.Loop() {
-		nodes, _, err := p.Channel(ctx, "ops", "stable.p250.example.com")
-		if err != nil || len(nodes) != 10 {
-			b.Fatalf("%d nodes, %v", len(nodes), err)
+		g, err := p.Channel(ctx, "ops", "stable.p250.example.com")
+		if err != nil || len(g.Nodes) != 10 {
+			b.Fatalf("%d nodes, %v", len(g.Nodes), err)
 		}
 	}
 }

@@ -103,9 +103,13 @@ func TestPackagesVisibility(t *testing.T) {
 		{global, []string{"1.0.0", "1.1.0"}},
 		{"gone", nil},
 	} {
-		got, err := p.Entries(context.Background(), tt.ns, "stable.etcd.example.com")
+		g, err := p.Channel(context.Background(), tt.ns, "stable.etcd.example.com")
 		if err != nil {
 			t.Fatal(err)
+		}
+		var got []catalog.Entry
+		for _, n := range g.Nodes {
+			got = append(got, n.Entry)
 		}
 		if !slices.Equal(versions(got), tt.want) {
 			t.Errorf("channel stable of etcd seen from %s: %v, want %v", tt.ns, versions(got), tt.want)
@@ -134,8 +138,8 @@ func TestPackagesVisibility(t *testing.T) {
 	}
 }
 
-// The walk and the upgrade webhook read a channel's graph the same way:
-// every Package of an entry is a node, its image from the metadata, or from
+// A channel's graph, as the OperatorInstall controller and upgrade plan
+// read it: every Package of an entry is a node, its image from the metadata, or from
 // the whole Package (read from the API server, seen from the namespace)
 // when its metadata names none; one whose image cannot be read is a node
 // without it, named in unreadable; a read that fails says whose API
@@ -148,10 +152,11 @@ func TestPackagesChannel(t *testing.T) {
 	cache, direct := cluster(t, &gets, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ops"}},
 		catalogPackage("ops", "p", "beta", "1.0.0", "", true), catalogPackage(global, "p", "beta", "1.0.1", "p.1.0.0", false), noImage,
 		catalogPackage("ops", "p", "beta", "1.2.0", "p.1.0.2", true))
-	nodes, unreadable, err := NewPackages(cache, direct, global).Channel(context.Background(), "ops", "beta.p.example.com")
+	g, err := NewPackages(cache, direct, global).Channel(context.Background(), "ops", "beta.p.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
+	nodes, unreadable := g.Nodes, g.Unreadable
 	images := map[string]string{}
 	for _, n := range nodes {
 		images[n.Entry.Version] = n.Image
@@ -175,15 +180,15 @@ func TestPackagesChannel(t *testing.T) {
 	down := interceptor.NewClient(cache.(client.WithWatch), interceptor.Funcs{List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
 		return apierrors.NewServiceUnavailable("the server is currently unable to handle the request")
 	}})
-	if _, _, err := NewPackages(down, direct, global).Channel(context.Background(), "ops", "beta.p.example.com"); err == nil || !strings.Contains(err.Error(), "kapp-controller's packaging API") {
+	if _, err := NewPackages(down, direct, global).Channel(context.Background(), "ops", "beta.p.example.com"); err == nil || !strings.Contains(err.Error(), "kapp-controller's packaging API") {
 		t.Errorf("a list that failed: %v", err)
 	}
 }
 
-// A Package its catalog retracted (kept while an install uses it) is no
-// entry, node or offer of its channel, and Retracted names the revision
-// that dropped it; one of the current revision is not retracted, nor is
-// one the channel does not hold.
+// A Package its catalog retracted (kept while an install runs it) is no
+// node or offer of its channel, and the graph's Retracted names the
+// revision that dropped it; one of the current revision is not retracted,
+// nor is one the channel does not hold.
 func TestPackagesRetracted(t *testing.T) {
 	t.Parallel()
 	var gets int
@@ -194,22 +199,18 @@ func TestPackagesRetracted(t *testing.T) {
 	p := NewPackages(cache, direct, global)
 	ctx := context.Background()
 	const ref = "stable.p.example.com"
-	entries, err := p.Entries(ctx, "ops", ref)
-	if err != nil || !slices.Equal(versions(entries), []string{"1.0.0", "1.1.1"}) {
-		t.Errorf("entries %v, %v: want the retracted 1.1.2 left out", versions(entries), err)
-	}
-	nodes, _, err := p.Channel(ctx, "ops", ref)
-	if err != nil || len(nodes) != 2 {
-		t.Errorf("%d nodes, %v: want the retracted 1.1.2 left out", len(nodes), err)
+	g, err := p.Channel(ctx, "ops", ref)
+	if err != nil || len(g.Nodes) != 2 {
+		t.Errorf("%d nodes, %v: want the retracted 1.1.2 left out", len(g.Nodes), err)
 	}
 	offers, err := p.Offers(ctx, "ops", []string{"p"})
 	if err != nil || len(offers) != 2 {
 		t.Errorf("%d offers, %v: want the retracted 1.1.2 left out", len(offers), err)
 	}
 	for bundle, want := range map[string]string{"p.1.1.2": "sha256:abc", "p.1.1.1": "", "p.9.0.0": ""} {
-		rev, ok, err := p.Retracted(ctx, "ops", ref, bundle)
-		if err != nil || rev != want || ok != (want != "") {
-			t.Errorf("Retracted(%s) = %q, %v, %v; want %q", bundle, rev, ok, err, want)
+		rev, ok := g.Retracted[bundle]
+		if rev != want || ok != (want != "") {
+			t.Errorf("Retracted[%s] = %q, %v; want %q", bundle, rev, ok, want)
 		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
@@ -33,16 +32,6 @@ const ProgressFollow = 15 * time.Second
 type conditions struct {
 	unpacked, installed, healthy metav1.Condition
 	resolved                     *rukpakv1alpha2.BundleSource
-	// progressing is set while a walk along the channel is under way or
-	// stopped; nil removes the condition.
-	progressing *metav1.Condition
-	// upgrade is set when what the channel offers was computed;
-	// dropUpgrade removes the condition; neither keeps it as stored.
-	upgrade     *metav1.Condition
-	dropUpgrade bool
-	// held is set while the version asked for is held (withHold); nil
-	// removes the condition.
-	held *metav1.Condition
 }
 
 // Compute is the whole status of f.BD. See the package comment for the
@@ -50,14 +39,7 @@ type conditions struct {
 func Compute(f Facts) Computed {
 	s := newState(f)
 	c, lookAgain := s.mirror()
-	if f.Hold != nil && f.Hold.KeepApp {
-		// The App is left as it is: nothing of it is awaited.
-		lookAgain = 0
-	}
-	c = s.withWalk(c)
-	c = s.withHold(c)
 	c = s.withInstalled(c)
-	c = s.withUpgrade(c)
 	if f.PruneFailure != "" && c.installed.Status == metav1.ConditionTrue {
 		c.installed.Message += ". Removing content Secrets the App no longer reads failed, the adapter retries: " + Message(f.PruneFailure)
 	}
@@ -138,9 +120,6 @@ func (s state) mirror() (conditions, time.Duration) {
 			}
 			return s.installing(s.unrecorded()), 0
 		}
-		if s.Walk != nil && !s.Walk.final() {
-			return s.stepDeployed()
-		}
 		return s.succeeded(), 0
 	case kappctrlv1alpha1.ReconcileFailed:
 		// kapp-controller retries a failed App after 2 s; a one-off failure
@@ -170,25 +149,6 @@ func (s state) mirror() (conditions, time.Duration) {
 	}
 }
 
-// stepDeployed is a walk's step that kapp deployed: the next look installs
-// the next step, unless the step's installed objects hold the walk there
-// (a wait, looked at again at its bound) or stopped it.
-func (s state) stepDeployed() (conditions, time.Duration) {
-	step := s.Walk.Versions[s.Walk.Step]
-	g := s.Walk.Gate
-	switch {
-	case g == nil:
-		return s.installing(fmt.Sprintf("%s is installed", step)), 0
-	case g.Stopped:
-		return s.installFailed(s.unpackedTrue(), fmt.Sprintf("%s is deployed, and its installed objects are not healthy: %s", step, g.Why)), 0
-	}
-	var left time.Duration
-	if !g.Deadline.IsZero() {
-		left = max(g.Deadline.Sub(s.Now), time.Millisecond)
-	}
-	return s.installing(fmt.Sprintf("%s is deployed; the next step waits until its installed objects are Current: %s", step, g.Why)), left
-}
-
 // appSpeaksFor says the App's status is about its current spec, made from
 // this generation of the BundleDeployment: in the serve mode, from this
 // generation's Package version.
@@ -198,10 +158,6 @@ func (s state) appSpeaksFor() bool {
 	}
 	app := s.App
 	if !ReportsSpec(app) {
-		return false
-	}
-	if w := s.Walk; w != nil && app.Annotations[catalog.AnnotationVersion] != w.Versions[w.Step] {
-		// A walk's earlier step: the App does not yet install this one.
 		return false
 	}
 	return app.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] == fmt.Sprint(s.gen)
@@ -451,12 +407,14 @@ func (s state) withInstalled(c conditions) conditions {
 		// to judge, not news. What was said before the run stays said.
 		if stored := apimeta.FindStatusCondition(s.BD.Status.Conditions, rukpakv1alpha2.TypeHealthy); stored != nil &&
 			stored.Status != metav1.ConditionTrue && stored.ObservedGeneration == c.healthy.ObservedGeneration &&
-			(stored.Reason == rukpakv1alpha2.ReasonUnhealthy || stored.Reason == rukpakv1alpha2.ReasonHealthUnknown) {
+			(stored.Reason == rukpakv1alpha2.ReasonUnhealthy || stored.Reason == rukpakv1alpha2.ReasonObjectFailed || stored.Reason == rukpakv1alpha2.ReasonHealthUnknown) {
 			c.healthy = *stored
 		}
 		return c
 	}
 	switch {
+	case h.Failed():
+		c.healthy = withGen(cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionFalse, rukpakv1alpha2.ReasonObjectFailed, Message(h.Message())), c.healthy.ObservedGeneration)
 	case h.Unhealthy():
 		c.healthy = withGen(cond(rukpakv1alpha2.TypeHealthy, metav1.ConditionFalse, rukpakv1alpha2.ReasonUnhealthy, Message(h.Message())), c.healthy.ObservedGeneration)
 	case len(h.NotCurrent) > 0:
@@ -516,16 +474,12 @@ func (s state) condNew(t string, st metav1.ConditionStatus, reason, msg string) 
 // inProgress says the conditions only report work under way on this
 // generation: nothing failed or finished for it yet.
 func (s state) inProgress(c conditions) bool {
-	if c.held != nil {
-		// Held is this generation's outcome.
-		return false
-	}
 	for _, cond := range []metav1.Condition{c.unpacked, c.installed, c.healthy} {
 		if cond.Status == metav1.ConditionFalse && slices.Contains(failureReasons, cond.Reason) {
 			return false
 		}
 	}
-	if c.healthy.Reason == rukpakv1alpha2.ReasonUnhealthy {
+	if c.healthy.Reason == rukpakv1alpha2.ReasonUnhealthy || c.healthy.Reason == rukpakv1alpha2.ReasonObjectFailed {
 		return false
 	}
 	return c.installed.ObservedGeneration != s.gen || c.installed.Status == metav1.ConditionUnknown
@@ -560,10 +514,16 @@ func (s state) progressHold(st rukpakv1alpha2.BundleDeploymentStatus) (hold bool
 var (
 	failureReasons = []string{
 		rukpakv1alpha2.ReasonUnpackFailed, rukpakv1alpha2.ReasonInstallFailed, rukpakv1alpha2.ReasonUpgradeFailed,
-		rukpakv1alpha2.ReasonDeleteFailed, rukpakv1alpha2.ReasonUnhealthy, rukpakv1alpha2.ReasonDependenciesUnmet, rukpakv1alpha2.ReasonErrorGettingReleaseState,
+		rukpakv1alpha2.ReasonDeleteFailed, rukpakv1alpha2.ReasonUnhealthy, rukpakv1alpha2.ReasonObjectFailed, rukpakv1alpha2.ReasonDependenciesUnmet, rukpakv1alpha2.ReasonErrorGettingReleaseState,
 		rukpakv1alpha2.ReasonTakeOverBlocked,
 	}
 )
+
+// catalogTypes are the conditions of a catalog install (an
+// OperatorInstall's: Held, Progressing, UpgradeAvailable), which a
+// BundleDeployment does not carry: one adopted from a catalog Package's
+// template has them removed at its first status write.
+var catalogTypes = []string{"Held", "Progressing", "UpgradeAvailable"}
 
 // merge sets the conditions on a copy of the stored status, keeping
 // lastTransitionTime where the status did not change.
@@ -573,9 +533,9 @@ func (s state) merge(c conditions) rukpakv1alpha2.BundleDeploymentStatus {
 		cond.LastTransitionTime = metav1.NewTime(s.Now)
 		apimeta.SetStatusCondition(&st.Conditions, cond)
 	}
-	s.setOrRemove(&st, c.progressing, rukpakv1alpha2.TypeProgressing, true)
-	s.setOrRemove(&st, c.held, rukpakv1alpha2.TypeHeld, true)
-	s.setOrRemove(&st, c.upgrade, rukpakv1alpha2.TypeUpgradeAvailable, c.dropUpgrade)
+	for _, t := range catalogTypes {
+		apimeta.RemoveStatusCondition(&st.Conditions, t)
+	}
 	st.ResolvedSource = c.resolved.DeepCopy()
 	// The URL serves exactly what resolvedSource names, so it is said with it.
 	st.ContentURL = ""
@@ -584,19 +544,6 @@ func (s state) merge(c conditions) rukpakv1alpha2.BundleDeploymentStatus {
 	}
 	st.ObservedGeneration = c.installed.ObservedGeneration
 	return st
-}
-
-// setOrRemove sets c on st when it is computed, or removes the condition
-// of type t when remove says so; otherwise the stored one stays.
-func (s state) setOrRemove(st *rukpakv1alpha2.BundleDeploymentStatus, c *metav1.Condition, t string, remove bool) {
-	switch {
-	case c != nil:
-		set := *c
-		set.LastTransitionTime = metav1.NewTime(s.Now)
-		apimeta.SetStatusCondition(&st.Conditions, set)
-	case remove:
-		apimeta.RemoveStatusCondition(&st.Conditions, t)
-	}
 }
 
 func withGen(c metav1.Condition, gen int64) metav1.Condition {

@@ -1,7 +1,6 @@
 package status
 
 import (
-	"strings"
 	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
@@ -48,53 +47,10 @@ type Facts struct {
 	// ContentURL is where the content of what is installed (its
 	// resolvedSource) is served; empty: it is not.
 	ContentURL string
-	// Walk is set while a catalog BundleDeployment walks its channel to
-	// the bundle asked for (and on the look that reports its end); nil
-	// otherwise.
-	Walk *Walk
-	// Channel is set for a catalog BundleDeployment (made by a catalog
-	// Package's template): what its channel publishes. nil for any other.
-	Channel *Channel
-	// Hold is set when the version the generation asks for is held: the
-	// App installs the version installed, or is left as it is.
-	Hold *Hold
 	// Package is set when the BundleDeployment installs through a
 	// PackageInstall (the serve mode): App is then the PackageInstall's.
 	Package *PackageFacts
 }
-
-// Walk is a catalog install moving along its channel one edge at a time.
-type Walk struct {
-	// Channel names the channel.
-	Channel string
-	// Versions is the path, the version installed when the walk started
-	// first and the one asked for last.
-	Versions []string
-	// Step indexes Versions: the version the App installs now.
-	Step int
-	// Package names the Package of the step ("namespace/name"), which the
-	// step's Event relates to.
-	Package string
-	// Gate is set when the step is deployed but its installed objects are
-	// not all Current: the next step waits, or the walk stopped.
-	Gate *WalkGate
-}
-
-// WalkGate is what holds a walk at a deployed step: its objects' health.
-type WalkGate struct {
-	// Stopped says the walk stops here (an object Failed, or InProgress
-	// past the bound); else it waits.
-	Stopped bool
-	// Why names the objects and their states (Health.Message).
-	Why string
-	// Deadline is when a wait stops the walk; zero once stopped.
-	Deadline time.Time
-}
-
-func (w *Walk) final() bool { return w.Step == len(w.Versions)-1 }
-
-// path is the walk for a message: "1.0.0 → 1.1.1 → 1.1.2".
-func (w *Walk) path() string { return strings.Join(w.Versions, " → ") }
 
 // FailureKind says which step stopped, and so which condition tells.
 type FailureKind int

@@ -18,7 +18,11 @@ import (
 // HealthExpression judges the objects of one kind: the first of
 // InProgress, Failed and Current that is true gives the state; when none
 // is, the object is InProgress. Each reads the object's metadata and
-// status (the adapter keeps no more of a custom resource).
+// status, and nothing else: the adapter keeps no more of a custom
+// resource, whichever way it was read (an expression that names spec does
+// not compile, and judges the object Unknown, naming the expression). An
+// evaluation costs at most ExpressionCostLimit, as Kubernetes bounds its
+// own CEL.
 type HealthExpression struct {
 	// APIVersion is the kind's group/version; the version is not matched:
 	// the object is read at the version the API server prefers.
@@ -79,10 +83,17 @@ func (e HealthExpression) groupKind() schema.GroupKind {
 	return schema.FromAPIVersionAndKind(e.APIVersion, e.Kind).GroupKind()
 }
 
+// ExpressionCostLimit bounds the cost of one evaluation of a health
+// expression, in CEL's cost units: Kubernetes' own bound on one
+// expression of a CRD's validation rules (PerCallLimit). The expressions
+// are users' input (an annotation, a Package value): one that runs past it
+// is stopped and judges the object Unknown, naming it.
+const ExpressionCostLimit = 1000000
+
 // celEnv is the environment every expression compiles in: the object's
-// top-level fields as variables.
+// metadata and status as variables.
 var celEnv = func() *cel.Env {
-	env, err := cel.NewEnv(cel.Variable("metadata", cel.DynType), cel.Variable("status", cel.DynType), cel.Variable("spec", cel.DynType))
+	env, err := cel.NewEnv(cel.Variable("metadata", cel.DynType), cel.Variable("status", cel.DynType))
 	if err != nil {
 		panic(err)
 	}
@@ -91,11 +102,9 @@ var celEnv = func() *cel.Env {
 
 // judge computes u's state from e.
 func (e HealthExpression) judge(u *unstructured.Unstructured) (kstatus.Status, string) {
-	vars := map[string]any{"metadata": u.Object["metadata"], "status": map[string]any{}, "spec": map[string]any{}}
-	for _, f := range []string{"status", "spec"} {
-		if v, ok := u.Object[f]; ok {
-			vars[f] = v
-		}
+	vars := map[string]any{"metadata": u.Object["metadata"], "status": map[string]any{}}
+	if v, ok := u.Object["status"]; ok {
+		vars["status"] = v
 	}
 	for _, c := range []struct {
 		state kstatus.Status
@@ -110,8 +119,12 @@ func (e HealthExpression) judge(u *unstructured.Unstructured) (kstatus.Status, s
 		}
 		ok, err := evalBool(prg, vars)
 		var notBool *notBoolError
-		if errors.As(err, &notBool) {
+		switch {
+		case errors.As(err, &notBool):
 			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) %v", c.expr, rukpakv1alpha2.AnnotationHealthExpressions, err)
+		case err != nil && strings.Contains(err.Error(), "cost limit exceeded"):
+			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) was stopped: it costs more than the limit of %d an expression may (%v); make it cheaper",
+				c.expr, rukpakv1alpha2.AnnotationHealthExpressions, ExpressionCostLimit, err)
 		}
 		if ok {
 			return c.state, fmt.Sprintf("%s (%s)", c.expr, rukpakv1alpha2.AnnotationHealthExpressions)
@@ -136,9 +149,9 @@ func programOf(expr string) (cel.Program, error) {
 	}
 	ast, iss := celEnv.Compile(expr)
 	if iss.Err() != nil {
-		return nil, iss.Err()
+		return nil, fmt.Errorf("%w (an expression reads metadata and status only)", iss.Err())
 	}
-	prg, err := celEnv.Program(ast)
+	prg, err := celEnv.Program(ast, cel.CostLimit(ExpressionCostLimit), cel.InterruptCheckFrequency(100))
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 package status
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 
@@ -10,6 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 )
+
+// costly is a nested comprehension over a list of ten, ten levels deep:
+// ten billion steps, which no reconcile worker may be pinned on.
+const costly = "status.items.all(a, status.items.all(b, status.items.all(c, status.items.all(d, status.items.all(e, status.items.all(f, status.items.all(g, status.items.all(h, status.items.all(i, status.items.all(j, true))))))))))"
 
 func TestHealthExpressions(t *testing.T) {
 	t.Parallel()
@@ -45,6 +51,11 @@ func TestHealthExpressions(t *testing.T) {
 			state:  kstatus.TerminatingStatus, message: "Resource scheduled for deletion"},
 		{name: "an expression that does not compile", annotation: "[{apiVersion: example.com/v1, kind: Widget, current: 'status.phase =='}]",
 			object: widget("{phase: Running}"), state: kstatus.UnknownStatus},
+		{name: "an expression over spec does not compile: the object is Unknown, the expression named", annotation: "[{apiVersion: example.com/v1, kind: Widget, current: 'spec.replicas > 0'}]",
+			object: `{apiVersion: example.com/v1, kind: Widget, metadata: {name: w}, spec: {replicas: 1}, status: {phase: Running}}`, state: kstatus.UnknownStatus,
+			message: `its health expression "spec.replicas > 0" (core.rukpak.io/health-expressions) does not compile: ERROR: <input>:1:1: undeclared reference to 'spec' (in container '')
+ | spec.replicas > 0
+ | ^ (an expression reads metadata and status only)`},
 		{name: "a ServiceMonitor, by default", object: `{apiVersion: monitoring.coreos.com/v1, kind: ServiceMonitor, metadata: {namespace: ns, name: m}}`,
 			state: kstatus.CurrentStatus, message: "true (core.rukpak.io/health-expressions)"},
 		{name: "an annotation that is no list: the defaults still judge", annotation: "current: true",
@@ -73,6 +84,25 @@ func TestHealthExpressions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An expression is users' input: one that would pin a reconcile worker
+// is stopped at its cost limit, within moments, and named.
+func TestHealthExpression_CostLimit(t *testing.T) {
+	t.Parallel()
+	rules, err := HealthRulesOf(map[string]string{rukpakv1alpha2.AnnotationHealthExpressions: "[{apiVersion: example.com/v1, kind: Widget, current: '" + costly + "'}]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := obj(t, `{apiVersion: example.com/v1, kind: Widget, metadata: {name: w}, status: {items: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}}`)
+	start := time.Now()
+	j := judgeWith(&u, rules)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the expression ran for %s", took)
+	}
+	if j.State != kstatus.UnknownStatus || !strings.Contains(j.Message, "was stopped: it costs more than the limit of 1000000") || !strings.Contains(j.Message, costly) {
+		t.Errorf("%s: %q, want Unknown naming the expression and its limit", j.State, j.Message)
 	}
 }
 

@@ -583,7 +583,7 @@ func TestCompute(t *testing.T) {
 			},
 			want: want{
 				unpacked: g(2, unpackedTrue), installed: g(1, installedTrue), resolved: olderSource,
-				healthy: g(1, c("Healthy", "False", "Unhealthy", "2 of the 2 installed objects judged are not Current (1 Failed, 1 InProgress): "+
+				healthy: g(1, c("Healthy", "False", "ObjectFailed", "2 of the 2 installed objects judged are not Current (1 Failed, 1 InProgress): "+
 					"Deployment ns/api is Failed: Progress deadline exceeded; Deployment ns/web is InProgress: Available: 0/2")),
 			},
 		},

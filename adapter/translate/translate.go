@@ -97,22 +97,11 @@ func App(bd *rukpakv1alpha2.BundleDeployment, cfg Config, content *Packed) (*kap
 	return app, nil
 }
 
-// CatalogAnnotationPrefix starts the annotations a catalog's Package sets
-// on the BundleDeployment it installs (adapter/catalog names them).
-const CatalogAnnotationPrefix = "catalog.rukpak-kapp.dev/"
-
 // madeFrom records on the App what its spec was made from: the
 // BundleDeployment's generation and, for content the adapter fetched, the
 // pinned source.
 func madeFrom(bd *rukpakv1alpha2.BundleDeployment, content *Packed) (map[string]string, error) {
 	a := map[string]string{rukpakv1alpha2.AnnotationBundleGeneration: strconv.FormatInt(bd.Generation, 10)}
-	for k, v := range bd.Annotations {
-		// A catalog install's entry (and a walk's step and path): the App
-		// is what says which catalog bundle kapp deployed.
-		if strings.HasPrefix(k, CatalogAnnotationPrefix) {
-			a[k] = v
-		}
-	}
 	if content != nil && content.Resolved != nil {
 		if err := recordJSON(a, rukpakv1alpha2.AnnotationResolvedSource, content.Resolved); err != nil {
 			return nil, err

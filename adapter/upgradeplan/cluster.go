@@ -4,54 +4,48 @@ import (
 	"context"
 	"fmt"
 
-	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 	"github.com/google/go-containerregistry/pkg/authn"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/operatorinstall/plan"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/offline"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhooks/crdsafety"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// Read plans the upgrade of the catalog install that the
-// PackageInstall ns/name made to the version to ("": the highest its
-// channel reaches), writing nothing: the BundleDeployment and its channel's
-// Packages are read through c, the custom resources the CRD upgrade safety
-// check validates through dyn (with the caller's rights), and the bundles
-// pulled with keychain.
+// Read plans the upgrade of the catalog install ns/name (its
+// PackageInstall's and OperatorInstall's name) to the version to ("": the
+// highest its channel reaches), writing nothing: the OperatorInstall, the
+// BundleDeployment it wrote and its channel's Packages are read through c
+// (kapp-controller's packaging API shows the namespace what it sees), the
+// custom resources the CRD upgrade safety check validates through dyn
+// (with the caller's rights), and the bundles pulled with keychain.
 func Read(ctx context.Context, c client.Reader, dyn dynamic.Interface, ns, name, to string, keychain authn.Keychain) (*Plan, error) {
-	pi := &packagingv1alpha1.PackageInstall{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pi); err != nil {
-		return nil, fmt.Errorf("read PackageInstall %s/%s: %w", ns, name, err)
-	}
-	var bds rukpakv1alpha2.BundleDeploymentList
-	if err := c.List(ctx, &bds, client.HasLabels{catalog.LabelPackage}); err != nil {
-		return nil, fmt.Errorf("list the catalog BundleDeployments: %w", err)
-	}
-	var bd *rukpakv1alpha2.BundleDeployment
-	for i := range bds.Items {
-		if a := bds.Items[i].Annotations; a[catalog.AnnotationPackagesNS] == ns && a[catalog.AnnotationInstall] == name {
-			bd = &bds.Items[i]
+	oi := &catalogsv1alpha1.OperatorInstall{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, oi); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("PackageInstall %s/%s installs no catalog Package (no OperatorInstall %s/%s): only a catalog install has an upgrade to plan", ns, name, ns, name)
 		}
+		return nil, fmt.Errorf("read OperatorInstall %s/%s: %w", ns, name, err)
 	}
-	if bd == nil {
-		return nil, fmt.Errorf("PackageInstall %s/%s installs no BundleDeployment of a catalog Package (yet): only a catalog install that rukpak-kapp installed has an upgrade to plan", ns, name)
+	bd := &rukpakv1alpha2.BundleDeployment{}
+	if err := c.Get(ctx, client.ObjectKey{Name: plan.BundleDeploymentName(oi)}, bd); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("OperatorInstall %s/%s has installed nothing yet (no BundleDeployment %s): there is no upgrade to plan", ns, name, plan.BundleDeploymentName(oi))
+		}
+		return nil, fmt.Errorf("read BundleDeployment %s: %w", plan.BundleDeploymentName(oi), err)
 	}
-	in, ok := catalog.EntryOf(bd.Labels, bd.Annotations)
-	if !ok {
-		return nil, fmt.Errorf("BundleDeployment %s names no catalog entry", bd.Name)
-	}
-	nodes, unreadable, err := packagingapi.Channel(ctx, c, ns, in.RefName)
+	g, err := packagingapi.NewDirectPackages(c).Channel(ctx, ns, oi.Spec.RefName)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := Compute(ctx, Input{BD: bd, Published: nodes, To: to,
+	p, err := Compute(ctx, Input{Install: oi, BD: bd, Published: g.Nodes, To: to,
 		Fetcher: store.SourceFetcher{Reader: offline.NoCluster{}, Keychain: keychain},
 		LiveCRD: func(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -65,8 +59,8 @@ func Read(ctx context.Context, c client.Reader, dyn dynamic.Interface, ns, name,
 			return crdsafety.NewLister(dyn, crd)
 		},
 	})
-	if err != nil && unreadable != nil {
-		return nil, fmt.Errorf("%w (%v)", err, unreadable)
+	if err != nil && g.Unreadable != nil {
+		return nil, fmt.Errorf("%w (%v)", err, g.Unreadable)
 	}
-	return plan, err
+	return p, err
 }

@@ -16,10 +16,12 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	installplan "github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/operatorinstall/plan"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/webhooks/crdsafety"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
@@ -27,8 +29,10 @@ import (
 // Input is what the plan of a catalog install's upgrade is made
 // from.
 type Input struct {
-	// BD is the catalog BundleDeployment as installed.
-	BD *rukpakv1alpha2.BundleDeployment
+	// Install is the OperatorInstall, BD the BundleDeployment it wrote, as
+	// installed.
+	Install *catalogsv1alpha1.OperatorInstall
+	BD      *rukpakv1alpha2.BundleDeployment
 	// Published is its channel, as its Packages publish it.
 	Published []catalog.Node
 	// To is the version asked for (the OLM version or the Package's);
@@ -137,9 +141,10 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 	bd := in.BD
 	installed, ok := catalog.EntryOf(bd.Labels, bd.Annotations)
 	if !ok || bd.Spec.Source.Image == nil {
-		return nil, fmt.Errorf("BundleDeployment %s was not made by a catalog Package: no upgrade along a channel to plan", bd.Name)
+		return nil, fmt.Errorf("BundleDeployment %s names no catalog bundle it installs: no upgrade along a channel to plan", bd.Name)
 	}
-	path, err := upgradePath(installed, bd.Annotations[catalog.AnnotationUpgradeEdge], in.Published, in.To)
+	installed.RefName = in.Install.Spec.RefName
+	path, err := upgradePath(installed, in.Install.Spec.UpgradeConstraintPolicy, in.Published, in.To)
 	if err != nil {
 		return nil, err
 	}
@@ -165,10 +170,7 @@ func Compute(ctx context.Context, in Input) (*Plan, error) {
 		if n.Image == "" {
 			return nil, fmt.Errorf("the Package of %s names no bundle image", n.Entry.Version)
 		}
-		view, err := catalog.StepView(bd, n)
-		if err != nil {
-			return nil, err
-		}
+		view := installplan.BundleDeployment(in.Install, installplan.StepOf(in.Install, n))
 		hop.Image = view.Spec.Source.Image.Ref
 		next, err := render(ctx, in, view)
 		if err != nil {

@@ -14,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	installplan "github.com/rukpak-kapp/rukpak-kapp/adapter/controllers/operatorinstall/plan"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
 )
@@ -121,12 +123,11 @@ func TestCompute(t *testing.T) {
 		nodes = append(nodes, catalog.Node{Entry: e, Image: "r/efs:" + v})
 		prev = e.Bundle
 	}
-	bd := &rukpakv1alpha2.BundleDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "efs.ops", Labels: map[string]string{catalog.LabelPackage: "aws-efs-operator"}, Annotations: nodes[0].Entry.Annotations()},
-		Spec: rukpakv1alpha2.BundleDeploymentSpec{ProvisionerClassName: rukpakv1alpha2.ClassRegistry, InstallNamespace: "efs-op",
-			Source: rukpakv1alpha2.BundleSource{Type: rukpakv1alpha2.SourceTypeImage, Image: &rukpakv1alpha2.ImageSource{Ref: "r/efs:1.0.0"}}},
-	}
-	plan, err := Compute(context.Background(), Input{BD: bd, Published: nodes, Fetcher: fetcher})
+	oi := &catalogsv1alpha1.OperatorInstall{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "efs"},
+		Spec: catalogsv1alpha1.OperatorInstallSpec{PackageName: "aws-efs-operator", Channel: "stable", RefName: "stable.aws-efs-operator.x", Version: "1.0.0", Bundle: "efs.1.0.0",
+			Image: "r/efs:1.0.0", InstallNamespace: "efs-op"}}
+	bd := installplan.BundleDeployment(oi, installplan.Step{Entry: nodes[0].Entry, Image: "r/efs:1.0.0"})
+	plan, err := Compute(context.Background(), Input{Install: oi, BD: bd, Published: nodes, Fetcher: fetcher})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,7 @@ func v1alpha1Setup(t *testing.T, app AppMode, log *calls, b *fakeBundles, bd *ru
 		t.Fatal(err)
 	}
 	set := Settings{Config: translate.Config{SystemNamespace: "rukpak-system"}, Classes: classes}
-	f.r = New(f.c, f.c, nil, set, app, fakeServe{calls: log, leaveGone: true}, fakeContent{log}, nil, kappAPI{ready: true}, nil).
+	f.r = New(f.c, f.c, nil, set, app, fakeServe{calls: log, leaveGone: true}, fakeContent{log}, kappAPI{ready: true}, nil).
 		WithBundles(deployments.NewV1alpha1(f.c, nil, b, set.Config.SystemNamespace, set.Config.ContentAddress))
 	return f
 }

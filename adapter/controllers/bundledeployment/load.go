@@ -77,10 +77,6 @@ func (r *BundleDeploymentReconciler) load(ctx context.Context, req ctrl.Request)
 		return l, nil
 	}
 	l.s.Live = live
-	if l.route == InstallApp && !l.firstAPI {
-		l.readErr = r.walk(ctx, l.s)
-		r.notice(ctx, l.s)
-	}
 	if l.route == Remove {
 		// The removal's status tells of the App as read: a copy, which the
 		// removal's own writes through Live leave as it was.

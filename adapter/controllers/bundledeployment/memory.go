@@ -36,7 +36,7 @@ func (r *BundleDeploymentReconciler) finish(ctx context.Context, s *scope.Scope)
 
 // memories are every Memory the BundleDeploymentReconciler holds.
 func (r *BundleDeploymentReconciler) memories() []Memory {
-	return []Memory{&r.placed, &r.progress, &r.states, &r.health, &r.written, r.waits, r.serve, r.notices, r.custom}
+	return []Memory{&r.placed, &r.progress, &r.states, &r.health, &r.written, r.waits, r.serve, r.custom}
 }
 
 // Memory is what is remembered of BundleDeployments between reconciles.

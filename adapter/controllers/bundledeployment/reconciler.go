@@ -24,14 +24,12 @@ type BundleDeploymentReconciler struct {
 	app      AppMode
 	serve    ServeMode
 	waits    DependencyWaits
-	channels Channels
 	// bundles serves BundleDeployments of rukpak's first API; nil: they
 	// are installed as v1alpha2 ones (WithBundles).
 	bundles  Bundles
 	placed   placement
 	progress progressClock
 	states   stateTracker
-	notices  noticeGauge
 	health   healthTracker
 	// written is what the last status write of each BundleDeployment
 	// replaced, until the cache has the write.
@@ -49,10 +47,9 @@ type BundleDeploymentReconciler struct {
 
 // New wires a BundleDeploymentReconciler. c reads from the informer cache; direct reads
 // from the API server, where the cache may lag; recorder may be nil.
-func New(c client.Client, direct client.Reader, recorder events.EventRecorder, set Settings, app AppMode, serve ServeMode, waits DependencyWaits, channels Channels, kapp KappReady,
+func New(c client.Client, direct client.Reader, recorder events.EventRecorder, set Settings, app AppMode, serve ServeMode, waits DependencyWaits, kapp KappReady,
 	custom *kube.CustomObjects) *BundleDeploymentReconciler {
-	return &BundleDeploymentReconciler{client: c, direct: direct, recorder: recorder, set: set, app: app, serve: serve, waits: waits, channels: channels, kapp: kapp, custom: custom,
-		notices: noticeGauge{upgradeAvailable},
+	return &BundleDeploymentReconciler{client: c, direct: direct, recorder: recorder, set: set, app: app, serve: serve, waits: waits, kapp: kapp, custom: custom,
 		enqueue: make(chan event.GenericEvent), now: time.Now}
 }
 

@@ -80,9 +80,6 @@ func (f fakeContent) Forget(name string, _ types.UID) { f.add("content.Forget " 
 func (fakeContent) DependentsOf(context.Context, client.Object) []reconcile.Request {
 	return nil
 }
-func (fakeContent) DependentsOfPackage(context.Context, client.Object) []reconcile.Request {
-	return nil
-}
 
 type kappAPI struct{ ready bool }
 
@@ -132,7 +129,7 @@ func setup(t *testing.T, app fakeApp, serve fakeServe, objs []client.Object, fun
 		t.Fatal(err)
 	}
 	set := Settings{Config: translate.Config{SystemNamespace: "rukpak-system"}, Classes: classes}
-	f.r = New(f.c, f.c, nil, set, app, serve, fakeContent{app.calls}, nil, kappAPI{ready: true}, nil)
+	f.r = New(f.c, f.c, nil, set, app, serve, fakeContent{app.calls}, kappAPI{ready: true}, nil)
 	return f
 }
 
@@ -334,7 +331,7 @@ func TestReconcile_UnchangedInstallWritesNothing(t *testing.T) {
 func TestMemories(t *testing.T) {
 	t.Parallel()
 	log := &calls{}
-	r := New(nil, nil, nil, Settings{}, fakeApp{calls: log}, fakeServe{calls: log}, fakeContent{log}, nil, kappAPI{ready: true}, nil)
+	r := New(nil, nil, nil, Settings{}, fakeApp{calls: log}, fakeServe{calls: log}, fakeContent{log}, kappAPI{ready: true}, nil)
 	listed := map[any]bool{}
 	for _, m := range r.memories() {
 		listed[m] = true

@@ -104,9 +104,6 @@ func (r *BundleDeploymentReconciler) report(ctx context.Context, l *loaded, o sc
 	}
 	d := decide(p, out, o, facts.Failure, r.now())
 	replaced := s.BD.ResourceVersion
-	// The write stores the new status in s.BD: the notice as it was is read
-	// first.
-	noticed := storedNotice(s.BD)
 	wrote, installed, err := l.write(ctx, s, facts, out, d.write, p == installing)
 	switch {
 	case apierrors.IsConflict(err):
@@ -127,7 +124,6 @@ func (r *BundleDeploymentReconciler) report(ctx context.Context, l *loaded, o sc
 			r.states.set(s.BD.Name, string(installed.Status), installed.Reason)
 		}
 	}
-	r.announce(ctx, s.BD, noticed, out.Status, wrote)
 	if d.failed != nil {
 		log.FromContext(ctx).Error(d.failed, "fetch failed; retrying with backoff", "nextAttempt", facts.Failure.NextAttempt.UTC().Format(time.RFC3339))
 	}

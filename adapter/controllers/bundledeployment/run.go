@@ -3,6 +3,7 @@ package bundledeployment
 import (
 	"context"
 
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -106,12 +107,6 @@ func (r *BundleDeploymentReconciler) install(ctx context.Context, s *scope.Scope
 	if gone, err := r.serve.Leave(ctx, s); err != nil || !gone {
 		return scope.Outcome{Err: err}
 	}
-	if h := s.Facts.Hold; h != nil && h.KeepApp {
-		// Held with nothing to install meanwhile: the App stays as it is
-		// (none is made); the approval's arrival is an update, which
-		// wakes the BundleDeployment.
-		return scope.Outcome{}
-	}
 	return r.observeCustom(ctx, s, r.app.Install(ctx, s))
 }
 
@@ -122,7 +117,19 @@ func (r *BundleDeploymentReconciler) observeCustom(ctx context.Context, s *scope
 	if in == nil || s.Facts.InstalledFailure != "" {
 		return o
 	}
-	if err := r.custom.Observe(ctx, s.Facts.App, s.BD.Name, in); err != nil {
+	observe := r.custom.Observe
+	if kube.FirstJudgment(s.BD, s.Facts.App) {
+		// The first judgment of a deploy reads the API server, as the
+		// workloads' does (kube.FirstJudgment); the informers the kinds
+		// need start all the same, for the changes that follow.
+		observe = func(ctx context.Context, app *kappctrlv1alpha1.App, name string, in *status.Installed) error {
+			if err := r.custom.Observe(ctx, app, name, &status.Installed{Rules: in.Rules}); err != nil {
+				return err
+			}
+			return r.custom.ObserveLive(ctx, r.direct, app, name, in)
+		}
+	}
+	if err := observe(ctx, s.Facts.App, s.BD.Name, in); err != nil {
 		s.Facts.InstalledFailure = err.Error()
 		if o.Retry == nil {
 			o.Retry = err

@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -35,28 +34,11 @@ type ServeMode interface {
 
 // DependencyWaits is what the BundleDeployment reconciler needs of the content store: the
 // BundleDeployments whose registry+v1 bundles wait for a dependency, woken
-// by the watches when o (a CRD, an APIService, an App) may be one (DependentsOf) or
-// o (a catalog Package's metadata) may offer one (DependentsOfPackage), and its
+// by the watches when o (a CRD, an APIService, an App) may be one, and its
 // memory of them.
 type DependencyWaits interface {
 	Memory
 	DependentsOf(ctx context.Context, o client.Object) []reconcile.Request
-	DependentsOfPackage(ctx context.Context, o client.Object) []reconcile.Request
-}
-
-// Channels reads what a catalog channel publishes, among the catalog
-// Packages seen from ns as kapp-controller shows them (ns's own and the
-// global packaging namespace's): the entries of the channel refName, for
-// the UpgradeAvailable condition (Channel), and its graph, for a walk
-// along it (Nodes; unreadable names the nodes without an image). Sees
-// says a change of the Package o may change what ns sees.
-type Channels interface {
-	Channel(ctx context.Context, ns, refName string) ([]catalog.Entry, error)
-	Nodes(ctx context.Context, ns, refName string) (nodes []catalog.Node, unreadable, err error)
-	// Retracted is the revision that retracted bundle from the channel
-	// (catalog.AnnotationRetracted); ok is false when it did not.
-	Retracted(ctx context.Context, ns, refName, bundle string) (revision string, ok bool, err error)
-	Sees(ns string, o client.Object) bool
 }
 
 // Bundles serves BundleDeployments of rukpak's first API (v1alpha1):

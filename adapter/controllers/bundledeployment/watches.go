@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -24,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/bundlefiles"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
@@ -118,35 +116,10 @@ func (r *BundleDeploymentReconciler) WatchKapp(mgr ctrl.Manager) error {
 	return nil
 }
 
-// WatchCatalogPackages adds the watch of catalogs' Packages, read in c by
-// their metadata (packages): a change wakes the catalog bundles waiting
-// for what one may offer. c is made once kapp-controller's packaging API
-// is served (an aggregated API must be served when a cache of it starts).
-func (r *BundleDeploymentReconciler) WatchCatalogPackages(c cache.Cache, packages *metav1.PartialObjectMetadata) error {
-	wake := handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o *metav1.PartialObjectMetadata) []reconcile.Request {
-		return append(r.waits.DependentsOfPackage(ctx, o), r.installsOfPackage(ctx, o)...)
-	})
-	if err := r.ctl.Watch(source.Kind(c, packages, wake)); err != nil {
-		return fmt.Errorf("watch catalog Packages: %w", err)
-	}
-	return nil
-}
-
 // EnqueueAll has every BundleDeployment reconciled again: what waited for
 // kapp-controller's API goes on.
 func (r *BundleDeploymentReconciler) EnqueueAll(ctx context.Context, c client.Reader) error {
 	return kube.EnqueueMatching(ctx, c, &rukpakv1alpha2.BundleDeploymentList{}, func(*rukpakv1alpha2.BundleDeployment) bool { return true }, r.enqueue)
-}
-
-// EnqueueCatalogBundles has every BundleDeployment a catalog Package made
-// reconciled again now: one whose dependencies could not be resolved while
-// the catalogs' Packages were not served goes on at once, not at the end
-// of its backoff.
-func (r *BundleDeploymentReconciler) EnqueueCatalogBundles(ctx context.Context, c client.Reader) error {
-	return kube.EnqueueMatching(ctx, c, &rukpakv1alpha2.BundleDeploymentList{}, func(bd *rukpakv1alpha2.BundleDeployment) bool {
-		_, ok := catalog.EntryOf(bd.Labels, bd.Annotations)
-		return ok
-	}, r.enqueue)
 }
 
 // EnqueueUnpackFailed has every BundleDeployment whose source could not be

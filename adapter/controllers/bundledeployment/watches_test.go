@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
@@ -13,10 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -142,32 +139,5 @@ func TestReferencing(t *testing.T) {
 	// A ConfigMap of the same name is another object.
 	if got := r.referencing(false)(ctx, &corev1.ConfigMap{ObjectMeta: secret.ObjectMeta}); len(got) != 0 {
 		t.Errorf("a ConfigMap named like the pull Secret wakes %v", names(got))
-	}
-}
-
-// Once the catalogs' Packages are served, every BundleDeployment a catalog
-// Package made is reconciled again, and no other.
-func TestEnqueueCatalogBundles(t *testing.T) {
-	t.Parallel()
-	e := catalog.Entry{Package: "etcd", Channel: "stable", Bundle: "etcd.v1.0.0", Version: "1.0.0", RefName: "stable.etcd"}
-	fromCatalog := newBD("etcd.ops", rukpakv1alpha2.ClassRegistry)
-	fromCatalog.Labels, fromCatalog.Annotations = map[string]string{catalog.LabelPackage: e.Package}, e.Annotations()
-	// Listed (by name) before the catalog's: were it picked, it would be
-	// sent first.
-	other := newBD("a-plain", rukpakv1alpha2.ClassPlain)
-	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(fromCatalog, other).Build()
-	r := &BundleDeploymentReconciler{enqueue: make(chan event.GenericEvent)}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := r.EnqueueCatalogBundles(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case ev := <-r.enqueue:
-		if ev.Object.GetName() != "etcd.ops" {
-			t.Errorf("enqueued %s first, want etcd.ops alone", ev.Object.GetName())
-		}
-	case <-ctx.Done():
-		t.Fatal("the catalog's BundleDeployment was not enqueued")
 	}
 }

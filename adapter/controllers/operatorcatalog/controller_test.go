@@ -182,7 +182,7 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 	// status patch locked by the resourceVersion read.
 	h.r = New(h.client, h.client, h.client, h.images, func(ctx context.Context, obj, before client.Object, _, _ []metav1.Condition) error {
 		return h.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	}, NewInstalls(h.client, ""), NewServed(nil))
+	}, NewInstalls(h.client, h.client, ""), NewServed(nil))
 	h.clock = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	h.r.now = func() time.Time { return h.clock }
 	return h
@@ -755,4 +755,37 @@ func retracted(t *testing.T, h *harness) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, ",")
+}
+
+// A Package the catalog's new revision no longer holds is kept while an
+// install runs it, and only then: an install that asks for a version it
+// does not run (kapp-controller's pick, held or not yet walked to) keeps
+// nothing, so kapp-controller picks again among what is published; what a
+// held install runs is kept; the step an install's BundleDeployment is
+// writing is kept.
+func TestRetract_KeepsWhatRunsOnly(t *testing.T) {
+	install := func(name, runs, asks string) *catalogsv1alpha1.OperatorInstall {
+		oi := &catalogsv1alpha1.OperatorInstall{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: name, Labels: map[string]string{catalog.LabelPackage: "p"}},
+			Spec: catalogsv1alpha1.OperatorInstallSpec{PackageName: "p", Channel: "s", RefName: mustEntry(asks).RefName, Version: asks, Bundle: "p." + asks}}
+		if runs != "" {
+			oi.Status.Installed = &catalogsv1alpha1.BundleVersion{Bundle: "p." + runs, Version: runs}
+		}
+		return oi
+	}
+	writing := install("writing", "", "1.0.2")
+	step := &rukpakv1alpha2.BundleDeployment{ObjectMeta: metav1.ObjectMeta{Name: "writing.ops", Labels: map[string]string{catalog.LabelPackage: "p"},
+		Annotations: map[string]string{catalog.AnnotationOperatorInstall: "ops/writing", catalog.AnnotationBundle: "p.1.0.2", catalog.AnnotationVersion: "1.0.2"}}}
+	h := newHarness(t, install("held", "1.0.0", "1.0.1"), writing, step)
+	h.images.catalogs["sha256:1"] = catalogOf("1.0.0", "1.0.1", "1.0.2", "1.0.3")
+	h.images.catalogs["sha256:2"] = catalogOf("1.1.0")
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	h.images.digest = "sha256:2"
+	if _, err := h.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := retracted(t, h); got != "1.0.0:registry.example/catalog@sha256:2,1.0.2:registry.example/catalog@sha256:2,1.1.0:" {
+		t.Errorf("Packages after the move (version:retracted in): %s; want 1.0.0 (held, runs) and 1.0.2 (being written) kept, 1.0.1 (only asked) and 1.0.3 withdrawn", got)
+	}
 }

@@ -8,10 +8,11 @@
 // new and updates what changed (an object's hash annotation says whether it
 // did). Once a digest is published whole, what an earlier one published
 // and this one no longer holds is retracted (retract.go): deleted when no
-// BundleDeployment installs it, else kept, marked
-// catalog.AnnotationRetracted, until none does (a BundleDeployment that
-// leaves it wakes the catalog), so that a PackageInstall keeps the version
-// it installed and nothing else moves to it. A Package another
+// install runs it (an OperatorInstall's status.installed, the bundle its
+// BundleDeployment names, or a BundleDeployment of no install naming the
+// entry), else kept, marked catalog.AnnotationRetracted, until none does
+// (an install or BundleDeployment that leaves it wakes the catalog), so
+// that an install keeps the version it runs and nothing else moves to it. A Package another
 // OperatorCatalog publishes is left to it (Conflict). Deleting the
 // OperatorCatalog withdraws exactly what it published.
 //

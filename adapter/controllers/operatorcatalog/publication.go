@@ -160,17 +160,11 @@ func PublishedKinds() []client.Object {
 }
 
 // metadataOf is an empty metadata object of k's kind, to read into.
-func metadataOf(kind string) *metav1.PartialObjectMetadata {
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(datav1alpha1.SchemeGroupVersion.WithKind(kind))
-	return m
-}
+func metadataOf(kind string) *metav1.PartialObjectMetadata { return packagingapi.MetadataOf(kind) }
 
 // metadataListOf is an empty list of the metadata of k's kind.
 func metadataListOf(kind string) *metav1.PartialObjectMetadataList {
-	l := &metav1.PartialObjectMetadataList{}
-	l.SetGroupVersionKind(datav1alpha1.SchemeGroupVersion.WithKind(kind + "List"))
-	return l
+	return packagingapi.MetadataListOf(kind)
 }
 
 // put makes want so in the namespace, from live's metadata (read from

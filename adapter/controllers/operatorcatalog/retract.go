@@ -18,33 +18,59 @@ import (
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
 
-// Installs says which catalog entries BundleDeployments install: a
-// Package its catalog no longer holds is kept while one does.
+// Installs says which catalog entries run: a Package its catalog no
+// longer holds is kept while an install runs it, and only then.
 type Installs struct {
-	reader client.Reader
-	global string
+	// installs reads OperatorInstalls (the catalog controllers' cache),
+	// bundles BundleDeployments (the manager's).
+	installs, bundles client.Reader
+	global            string
 }
 
-// NewInstalls reads BundleDeployments through reader (the manager's
-// cache); global is kapp-controller's global packaging namespace ("":
-// none), whose Packages every namespace's installs may use.
-func NewInstalls(reader client.Reader, global string) Installs {
-	return Installs{reader: reader, global: global}
+// NewInstalls reads OperatorInstalls through installs and
+// BundleDeployments through bundles; global is kapp-controller's global
+// packaging namespace ("": none), whose Packages every namespace's
+// installs may run.
+func NewInstalls(installs, bundles client.Reader, global string) Installs {
+	return Installs{installs: installs, bundles: bundles, global: global}
 }
 
-// Uses says a BundleDeployment installs (or asks for) e, whose Package is
-// in namespace ns.
-func (i Installs) Uses(ctx context.Context, ns string, e catalog.Entry) (bool, error) {
-	var list rukpakv1alpha2.BundleDeploymentList
-	if err := i.reader.List(ctx, &list, client.MatchingLabels{catalog.LabelPackage: e.Package}); err != nil {
-		return false, fmt.Errorf("list the BundleDeployments of catalog package %s: %w", e.Package, err)
+// Runs says an install runs e, whose Package is in namespace ns: its
+// status says e is installed, or its BundleDeployment names e (the step
+// it installs: once written, a step is finished, so what it installs is
+// kept). A BundleDeployment a catalog Package's template made and no
+// OperatorInstall adopted yet counts by what it names.
+func (i Installs) Runs(ctx context.Context, ns string, e catalog.Entry) (bool, error) {
+	var opts []client.ListOption
+	if i.global == "" || ns != i.global {
+		opts = append(opts, client.InNamespace(ns))
 	}
-	for _, bd := range list.Items {
-		in, ok := catalog.EntryOf(bd.Labels, bd.Annotations)
-		if !ok || in.Bundle != e.Bundle || in.RefName != e.RefName {
+	var list catalogsv1alpha1.OperatorInstallList
+	if err := i.installs.List(ctx, &list, append(opts, client.MatchingLabels{catalog.LabelPackage: e.Package})...); err != nil {
+		return false, fmt.Errorf("list the OperatorInstalls of catalog package %s: %w", e.Package, err)
+	}
+	names := map[string]bool{}
+	for _, oi := range list.Items {
+		if oi.Spec.RefName != e.RefName {
 			continue
 		}
-		if at := bd.Annotations[catalog.AnnotationPackagesNS]; at == ns || i.global != "" && ns == i.global {
+		if in := oi.Status.Installed; in != nil && in.Bundle == e.Bundle {
+			return true, nil
+		}
+		names[oi.Namespace+"/"+oi.Name] = true
+	}
+	var bds rukpakv1alpha2.BundleDeploymentList
+	if err := i.bundles.List(ctx, &bds, client.MatchingLabels{catalog.LabelPackage: e.Package}); err != nil {
+		return false, fmt.Errorf("list the BundleDeployments of catalog package %s: %w", e.Package, err)
+	}
+	for _, bd := range bds.Items {
+		if bd.Annotations[catalog.AnnotationBundle] != e.Bundle {
+			continue
+		}
+		if names[bd.Annotations[catalog.AnnotationOperatorInstall]] {
+			return true, nil
+		}
+		if at := bd.Annotations[catalog.AnnotationPackagesNS]; bd.Annotations[catalog.AnnotationRefName] == e.RefName && (at == ns || i.global != "" && ns == i.global) {
 			return true, nil
 		}
 	}
@@ -53,10 +79,12 @@ func (i Installs) Uses(ctx context.Context, ns string, e catalog.Entry) (bool, e
 
 // retract withdraws what cat published from an earlier revision (a digest
 // its tag pointed at before) that the revision published now (p, whole) no
-// longer holds: a Package no install uses is deleted, so that neither
-// kapp-controller nor the adapter picks it; one an install uses is kept,
-// marked catalog.AnnotationRetracted with the revision, until none does
-// (a BundleDeployment that moves off it wakes the catalog); a
+// longer holds: a Package no install runs is deleted, so that neither
+// kapp-controller nor the adapter picks it (one an install only asks for
+// included: kapp-controller then picks again among what is published);
+// one an install runs is kept, marked catalog.AnnotationRetracted with the
+// revision, until none does (an install that moves off it wakes the
+// catalog); a
 // PackageMetadata goes with the last Package of its channel. The OLM
 // packages the revision could not publish whole (a refusal) keep what they
 // had: what is missing may be a bundle refused, not one dropped. It reads
@@ -100,7 +128,7 @@ func (r *OperatorCatalogReconciler) retract(ctx context.Context, cat *catalogsv1
 		e, ok := catalog.EntryOf(o.GetLabels(), o.GetAnnotations())
 		used := false
 		if ok {
-			if used, err = r.installs.Uses(ctx, cat.Namespace, e); err != nil {
+			if used, err = r.installs.Runs(ctx, cat.Namespace, e); err != nil {
 				errs = append(errs, err)
 				kept[e.RefName] = true
 				continue
@@ -127,7 +155,7 @@ func (r *OperatorCatalogReconciler) retract(ctx context.Context, cat *catalogsv1
 	return errors.Join(errs...)
 }
 
-// mark says on o, a Package an install uses, the revision that dropped it:
+// mark says on o, a Package an install runs, the revision that dropped it:
 // the whole Package is read and written back (the adapter updates
 // Packages, and patches none), locked by its resourceVersion.
 func (r *OperatorCatalogReconciler) mark(ctx context.Context, o client.Object, revision string) error {
@@ -142,7 +170,7 @@ func (r *OperatorCatalogReconciler) mark(ctx context.Context, o client.Object, r
 	if err := r.client.Update(ctx, pkg, client.FieldOwner(fieldowner.Name)); client.IgnoreNotFound(err) != nil {
 		return packagingapi.Error("mark Package "+o.GetName()+" retracted", err)
 	}
-	log.FromContext(ctx).Info("kept a Package the catalog retracted, for the installs that use it", "package", o.GetName(), "revision", revision)
+	log.FromContext(ctx).Info("kept a Package the catalog retracted, for the installs that run it", "package", o.GetName(), "revision", revision)
 	return nil
 }
 
@@ -157,13 +185,14 @@ func (r *OperatorCatalogReconciler) withdraw(ctx context.Context, o client.Objec
 }
 
 // onInstall queues the catalogs that keep a retracted Package of the OLM
-// package a BundleDeployment installs: it may have moved off it.
-func (r *OperatorCatalogReconciler) onInstall(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment) []reconcile.Request {
-	pkg := bd.Labels[catalog.LabelPackage]
+// package an install or its BundleDeployment (o) installs: it may have
+// moved off it.
+func (r *OperatorCatalogReconciler) onInstall(ctx context.Context, o client.Object) []reconcile.Request {
+	pkg := o.GetLabels()[catalog.LabelPackage]
 	if pkg == "" {
 		return nil
 	}
-	list := metadataListOf(kindPackage)
+	list := packagingapi.CatalogPackageList()
 	if err := r.cached.List(ctx, list, client.MatchingLabels{catalog.LabelPackage: pkg}); err != nil {
 		log.FromContext(ctx).Error(err, "list the Packages of a catalog package to withdraw what its installs left")
 		return nil

@@ -32,7 +32,10 @@ import (
 // catalog watches what it wrote instead: an object deleted or edited by hand
 // is written again within seconds, and one released by the catalog that kept
 // it is taken up by the one that wanted it.
-func (r *OperatorCatalogReconciler) SetupWithManager(mgr ctrl.Manager, c cache.Cache) error {
+//
+// installs is the cache of OperatorInstalls: an install whose status says
+// it moved off a retracted Package wakes its catalog.
+func (r *OperatorCatalogReconciler) SetupWithManager(mgr ctrl.Manager, c, installs cache.Cache) error {
 	queue := &handler.TypedEnqueueRequestForObject[*catalogsv1alpha1.OperatorCatalog]{}
 	return ctrl.NewControllerManagedBy(mgr).Named("operatorcatalogs").
 		// Its own status write and finalizer are no news to it.
@@ -40,8 +43,10 @@ func (r *OperatorCatalogReconciler) SetupWithManager(mgr ctrl.Manager, c cache.C
 		WatchesRawSource(source.Kind(c, metadataOf(kindPackage), r.onPublished(kindPackage))).
 		WatchesRawSource(source.Kind(c, metadataOf(kindMetadata), r.onPublished(kindMetadata))).
 		// An install that moves off a retracted Package lets its catalog
-		// withdraw it.
-		WatchesRawSource(source.Kind(mgr.GetCache(), &rukpakv1alpha2.BundleDeployment{}, handler.TypedEnqueueRequestsFromMapFunc(r.onInstall), movedOff())).
+		// withdraw it: its status says another version is installed, or its
+		// BundleDeployment installs another.
+		WatchesRawSource(source.Kind(installs, &catalogsv1alpha1.OperatorInstall{}, handler.TypedEnqueueRequestsFromMapFunc(onInstall[*catalogsv1alpha1.OperatorInstall](r)), installMovedOff())).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &rukpakv1alpha2.BundleDeployment{}, handler.TypedEnqueueRequestsFromMapFunc(onInstall[*rukpakv1alpha2.BundleDeployment](r)), movedOff())).
 		// An outage of the packaging API, and its end, concern every
 		// catalog.
 		WatchesRawSource(source.Channel(r.served.Changes(), handler.EnqueueRequestsFromMapFunc(r.everyCatalog))).
@@ -123,20 +128,43 @@ func (r *OperatorCatalogReconciler) changed(kind string, o *metav1.PartialObject
 	}
 }
 
+// onInstall is r.onInstall for events of objects of type T.
+func onInstall[T client.Object](r *OperatorCatalogReconciler) handler.TypedMapFunc[T, reconcile.Request] {
+	return func(ctx context.Context, o T) []reconcile.Request { return r.onInstall(ctx, o) }
+}
+
 // movedOff passes the events of a catalog BundleDeployment that leaves an
-// entry: its entry changed, or it is gone.
+// entry: the bundle it names changed, or it is gone.
 func movedOff() predicate.TypedPredicate[*rukpakv1alpha2.BundleDeployment] {
 	return predicate.TypedFuncs[*rukpakv1alpha2.BundleDeployment]{
 		CreateFunc:  func(event.TypedCreateEvent[*rukpakv1alpha2.BundleDeployment]) bool { return false },
 		GenericFunc: func(event.TypedGenericEvent[*rukpakv1alpha2.BundleDeployment]) bool { return false },
 		UpdateFunc: func(e event.TypedUpdateEvent[*rukpakv1alpha2.BundleDeployment]) bool {
-			was, is := e.ObjectOld.Annotations, e.ObjectNew.Annotations
 			return e.ObjectOld.Labels[catalog.LabelPackage] != "" &&
-				(was[catalog.AnnotationBundle] != is[catalog.AnnotationBundle] || was[catalog.AnnotationRefName] != is[catalog.AnnotationRefName] ||
+				(e.ObjectOld.Annotations[catalog.AnnotationBundle] != e.ObjectNew.Annotations[catalog.AnnotationBundle] ||
 					e.ObjectOld.Labels[catalog.LabelPackage] != e.ObjectNew.Labels[catalog.LabelPackage])
 		},
 		DeleteFunc: func(e event.TypedDeleteEvent[*rukpakv1alpha2.BundleDeployment]) bool {
 			return e.Object.Labels[catalog.LabelPackage] != ""
 		},
+	}
+}
+
+// installMovedOff passes the events of an OperatorInstall whose status
+// says another version is installed, or that is gone.
+func installMovedOff() predicate.TypedPredicate[*catalogsv1alpha1.OperatorInstall] {
+	installed := func(oi *catalogsv1alpha1.OperatorInstall) string {
+		if oi.Status.Installed == nil {
+			return ""
+		}
+		return oi.Status.Installed.Bundle
+	}
+	return predicate.TypedFuncs[*catalogsv1alpha1.OperatorInstall]{
+		CreateFunc:  func(event.TypedCreateEvent[*catalogsv1alpha1.OperatorInstall]) bool { return false },
+		GenericFunc: func(event.TypedGenericEvent[*catalogsv1alpha1.OperatorInstall]) bool { return false },
+		UpdateFunc: func(e event.TypedUpdateEvent[*catalogsv1alpha1.OperatorInstall]) bool {
+			return installed(e.ObjectOld) != installed(e.ObjectNew)
+		},
+		DeleteFunc: func(event.TypedDeleteEvent[*catalogsv1alpha1.OperatorInstall]) bool { return true },
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/takeover"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
@@ -44,14 +43,14 @@ func kinds() meta.RESTMapper {
 
 // mode is the App mode over k.
 func mode(t *testing.T, k *fakekube.Cluster) *AppInstaller {
-	return New(k.Client, k.Direct, store.New(k.Client, k.Direct, packagingapi.NewPackages(k.Direct, k.Direct, ""), testCfg, fakekube.Offline{T: t}, nil), nil)
+	return New(k.Client, k.Direct, store.New(k.Client, testCfg, fakekube.Offline{T: t}, nil), nil)
 }
 
 // fetchingMode is the App mode whose store fetches as the adapter does,
 // from what k holds (ConfigMaps): the take-over reads the bundle as it is
 // now through the store's fetcher.
 func fetchingMode(k *fakekube.Cluster) *AppInstaller {
-	return New(k.Client, k.Direct, store.New(k.Client, k.Direct, packagingapi.NewPackages(k.Direct, k.Direct, ""), testCfg, store.SourceFetcher{Reader: k.Client, Namespace: systemNS}, nil), nil)
+	return New(k.Client, k.Direct, store.New(k.Client, testCfg, store.SourceFetcher{Reader: k.Client, Namespace: systemNS}, nil), nil)
 }
 
 // scopeOf is one reconcile of bd with live as its App.

@@ -87,8 +87,8 @@ func New(d discovery.DiscoveryInterface, c cache.Cache, open, requeue func(ctx c
 
 // NewFor is New for another API the adapter opens when it appears (the
 // OperatorCatalog API, config/catalogs), named name for logs and
-// readiness, of kinds (group/version → resource, each a CRD's, or an
-// aggregated API's whose CRDs are not watched).
+// readiness, of kinds (group/version → its resources, comma separated,
+// each a CRD's, or an aggregated API's whose CRDs are not watched).
 func NewFor(d discovery.DiscoveryInterface, c cache.Cache, name string, kinds map[string]string, open, requeue func(ctx context.Context) error) *API {
 	served.WithLabelValues(name).Set(0)
 	return &API{discovery: d, cache: c, open: open, requeue: requeue, name: name, kinds: kinds,
@@ -97,9 +97,11 @@ func NewFor(d discovery.DiscoveryInterface, c cache.Cache, name string, kinds ma
 
 // crd says whether a CRD of that name serves one of the API's kinds.
 func (k *API) crd(name string) bool {
-	for gv, resource := range k.kinds {
-		if name == resource+"."+strings.Split(gv, "/")[0] {
-			return true
+	for gv, resources := range k.kinds {
+		for _, resource := range strings.Split(resources, ",") {
+			if name == resource+"."+strings.Split(gv, "/")[0] {
+				return true
+			}
 		}
 	}
 	return false
@@ -316,7 +318,7 @@ func (k *API) opened() {
 // served says every kind is served; a kind not served is noted as what
 // the API waits for.
 func (k *API) served() (bool, error) {
-	for gv, resource := range k.kinds {
+	for gv, resources := range k.kinds {
 		list, err := k.discovery.ServerResourcesForGroupVersion(gv)
 		if apierrors.IsNotFound(err) {
 			k.wait(gv + " is not served")
@@ -325,13 +327,15 @@ func (k *API) served() (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("discover %s: %w", gv, err)
 		}
-		found := false
-		for _, r := range list.APIResources {
-			found = found || r.Name == resource
-		}
-		if !found {
-			k.wait(fmt.Sprintf("%s is not served in %s", resource, gv))
-			return false, nil
+		for _, resource := range strings.Split(resources, ",") {
+			found := false
+			for _, r := range list.APIResources {
+				found = found || r.Name == resource
+			}
+			if !found {
+				k.wait(fmt.Sprintf("%s is not served in %s", resource, gv))
+				return false, nil
+			}
 		}
 	}
 	return true, nil

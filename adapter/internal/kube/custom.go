@@ -196,7 +196,12 @@ func (c *CustomObjects) ObserveLive(ctx context.Context, live client.Reader, app
 		case err != nil:
 			return fmt.Errorf("list installed %s: %w", gk, err)
 		}
-		installed.Objects = append(installed.Objects, list.Items...)
+		for i := range list.Items {
+			// As the cache keeps them: an expression sees the same object
+			// whichever way it was read.
+			o, _ := stripToStatus(&list.Items[i])
+			installed.Objects = append(installed.Objects, *o.(*unstructured.Unstructured))
+		}
 	}
 	return nil
 }

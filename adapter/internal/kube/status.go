@@ -62,7 +62,7 @@ func ConditionsWriter(c client.Client, recorder events.EventRecorder, types ...s
 
 // reportedTypes are the conditions a v1alpha2 BundleDeployment's Events
 // report, the most telling first.
-var reportedTypes = []string{rukpakv1alpha2.TypeInstalled, rukpakv1alpha2.TypeProgressing, rukpakv1alpha2.TypeHealthy, rukpakv1alpha2.TypeUnpacked}
+var reportedTypes = []string{rukpakv1alpha2.TypeInstalled, rukpakv1alpha2.TypeHealthy, rukpakv1alpha2.TypeUnpacked}
 
 // recordTransitions logs each condition of types that changed and emits one
 // Event about regarding for the write: one API write per transition of the

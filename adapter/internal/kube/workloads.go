@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -39,6 +40,18 @@ func ObserveWorkloads(ctx context.Context, c client.Reader, bd *rukpakv1alpha2.B
 		facts.Installed.RulesInvalid = err.Error()
 	}
 	return listErr
+}
+
+// FirstJudgment says the installed objects of bd are judged for the first
+// time since app deployed bd's generation: no Healthy of that generation
+// is stored yet. That judgment reads the API server, not the caches,
+// which may not have seen what the deploy just wrote.
+func FirstJudgment(bd *rukpakv1alpha2.BundleDeployment, app *kappctrlv1alpha1.App) bool {
+	if app == nil || !DeployedCurrent(app) {
+		return false
+	}
+	h := apimeta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeHealthy)
+	return h == nil || h.ObservedGeneration != bd.Generation
 }
 
 // ownedBy selects what kapp installed for the BundleDeployment bdName.

@@ -14,7 +14,6 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/store"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -44,7 +43,7 @@ func appModeInstalled(t *testing.T) (*fakekube.Cluster, *PackageInstaller, *rukp
 	if _, err := kube.ApplyApp(context.Background(), k.Raw, app, nil); err != nil {
 		t.Fatal(err)
 	}
-	return k, New(k.Client, k.Direct, store.New(k.Client, k.Direct, packagingapi.NewPackages(k.Direct, k.Direct, ""), modeCfg, fakekube.Offline{T: t}, nil)), bd
+	return k, New(k.Client, k.Direct, store.New(k.Client, modeCfg, fakekube.Offline{T: t}, nil)), bd
 }
 
 // servedBD is a plain bundle from an image with a pull Secret, served at

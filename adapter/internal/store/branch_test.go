@@ -33,7 +33,7 @@ func TestGatherFollowsATrackedBranch(t *testing.T) {
 	t.Parallel()
 	k := fakekube.New(nil)
 	fetcher := &fakeFetcher{files: plainFiles("c1"), head: "c1"}
-	s := New(k.Client, nil, nil, testCfg, fetcher, &fakeAPIs{})
+	s := New(k.Client, testCfg, fetcher, &fakeAPIs{})
 	bd := branchBD("tracked")
 	period := testCfg.BranchSyncPeriod
 

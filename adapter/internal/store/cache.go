@@ -12,7 +12,6 @@ import (
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 )
@@ -23,10 +22,6 @@ import (
 // change) need to skip fetching again.
 type Fetched struct {
 	generation int64
-	// step is the catalog bundle a walk along the channel installs with
-	// this generation ("" for any other install): one generation installs
-	// each step of its walk in turn, each from its own content.
-	step string
 	// Resolved is the source pinned to what was fetched.
 	Resolved *rukpakv1alpha2.BundleSource
 	// Secrets name the content Secrets the App reads; nil when nothing
@@ -75,17 +70,12 @@ func (c contentCache) get(bd *rukpakv1alpha2.BundleDeployment) (Fetched, bool) {
 		return Fetched{}, false
 	}
 	f := v.(Fetched)
-	return f, f.generation == bd.Generation && f.step == stepOf(bd)
-}
-
-// stepOf is the catalog bundle bd's view installs ("" outside catalogs).
-func stepOf(bd *rukpakv1alpha2.BundleDeployment) string {
-	return bd.Annotations[catalog.AnnotationBundle]
+	return f, f.generation == bd.Generation
 }
 
 // fetchedFor is what is fetched for bd as it is now.
 func fetchedFor(bd *rukpakv1alpha2.BundleDeployment) Fetched {
-	return Fetched{generation: bd.Generation, step: stepOf(bd)}
+	return Fetched{generation: bd.Generation}
 }
 
 func (c contentCache) put(bd *rukpakv1alpha2.BundleDeployment, f Fetched) { c.entries.Add(bd.UID, f) }
@@ -101,7 +91,7 @@ func (s *Store) recoverContent(ctx context.Context, bd *rukpakv1alpha2.BundleDep
 		return Fetched{}, false
 	}
 	resolved := &rukpakv1alpha2.BundleSource{}
-	if app.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] != strconv.FormatInt(bd.Generation, 10) || app.Annotations[catalog.AnnotationBundle] != stepOf(bd) ||
+	if app.Annotations[rukpakv1alpha2.AnnotationBundleGeneration] != strconv.FormatInt(bd.Generation, 10) ||
 		json.Unmarshal([]byte(app.Annotations[rukpakv1alpha2.AnnotationResolvedSource]), resolved) != nil ||
 		len(app.Spec.Fetch) != 1 || app.Spec.Fetch[0].Inline == nil {
 		return Fetched{}, false

@@ -46,7 +46,7 @@ func TestGatherKeepsWebhookCertificates(t *testing.T) {
 	apis := &fakeAPIs{}
 	apis.serve(argoApplication)
 	fetcher := &fakeFetcher{files: webhookBundle(t)}
-	s := New(k.Client, nil, nil, testCfg, fetcher, apis)
+	s := New(k.Client, testCfg, fetcher, apis)
 	bd := registryBD("hooks")
 
 	sc := scopeOf(bd)
@@ -78,7 +78,7 @@ func TestGatherKeepsWebhookCertificates(t *testing.T) {
 	writeApp(t, k.Raw, bd, first)
 	k.Reset()
 	fresh := &fakeFetcher{files: webhookBundle(t)}
-	again, _, _ := gather(t, New(k.Client, nil, nil, testCfg, fresh, apis), bd)
+	again, _, _ := gather(t, New(k.Client, testCfg, fresh, apis), bd)
 	if fresh.fetches != 0 || !cmp.Equal(names(again), names(first)) {
 		t.Errorf("fresh certificates after a restart: %d fetches, secrets %v, want none and %v", fresh.fetches, names(again), names(first))
 	}
@@ -106,7 +106,7 @@ func TestGatherKeepsWebhookCertificates(t *testing.T) {
 
 	k.Reset()
 	renewing := &fakeFetcher{files: webhookBundle(t)}
-	renewed, _, stop := gather(t, New(k.Client, nil, nil, testCfg, renewing, apis), bd)
+	renewed, _, stop := gather(t, New(k.Client, testCfg, renewing, apis), bd)
 	if renewing.fetches != 1 || stop {
 		t.Fatalf("due certificates: %d fetches, stop %v, want a fetch", renewing.fetches, stop)
 	}

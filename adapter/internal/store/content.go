@@ -40,9 +40,6 @@ func (s *Store) content(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment
 	// read from the informer cache, and a change of one wakes what reads
 	// it: never held back.
 	key, gen := string(bd.UID), strconv.FormatInt(bd.Generation, 10)
-	if step := stepOf(bd); step != "" {
-		gen += "/" + step
-	}
 	held := bd.Spec.Source.Type != rukpakv1alpha2.SourceTypeConfigMaps
 	if held {
 		if err := s.retries.Pending(key, gen, time.Now()); err != nil {

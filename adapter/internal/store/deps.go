@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,11 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/kube"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/internal/scope"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
@@ -69,8 +65,6 @@ type Dependencies struct {
 	client client.Reader
 	cfg    translate.Config
 	apis   APIs
-	// catalog installs a catalog bundle's dependencies from its catalog.
-	catalog catalogDeps
 
 	mu      sync.Mutex
 	waiting map[string]*waitFor
@@ -87,31 +81,6 @@ type waitFor struct {
 	// anyPackage: it needs what any installed bundle may offer (an
 	// olm.label or olm.constraint dependency).
 	anyPackage bool
-	// self is the PackageInstall (ns/name) that installs a catalog bundle,
-	// and installs are the ones it waits for: two that wait for each other
-	// are a cycle, whose second end goes first.
-	self     string
-	installs map[string]bool
-	// looks counts the looks at a catalog bundle's dependencies since it
-	// began waiting: what it waits for may change without an event the
-	// adapter sees (the namespace's ServiceAccount for dependencies, its
-	// RBAC, a PackageInstall that is not the adapter's), so it is looked
-	// at again with a backoff of its own (catalogLookAgain), unless only
-	// the catalog's Packages can end the wait (they are watched).
-	looks int
-}
-
-// A catalog bundle that waits is looked at again after 10 s, twice as long
-// each time, up to every 10 minutes, as well as what wakes it.
-const (
-	catalogLookFirst = 10 * time.Second
-	catalogLookMax   = 10 * time.Minute
-)
-
-// catalogLookAgain is when a catalog bundle that waited looks times is
-// looked at again.
-func catalogLookAgain(looks int) time.Duration {
-	return fetch.Doubling(catalogLookFirst, catalogLookMax, looks)
 }
 
 // waitOf is what a bundle with the unmet dependencies unmet waits for.
@@ -134,96 +103,64 @@ func waitOf(unmet []convert.Unmet) *waitFor {
 	return w
 }
 
-func newDependencies(c client.Client, direct client.Reader, packages *packagingapi.Packages, cfg translate.Config, apis APIs) *Dependencies {
-	d := &Dependencies{client: c, cfg: cfg, apis: apis, waiting: map[string]*waitFor{}}
-	d.catalog = catalogDeps{direct: direct, packages: packages, writer: c, waitsOn: d.waitsOn}
-	return d
-}
-
-// waitsOn says the bundle of PackageInstall other waits for PackageInstall
-// self (each ns/name).
-func (d *Dependencies) waitsOn(other, self string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, w := range d.waiting {
-		if w.self == other && w.installs[self] {
-			return true
-		}
-	}
-	return false
+func newDependencies(c client.Client, cfg translate.Config, apis APIs) *Dependencies {
+	return &Dependencies{client: c, cfg: cfg, apis: apis, waiting: map[string]*waitFor{}}
 }
 
 // check checks a registry+v1 bundle's dependencies before its content is
 // installed; what is installed already is not judged again. The failure
-// says what the bundle waits for; nil when nothing. A catalog bundle's
-// unmet dependencies are met from its catalog (catalogDeps).
-//
-// A catalog bundle that waits is looked at again after lookAgain (zero:
-// only when something it waits for changes).
-func (d *Dependencies) check(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f Fetched) (_ *status.Failure, lookAgain time.Duration, _ error) {
+// says what the bundle waits for; nil when nothing.
+func (d *Dependencies) check(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, f Fetched) (*status.Failure, error) {
 	if f.Bundle == nil || len(f.Bundle.Dependencies) == 0 || bd.Annotations[rukpakv1alpha2.AnnotationSkipDependencyCheck] == "true" ||
 		status.Current(bd, f.Resolved) {
 		d.set(bd.Name, nil)
-		return nil, 0, nil
+		return nil, nil
 	}
 	// What may end the wait is recorded before the reads that decide it,
 	// so that an event between a read and the record still wakes it.
-	d.expect(bd.Name, expectedWait(bd, f.Bundle.Dependencies))
-	unmet, err := d.unmet(ctx, bd, f.Bundle)
-	if err == nil && len(unmet) > 0 && fromCatalog(bd) {
-		var m met
-		m, err = d.catalog.meet(ctx, bd, unmet)
-		if err == nil {
-			if m.wait == nil {
-				d.set(bd.Name, nil)
-				return nil, 0, nil
-			}
-			w := waitOf(unmet)
-			w.self = bd.Annotations[catalog.AnnotationPackagesNS] + "/" + bd.Annotations[catalog.AnnotationInstall]
-			w.installs = map[string]bool{}
-			for _, k := range m.waited {
-				w.installs[k] = true
-			}
-			looks := d.set(bd.Name, w)
-			if m.watched {
-				return m.wait, 0, nil
-			}
-			return m.wait, catalogLookAgain(looks), nil
-		}
-	}
+	d.set(bd.Name, waitOf(unmetAll(f.Bundle.Dependencies)))
+	unmet, err := d.Unmet(ctx, bd.Name, f.Bundle.Dependencies)
 	if err != nil {
-		return nil, 0, &scope.StepError{Step: scope.StepStore, Err: fmt.Errorf("check dependencies: %w", err)}
+		return nil, &scope.StepError{Step: scope.StepStore, Err: fmt.Errorf("check dependencies: %w", err)}
 	}
 	if len(unmet) == 0 {
 		d.set(bd.Name, nil)
-		return nil, 0, nil
+		return nil, nil
 	}
 	d.set(bd.Name, waitOf(unmet))
 	msgs := make([]string, len(unmet))
 	for i, u := range unmet {
 		msgs[i] = u.Message
 	}
-	return &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(msgs, "; ")}, 0, nil
+	return &status.Failure{Kind: status.DependenciesUnmet, Message: strings.Join(msgs, "; ")}, nil
 }
 
-// unmet checks what a registry+v1 bundle declares it needs against the
-// cluster: the APIs it serves and the packages the other
-// BundleDeployments installed.
-func (d *Dependencies) unmet(ctx context.Context, bd *rukpakv1alpha2.BundleDeployment, m *translate.BundleMetadata) ([]convert.Unmet, error) {
+func unmetAll(deps []convert.Dependency) []convert.Unmet {
+	all := make([]convert.Unmet, len(deps))
+	for i, dep := range deps {
+		all[i] = convert.Unmet{Dependency: dep}
+	}
+	return all
+}
+
+// Unmet checks what a bundle declares it needs against the cluster: the
+// APIs it serves and the packages the BundleDeployments but except
+// installed (their Apps deployed them).
+func (d *Dependencies) Unmet(ctx context.Context, except string, deps []convert.Dependency) ([]convert.Unmet, error) {
 	facts := convert.Facts{Served: map[schema.GroupVersionKind]bool{}}
-	for _, gvk := range convert.APIsNeeded(m.Dependencies) {
+	for _, gvk := range convert.APIsNeeded(deps) {
 		ok, err := d.apis.Serves(ctx, gvk)
 		if err != nil {
 			return nil, err
 		}
 		facts.Served[gvk] = ok
 	}
-	installed, err := d.installedPackages(ctx, bd.Name)
+	installed, err := d.installedPackages(ctx, except)
 	if err != nil {
 		return nil, err
 	}
 	facts.Installed = installed
-	return convert.CheckDependencies(m.Dependencies, facts), nil
+	return convert.CheckDependencies(deps, facts), nil
 }
 
 // installedPackages are the registry+v1 bundles the other
@@ -254,46 +191,13 @@ func (d *Dependencies) installedPackages(ctx context.Context, except string) ([]
 	return out, nil
 }
 
-// set notes that name waits for w (nil: for nothing), and returns how
-// many looks found it waiting in a row.
-func (d *Dependencies) set(name string, w *waitFor) int {
+// set notes that name waits for w (nil: for nothing).
+func (d *Dependencies) set(name string, w *waitFor) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if w == nil {
 		delete(d.waiting, name)
-		return 0
-	}
-	if before := d.waiting[name]; before != nil {
-		w.looks = before.looks
-	}
-	w.looks++
-	d.waiting[name] = w
-	return w.looks
-}
-
-// expectedWait is what a bundle that declares deps may wait for, before
-// they are checked: every one of them.
-func expectedWait(bd *rukpakv1alpha2.BundleDeployment, deps []convert.Dependency) *waitFor {
-	all := make([]convert.Unmet, len(deps))
-	for i, dep := range deps {
-		all[i] = convert.Unmet{Dependency: dep}
-	}
-	w := waitOf(all)
-	if fromCatalog(bd) {
-		w.self = bd.Annotations[catalog.AnnotationPackagesNS] + "/" + bd.Annotations[catalog.AnnotationInstall]
-	}
-	return w
-}
-
-// expect notes that name may wait for w while its dependencies are
-// checked: events that may meet w wake it from now on. It counts no look,
-// and keeps what a wait already recorded names (the PackageInstalls it
-// waits for).
-func (d *Dependencies) expect(name string, w *waitFor) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if before := d.waiting[name]; before != nil {
-		w.looks, w.installs = before.looks, before.installs
+		return
 	}
 	d.waiting[name] = w
 }
@@ -341,36 +245,6 @@ func (d *Dependencies) DependentsOf(_ context.Context, o client.Object) []reconc
 	var out []reconcile.Request
 	for name, w := range d.waiting {
 		if meets(w) {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
-		}
-	}
-	return out
-}
-
-// DependentsOfPackage maps a change of a catalog Package (its metadata) to the
-// catalog bundles of the namespaces that see it (its own; every one for a
-// Package of the global packaging namespace) that wait for what it may
-// offer: its package, or an API of a group it provides. A Package of
-// another namespace, or of what no one waits for, wakes none.
-func (d *Dependencies) DependentsOfPackage(_ context.Context, o client.Object) []reconcile.Request {
-	offer, ok := catalog.OfferOf(o.GetLabels(), o.GetAnnotations())
-	if !ok {
-		return nil
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var out []reconcile.Request
-	for name, w := range d.waiting {
-		if ns, _, _ := strings.Cut(w.self, "/"); w.self == "" || !d.catalog.packages.Sees(ns, o) {
-			// Not a catalog bundle (no self), or of a namespace that does
-			// not see o.
-			continue
-		}
-		meets := w.anyPackage || w.packages[offer.Entry.Package]
-		for _, gvk := range offer.Provides {
-			meets = meets || w.groups[gvk.Group]
-		}
-		if meets {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	"github.com/google/go-cmp/cmp"
@@ -13,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/convert"
@@ -59,7 +56,7 @@ func TestGatherWaitsForDependencies(t *testing.T) {
 	ctx := context.Background()
 	k := fakekube.New(nil)
 	apis := &fakeAPIs{}
-	s := New(k.Client, nil, nil, testCfg, &fakeFetcher{files: webhookBundle(t)}, apis)
+	s := New(k.Client, testCfg, &fakeFetcher{files: webhookBundle(t)}, apis)
 	a, b := registryBD("a"), registryBD("b")
 
 	for _, bd := range []*rukpakv1alpha2.BundleDeployment{a, b} {
@@ -117,7 +114,7 @@ func (a *readingAPIs) Serves(_ context.Context, gvk schema.GroupVersionKind) (bo
 func TestWaitRecordedBeforeItsReads(t *testing.T) {
 	t.Parallel()
 	apis := &readingAPIs{}
-	s := New(fakekube.New(nil).Client, nil, nil, testCfg, &fakeFetcher{files: webhookBundle(t)}, apis)
+	s := New(fakekube.New(nil).Client, testCfg, &fakeFetcher{files: webhookBundle(t)}, apis)
 	apis.s = s
 	bd := registryBD("reads")
 	if _, sc, stop := gather(t, s, bd); !stop || sc.Failure == nil {
@@ -131,7 +128,7 @@ func TestWaitRecordedBeforeItsReads(t *testing.T) {
 // The check can be skipped by annotation.
 func TestGatherSkipsTheDependencyCheckWhenAsked(t *testing.T) {
 	t.Parallel()
-	s := New(fakekube.New(nil).Client, nil, nil, testCfg, &fakeFetcher{files: webhookBundle(t)}, &fakeAPIs{})
+	s := New(fakekube.New(nil).Client, testCfg, &fakeFetcher{files: webhookBundle(t)}, &fakeAPIs{})
 	bd := registryBD("skip")
 	bd.Annotations = map[string]string{rukpakv1alpha2.AnnotationSkipDependencyCheck: "true"}
 	if _, sc, stop := gather(t, s, bd); stop || sc.Failure != nil || s.deps.Waiting(bd.Name) {
@@ -144,7 +141,7 @@ func TestGatherSkipsTheDependencyCheckWhenAsked(t *testing.T) {
 // APIService of another group cost nothing.
 func TestDependentsOf_OnlyWhatCanMeetTheWait(t *testing.T) {
 	t.Parallel()
-	d := newDependencies(nil, nil, nil, testCfg, nil)
+	d := newDependencies(nil, testCfg, nil)
 	d.set("needs-argo", waitOf([]convert.Unmet{{Dependency: convert.Dependency{Type: convert.DependencyGVK, GVK: argoApplication}}}))
 	d.set("needs-etcd", waitOf([]convert.Unmet{{Dependency: convert.Dependency{Type: convert.DependencyPackage, Package: "etcd"}}}))
 	d.set("needs-label", waitOf([]convert.Unmet{{Dependency: convert.Dependency{Type: convert.DependencyLabel}}}))
@@ -173,99 +170,5 @@ func TestDependentsOf_OnlyWhatCanMeetTheWait(t *testing.T) {
 	d.Forget("needs-label")
 	if got := dependentsOf(s, appOf("prometheus")); got != nil {
 		t.Errorf("after Forget: an App of another package woke %v", got)
-	}
-}
-
-// A change of a catalog Package wakes the catalog bundles of the
-// namespaces that see it (its own; every namespace for one of the global
-// packaging namespace) that wait for what it may offer (its package, an
-// API of a group it provides), and nothing else: a Package of another
-// namespace or package, a bundle that is no catalog bundle, a Package of
-// no catalog.
-func TestDependentsOfPackage(t *testing.T) {
-	t.Parallel()
-	d := newDependencies(nil, nil, packagingapi.NewPackages(nil, nil, "global"), testCfg, nil)
-	catalogWait := func(self string, unmet ...convert.Dependency) *waitFor {
-		var u []convert.Unmet
-		for _, dep := range unmet {
-			u = append(u, convert.Unmet{Dependency: dep})
-		}
-		w := waitOf(u)
-		w.self = self
-		return w
-	}
-	d.set("needs-etcd.ops", catalogWait("ops/a", convert.Dependency{Type: convert.DependencyPackage, Package: "etcd"}))
-	d.set("needs-argo.ops", catalogWait("ops/b", convert.Dependency{Type: convert.DependencyGVK, GVK: argoApplication}))
-	d.set("needs-etcd.dev", catalogWait("dev/a", convert.Dependency{Type: convert.DependencyPackage, Package: "etcd"}))
-	d.set("needs-etcd-not-catalog", waitOf([]convert.Unmet{{Dependency: convert.Dependency{Type: convert.DependencyPackage, Package: "etcd"}}}))
-	pkg := func(ns, name string, provides ...schema.GroupVersionKind) client.Object {
-		e := catalog.Entry{Package: name, Channel: "stable", Bundle: name + ".v1.0.0", Version: "1.0.0", RefName: "stable." + name}
-		a := e.Annotations()
-		a[catalog.AnnotationProvides] = catalog.ProvidesValue(provides)
-		m := packagingapi.CatalogPackage()
-		m.Namespace, m.Name, m.Labels, m.Annotations = ns, e.RefName+".1.0.0", map[string]string{catalog.LabelPackage: name}, a
-		return m
-	}
-	s := &Store{deps: d}
-	for _, c := range []struct {
-		name  string
-		event client.Object
-		want  []string
-	}{
-		{"its package", pkg("ops", "etcd"), []string{"needs-etcd.ops"}},
-		{"its package in another namespace", pkg("dev", "etcd"), []string{"needs-etcd.dev"}},
-		{"a package that provides its API", pkg("ops", "argocd", argoApplication), []string{"needs-argo.ops"}},
-		{"another package", pkg("ops", "prometheus", schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "Prometheus"}), nil},
-		{"a namespace nobody waits in", pkg("other", "etcd"), nil},
-		{"its package in the global packaging namespace", pkg("global", "etcd"), []string{"needs-etcd.dev", "needs-etcd.ops"}},
-		{"its API in the global packaging namespace", pkg("global", "argocd", argoApplication), []string{"needs-argo.ops"}},
-		{"a Package of no catalog", &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "etcd.example.com.1.0.0"}}, nil},
-	} {
-		var got []string
-		for _, r := range s.DependentsOfPackage(context.Background(), c.event) {
-			got = append(got, r.Name)
-		}
-		slices.Sort(got)
-		if !cmp.Equal(got, c.want) {
-			t.Errorf("%s woke %v, want %v", c.name, got, c.want)
-		}
-	}
-}
-
-// A catalog bundle that keeps waiting is looked at again later each time,
-// up to a cap; one that stopped waiting starts again from the first delay.
-func TestCatalogLookAgainBacksOff(t *testing.T) {
-	t.Parallel()
-	d := newDependencies(nil, nil, nil, testCfg, nil)
-	var got []time.Duration
-	for range 9 {
-		got = append(got, catalogLookAgain(d.set("dependent", &waitFor{})))
-	}
-	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 320 * time.Second,
-		10 * time.Minute, 10 * time.Minute, 10 * time.Minute}
-	if !cmp.Equal(got, want) {
-		t.Errorf("looks again after %v, want %v", got, want)
-	}
-	d.Forget("dependent")
-	if after := catalogLookAgain(d.set("dependent", &waitFor{})); after != catalogLookFirst {
-		t.Errorf("waiting again: looks after %v, want %v", after, catalogLookFirst)
-	}
-}
-
-// Two catalog bundles whose PackageInstalls need each other: the waiting
-// set knows the first waits for the second, so the second goes first.
-func TestWaitsOnNamesTheCycle(t *testing.T) {
-	t.Parallel()
-	d := newDependencies(nil, nil, nil, testCfg, nil)
-	d.set("a.ops", &waitFor{self: "ops/a", installs: map[string]bool{"ops/b": true}})
-	if !d.waitsOn("ops/a", "ops/b") {
-		t.Error("a waits for b, and waitsOn does not say so")
-	}
-	if d.waitsOn("ops/b", "ops/a") || d.waitsOn("ops/a", "ops/c") {
-		t.Error("waitsOn says a wait nobody has")
-	}
-	d.Forget("a.ops")
-	if d.waitsOn("ops/a", "ops/b") {
-		t.Error("a forgotten wait is still a wait")
 	}
 }

@@ -6,22 +6,14 @@
 // restart) and, for registry+v1 bundles, checked against the dependencies
 // the bundle declares (with the set of BundleDeployments waiting for them,
 // each with the API groups and packages it waits for: a CRD, an
-// APIService or an App (DependentsOf), a catalog Package (DependentsOfPackage), to only the ones
-// it may meet);
-// a catalog bundle's unmet dependencies are met from its catalog, as
-// PackageInstalls of their own (catalogdeps.go), the catalog's Packages
-// read as kapp-controller shows them to the namespace, the global packaging
-// namespace's included (packagingapi.Packages, from a cache of their
-// metadata), which a catalog install's channel is read from too
-// (channel.go: what its UpgradeAvailable condition says and what a walk
-// follows). The content of one
-// generation is keyed by the catalog step it installs too, since a walk
-// along a channel installs several bundles with one generation.
+// APIService or an App (DependentsOf), to only the ones it may meet);
+// its Unmet is what the OperatorInstall controller checks a catalog
+// bundle's requirements with, before it installs them from the catalog.
 //
 // It owns the content cache, the waiting set and the backoff of the
 // fetches that failed (fetch.Backoff); the image digests are the fetcher's
 // (fetch.DigestCache, handed to SourceFetcher). Forget drops what it
 // remembers of one BundleDeployment. Offline, the modes, the Bundle
 // controller (adapter/controllers/bundle) and package adapter import it; the BundleDeployment reconciler
-// knows it only through its DependencyWaits and Channels seams.
+// knows it only through its DependencyWaits seam.
 package store

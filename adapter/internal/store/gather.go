@@ -38,9 +38,8 @@ func (s *Store) Gather(ctx context.Context, sc *scope.Scope) (f Fetched, o scope
 	if f.Bundle != nil {
 		facts.Notes = f.Bundle.Notes
 	}
-	if wait, lookAgain, err := s.deps.check(ctx, bd, f); err != nil || wait != nil {
+	if wait, err := s.deps.check(ctx, bd, f); err != nil || wait != nil {
 		o.Failure, o.Err = wait, err
-		o.Timer = scope.Earliest(o.Timer, lookAgain)
 		return f, o, true
 	}
 	return f, o, false

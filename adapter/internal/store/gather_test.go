@@ -70,7 +70,7 @@ func TestGatherRecoversAfterARestart(t *testing.T) {
 
 	k.Reset()
 	fetcher := &fakeFetcher{files: plainFiles("one")}
-	restarted := New(k.Client, nil, nil, testCfg, fetcher, &fakeAPIs{})
+	restarted := New(k.Client, testCfg, fetcher, &fakeAPIs{})
 	after, sc, stop := gather(t, restarted, bd)
 	if n, _ := fetcher.counts(); n != 0 {
 		t.Errorf("the restarted adapter fetched %d times", n)
@@ -86,7 +86,7 @@ func TestGatherRecoversAfterARestart(t *testing.T) {
 	// The App describes generation 1 only.
 	next := bd.DeepCopy()
 	next.Generation = 2
-	if _, _, _ = gather(t, New(k.Client, nil, nil, testCfg, fetcher, &fakeAPIs{}), next); fetcher.fetches != 1 {
+	if _, _, _ = gather(t, New(k.Client, testCfg, fetcher, &fakeAPIs{}), next); fetcher.fetches != 1 {
 		t.Errorf("generation 2 after a restart: %d fetches, want 1", fetcher.fetches)
 	}
 }
@@ -100,7 +100,7 @@ func TestGatherDoesNotRecoverWithoutTheContentSecrets(t *testing.T) {
 	deleteSecret(t, k, before.Secrets[0].Name)
 
 	fetcher := &fakeFetcher{files: plainFiles("one")}
-	after, _, _ := gather(t, New(k.Client, nil, nil, testCfg, fetcher, &fakeAPIs{}), bd)
+	after, _, _ := gather(t, New(k.Client, testCfg, fetcher, &fakeAPIs{}), bd)
 	if fetcher.fetches != 1 || !cmp.Equal(names(after), names(before)) {
 		t.Errorf("%d fetches, secrets %v, want 1 and %v", fetcher.fetches, names(after), names(before))
 	}
@@ -136,7 +136,7 @@ func TestGatherRemembersARefusal(t *testing.T) {
 			t.Parallel()
 			k := fakekube.New(nil)
 			fetcher := &fakeFetcher{files: tt.files, err: tt.err}
-			s := New(k.Client, nil, nil, testCfg, fetcher, &fakeAPIs{})
+			s := New(k.Client, testCfg, fetcher, &fakeAPIs{})
 			bd := plainBD("refused")
 			var next time.Time
 			for i := range 2 {

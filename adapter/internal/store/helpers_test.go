@@ -201,7 +201,7 @@ func names(f Fetched) []string {
 // fetched for bd, with the App it wrote for it.
 func installedBeforeRestart(t *testing.T, k *fakekube.Cluster, bd *rukpakv1alpha2.BundleDeployment) Fetched {
 	t.Helper()
-	f, _, _ := gather(t, New(k.Client, nil, nil, testCfg, &fakeFetcher{files: plainFiles("one")}, &fakeAPIs{}), bd)
+	f, _, _ := gather(t, New(k.Client, testCfg, &fakeFetcher{files: plainFiles("one")}, &fakeAPIs{}), bd)
 	writeApp(t, k.Raw, bd, f)
 	return f
 }
@@ -225,5 +225,5 @@ func writeApp(t *testing.T, c client.Client, bd *rukpakv1alpha2.BundleDeployment
 func storeOf(files fetch.Files) (*fakekube.Cluster, *fakeFetcher, *Store) {
 	k := fakekube.New(nil)
 	fetcher := &fakeFetcher{files: files}
-	return k, fetcher, New(k.Client, nil, nil, testCfg, fetcher, &fakeAPIs{})
+	return k, fetcher, New(k.Client, testCfg, fetcher, &fakeAPIs{})
 }

@@ -37,7 +37,7 @@ func TestPruneDeletesOnlySupersededContent(t *testing.T) {
 		secretIn(systemNS, "a-not-content", translate.OwnerLabels("a")),
 		secretIn("elsewhere", "a-elsewhere", contentOf("a")),
 	)
-	s := New(k.Client, nil, nil, testCfg, &fakeFetcher{}, &fakeAPIs{})
+	s := New(k.Client, testCfg, &fakeFetcher{}, &fakeAPIs{})
 	current := &translate.Packed{Secrets: []translate.ContentSecret{{Name: "a-current", Dir: "."}}}
 
 	if err := s.Prune(ctx, systemNS, "a", current); err != nil {

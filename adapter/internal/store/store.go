@@ -8,7 +8,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/fetch"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/packagingapi"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 )
 
@@ -22,20 +21,21 @@ type Store struct {
 	fetcher Fetcher
 	cache   contentCache
 	deps    *Dependencies
-	// packages reads catalogs' Packages as kapp-controller shows them.
-	packages *packagingapi.Packages
 	// retries holds back the fetch of a source that failed until its
 	// backoff has passed.
 	retries fetch.Backoff
 }
 
 // New is a Store that reads and writes through c (the informer cache for
-// reads), fetches with fetcher, answers olm.gvk dependencies with apis,
-// reads catalogs' Packages through packages and a catalog namespace's
-// PackageInstalls through direct (the API server).
-func New(c client.Client, direct client.Reader, packages *packagingapi.Packages, cfg translate.Config, fetcher Fetcher, apis APIs) *Store {
-	return &Store{client: c, cfg: cfg, fetcher: fetcher, cache: newContentCache(), deps: newDependencies(c, direct, packages, cfg, apis), packages: packages}
+// reads), fetches with fetcher and answers olm.gvk dependencies with apis.
+func New(c client.Client, cfg translate.Config, fetcher Fetcher, apis APIs) *Store {
+	return &Store{client: c, cfg: cfg, fetcher: fetcher, cache: newContentCache(), deps: newDependencies(c, cfg, apis)}
 }
+
+// Dependencies checks bundles' declared dependencies against the cluster,
+// for what installs catalog bundles' dependencies (the OperatorInstall
+// controller) as for the store's own installs.
+func (s *Store) Dependencies() *Dependencies { return s.deps }
 
 // Fetcher is how the store fetches sources, for what reads a bundle as it
 // is now alongside the store (the take-over).
@@ -56,10 +56,4 @@ func (s *Store) RetryFetchesNow() { s.retries.ForgetAll() }
 // DependentsOf maps any event to the BundleDeployments waiting for a dependency.
 func (s *Store) DependentsOf(ctx context.Context, o client.Object) []reconcile.Request {
 	return s.deps.DependentsOf(ctx, o)
-}
-
-// DependentsOfPackage maps a change of a catalog Package's metadata to the
-// catalog bundles waiting for what it may offer.
-func (s *Store) DependentsOfPackage(ctx context.Context, o client.Object) []reconcile.Request {
-	return s.deps.DependentsOfPackage(ctx, o)
 }

@@ -186,8 +186,13 @@ func (k checker) crds(ctx context.Context) []CheckResult {
 			out = append(out, ok("CRDs", "BundleDeployment serves v1alpha1 and v1alpha2, stores v1alpha2"))
 		}
 	}
-	if err := k.c.Get(ctx, client.ObjectKey{Name: "operatorcatalogs.catalogs.rukpak-kapp.dev"}, &apiextensionsv1.CustomResourceDefinition{}); apierrors.IsNotFound(err) {
-		out = append(out, warn("catalog API", "the OperatorCatalog CRD (config/catalogs) is not installed: catalog images are not followed", applyReleaseFix))
+	for _, c := range []struct{ name, kind, without string }{
+		{"operatorcatalogs.catalogs.rukpak-kapp.dev", "OperatorCatalog", "catalog images are not followed"},
+		{"operatorinstalls.catalogs.rukpak-kapp.dev", "OperatorInstall", "catalog Packages install nothing (their template makes an OperatorInstall)"},
+	} {
+		if err := k.c.Get(ctx, client.ObjectKey{Name: c.name}, &apiextensionsv1.CustomResourceDefinition{}); apierrors.IsNotFound(err) {
+			out = append(out, warn("catalog API", fmt.Sprintf("the %s CRD (config/catalogs) is not installed: %s", c.kind, c.without), applyReleaseFix))
+		}
 	}
 	return out
 }
