@@ -47,8 +47,10 @@ var _ = Describe("the install manifests in config/", func() {
 			Expect(u.GetName()).NotTo(Equal("kapp-controller-config"))
 		}
 		Expect(kinds).To(HaveKeyWithValue("Deployment", 1))
-		// rukpak's BundleDeployment and Bundle, and rukpak-kapp's OperatorCatalog.
-		Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 3))
+		// rukpak's BundleDeployment and Bundle, and rukpak-kapp's OperatorCatalog
+		// and OperatorInstall.
+		Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 4))
+		Expect(kinds).To(HaveKeyWithValue("ValidatingAdmissionPolicy", 1))
 		Expect(kinds).To(HaveKeyWithValue("ValidatingWebhookConfiguration", 1))
 		Expect(kinds).To(HaveKeyWithValue("Service", 1))
 	})

@@ -126,5 +126,20 @@ var _ = Describe("template steps that do not finish", func() {
 		app, err := getApp(ctx, "yaml-bomb-memory")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(app.Status.ConsecutiveReconcileFailures).To(BeNumerically(">=", 1))
+
+		By("deleting it, which waits for a retry's template step under way")
+		// kapp-controller retries the failed App with backoff, and each
+		// retry is ytt filling the sidecar's memory again, which it cannot
+		// cancel: the App's delete comes after that step, as long as the
+		// first took. So the wait is for the step's end, then for the delete.
+		app, err = getApp(ctx, "yaml-bomb-memory")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(app.Status.Template).NotTo(BeNil())
+		last := app.Status.Template.UpdatedAt.Time
+		Expect(env.Client.Delete(ctx, mustBD(ctx, "yaml-bomb-memory"))).To(Succeed())
+		Eventually(templateStepEnded(ctx, "yaml-bomb-memory", last)).WithTimeout(templateStepCap).Should(BeTrue(), "the template step under way at the delete did not end")
+		Eventually(func() bool {
+			return apierrors.IsNotFound(env.Client.Get(ctx, objKey("", "yaml-bomb-memory"), &rukpakv1alpha2.BundleDeployment{}))
+		}).WithTimeout(time.Minute).Should(BeTrue(), "gone within a minute of the template step's end")
 	})
 })

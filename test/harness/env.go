@@ -60,8 +60,8 @@ type Options struct {
 	// AuditLog makes the API server log every request's metadata (user,
 	// user agent, verb) to ControlPlane.AuditLog, for cost measurements.
 	AuditLog bool
-	// CatalogsLater leaves the OperatorCatalog CRD (config/catalogs) out
-	// of the start: InstallCatalogsAPI installs it while the adapter runs.
+	// CatalogsLater leaves the catalog CRDs (config/catalogs) out
+	// of the start: InstallCatalogsAPI installs them while the adapter runs.
 	CatalogsLater bool
 	// AdapterArgs go after the adapter's default flags, so they win.
 	AdapterArgs []string
@@ -279,7 +279,7 @@ func (e *Env) start(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// InstallCatalogsAPI installs the OperatorCatalog CRD (config/catalogs) and
+// InstallCatalogsAPI installs the catalog CRDs and roles (config/catalogs) and
 // waits until it is served.
 func (e *Env) InstallCatalogsAPI(ctx context.Context) error {
 	catalogs, err := e.Kustomize(ctx, "config/catalogs")

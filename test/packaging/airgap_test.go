@@ -94,7 +94,7 @@ var _ = Describe("a package repository relocated with imgpkg copy", func() {
 			g.Expect(installedAt(bd)).To(BeTrue(), "%+v", bd.Status.Conditions)
 		}).WithContext(ctx).Should(Succeed())
 		Expect(bd.Spec.Source.Image.Ref).To(Equal(mirror + "@" + digests["bundle 0.1.3"]))
-		steps, err := upgradeSteps(ctx, "headscale."+ns)
+		steps, err := upgradeSteps(ctx, ns, "headscale")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(strings.Join(steps, "\n")).To(ContainSubstring("0.1.2"), "the walk installed 0.1.2 on its way")
 		expectRunsFrom(ctx, mirror+"@"+digests["operator 0.1.3"], mirror+"@"+digests["operand"])

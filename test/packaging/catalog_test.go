@@ -30,7 +30,6 @@ import (
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
-	"github.com/rukpak-kapp/rukpak-kapp/adapter/status"
 	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -47,6 +46,7 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		const ns, install, installNS = "catalog-test", "prom", "catalog-prom-op"
 		ref := "beta.prometheus." + catalog.DefaultDomain
 		bdName := install + "." + ns
+		catalogsAPI(ctx)
 		createNamespace(ctx, ns)
 
 		By("relocating the catalog's bundle images to the test registry, as a mirror would, and pushing it as a package repository")
@@ -96,13 +96,13 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		Expect(installedAt(bd)).To(BeTrue(), "the PackageInstall succeeded only once the adapter installed the BundleDeployment: %+v", bd.Status.Conditions)
 		before := catalogUIDs(ctx, bdName, installNS)
 
-		By("the pinned install says what its channel offers: kubectl get bundledeployment, an Event on the PackageInstall, the adapter's gauge")
+		By("the pinned install says what its channel offers: kubectl get operatorinstall, an Event on the PackageInstall, the adapter's gauge")
 		offered := "Channel beta offers 2.0.0 beyond 1.0.0, the version installed, along 1.0.0 → 1.0.1 → 1.2.0 → 2.0.0. " +
 			"See what each hop changes with: rukpak-kapp upgrade plan " + install + " -n " + ns + " --to 2.0.0; " +
 			"install it with: kctrl package installed update -n " + ns + " -i " + install + " --version 2.0.0"
-		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(Equal("True UpgradeAvailable " + offered))
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(ns, install).Should(Equal("True UpgradeAvailable " + offered))
 		Eventually(noticesOn).WithContext(ctx).WithArguments(ns, install).Should(Equal([]string{offered}))
-		gauge := `bundledeployment="` + bdName + `"`
+		gauge := `operatorinstall="` + install + `"`
 		Eventually(adapterMetric).WithContext(ctx).WithArguments("rukpak_kapp_catalog_upgrade_available", gauge).Should(Equal(1.0))
 
 		By("kctrl package installed update -i prom --values-file (watchNamespaces: its own namespace, then another): OwnNamespace, then SingleNamespace")
@@ -132,20 +132,21 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(bd.Spec.Source.Image.Ref).To(Equal(env.Registry.Host+"/catalog/prometheus-operator@"+head.Digest.String()), "kbld pinned the bundle to the digest the push locked")
 		Expect(installedAt(bd)).To(BeTrue(), "the PackageInstall succeeded only once the walk ended: %+v", bd.Status.Conditions)
-		Expect(meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled).Message).To(
+		Expect(installIsInstalled(ctx, ns, install)).To(BeTrue(), "%+v", operatorInstall(ctx, ns, install).Status.Conditions)
+		Expect(installCondition(ctx, ns, install, catalogsv1alpha1.TypeInstalled).Message).To(
 			ContainSubstring("upgraded along channel beta one edge at a time: 1.0.0 → 1.0.1 → 1.2.0 → 2.0.0"))
-		Expect(meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeProgressing)).To(BeNil(), "the walk ended")
-		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(Equal("False AtChannelHead 2.0.0, the version installed, is the head of channel beta"))
+		Expect(installCondition(ctx, ns, install, catalogsv1alpha1.TypeProgressing)).To(BeNil(), "the walk ended")
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(ns, install).Should(Equal("False AtChannelHead 2.0.0, the version installed, is the head of channel beta"))
 		Eventually(adapterMetric).WithContext(ctx).WithArguments("rukpak_kapp_catalog_upgrade_available", gauge).Should(Equal(0.0))
 		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before), "each step upgrades in place: nothing recreated")
-		Eventually(upgradeSteps).WithContext(ctx).WithArguments(bdName).Should(Equal([]string{
+		Eventually(upgradeSteps).WithContext(ctx).WithArguments(ns, install).Should(Equal([]string{
 			"Upgrading along channel beta (1.0.0 → 1.0.1 → 1.2.0 → 2.0.0): installing 1.0.1, step 1 of 3",
 			"Upgrading along channel beta (1.0.0 → 1.0.1 → 1.2.0 → 2.0.0): installing 1.2.0, step 2 of 3",
 			"Upgrading along channel beta (1.0.0 → 1.0.1 → 1.2.0 → 2.0.0): installing 2.0.0, step 3 of 3",
 		}), "each step is recorded, in order")
 		upgraded := bd.Generation
 
-		By("kubectl annotate packageinstall prom packaging.carvel.dev/downgradable=\"\"; kctrl package installed update -i prom --version 1.0.1: no path leads back, refused before anything changes")
+		By("kubectl annotate packageinstall prom packaging.carvel.dev/downgradable=\"\"; kctrl package installed update -i prom --version 1.0.1: no path leads back, refused, nothing changed")
 		pi := &packagingv1alpha1.PackageInstall{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: install}, pi)).To(Succeed())
 		patch := client.MergeFrom(pi.DeepCopy())
@@ -157,7 +158,7 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		Expect(err).To(HaveOccurred())
 		// kapp wraps long lines of the API server's answer.
 		Expect(strings.Join(strings.Fields(err.Error()), " ")).To(And(
-			ContainSubstring(`admission webhook "catalog-upgrade.core.rukpak.io" denied the request`),
+			ContainSubstring("Installed == False: UpgradeRefused"),
 			ContainSubstring("version 2.0.0 is installed and 1.0.1 was asked for"),
 			ContainSubstring("does not reach from 2.0.0, in one edge or along a path of its published versions"),
 			ContainSubstring("set the value upgradeConstraintPolicy: SelfCertified")))
@@ -166,22 +167,23 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "prometheus-operator.2.0.0"))
 		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before))
 
-		By("kubectl edit bundledeployment: the image moved by hand, off the channel's graph, is refused as well")
+		By("kubectl edit bundledeployment: its image moved by hand is refused: the OperatorInstall writes it")
 		edited := bd.DeepCopy()
 		edited.Spec.Source.Image.Ref = env.Registry.Host + "/catalog/prometheus-operator:v1.0.1"
-		editErr := env.Client.Update(ctx, edited)
+		editErr := env.Client.Update(ctx, edited, client.FieldOwner("kubectl-edit"))
 		Expect(editErr).To(HaveOccurred())
-		Expect(editErr.Error()).To(And(ContainSubstring(`admission webhook "catalog-upgrade.core.rukpak.io" denied the request`),
-			ContainSubstring("its image changes only with a move along the channel")))
-		By("kubectl edit bundledeployment: the entry and the image moved together by hand, to an image the entry's Package does not name, is refused")
+		Expect(editErr.Error()).To(And(ContainSubstring(`admission webhook "operatorinstall-ownership.core.rukpak.io" denied the request`),
+			ContainSubstring("BundleDeployment "+bdName+" is written by OperatorInstall "+ns+"/"+install+": its bundle, its catalog entry and its values change through it"),
+			ContainSubstring("kctrl package installed update -n "+ns+" -i "+install)))
+		By("kubectl annotate bundledeployment: the catalog entry it names changed by hand is refused as well")
 		edited = bd.DeepCopy()
 		edited.Annotations[catalog.AnnotationBundle], edited.Annotations[catalog.AnnotationVersion] = "prometheus-operator.1.0.1", "1.0.1"
-		edited.Spec.Source.Image.Ref = env.Registry.Host + "/elsewhere/prometheus-operator:v2.0.0"
-		editErr = env.Client.Update(ctx, edited)
+		editErr = env.Client.Update(ctx, edited, client.FieldOwner("kubectl-annotate"))
 		Expect(editErr).To(HaveOccurred())
-		Expect(editErr.Error()).To(ContainSubstring("but the catalog's Package of that bundle installs " + env.Registry.Host + "/catalog/prometheus-operator:v1.0.1"))
+		Expect(editErr.Error()).To(ContainSubstring(`admission webhook "operatorinstall-ownership.core.rukpak.io" denied the request`))
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
 		Expect(bd.Generation).To(Equal(upgraded))
+		Expect(installedVersion(ctx, ns, install)).To(Equal("2.0.0"))
 
 		By("kctrl package installed update -i prom --version 2.0.0: pinned to what is installed")
 		Expect(kctrl(ctx, func(ctx context.Context) error {
@@ -209,7 +211,7 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 		// would bring it within this bound.
 		offered = "Channel beta offers 2.1.0 beyond 2.0.0, the version installed. See what each hop changes with: rukpak-kapp upgrade plan " + install + " -n " + ns +
 			" --to 2.1.0; install it with: kctrl package installed update -n " + ns + " -i " + install + " --version 2.1.0"
-		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).WithTimeout(15 * time.Second).Should(Equal("True UpgradeAvailable " + offered))
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(ns, install).WithTimeout(15 * time.Second).Should(Equal("True UpgradeAvailable " + offered))
 		Eventually(noticesOn).WithContext(ctx).WithArguments(ns, install).Should(ContainElement(offered))
 		Eventually(adapterMetric).WithContext(ctx).WithArguments("rukpak_kapp_catalog_upgrade_available", gauge).Should(Equal(1.0))
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
@@ -225,9 +227,9 @@ var _ = Describe("an OLM catalog as Carvel packages", func() {
 			g.Expect(installedAt(bd)).To(BeTrue(), "%+v", bd.Status.Conditions)
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
 		Expect(catalogUIDs(ctx, bdName, installNS)).To(Equal(before))
-		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(Equal("False AtChannelHead 2.1.0, the version installed, is the head of channel beta"))
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(ns, install).Should(Equal("False AtChannelHead 2.1.0, the version installed, is the head of channel beta"))
 
-		By("kctrl package installed delete -i prom: the BundleDeployment and what it installed go; the namespace stays")
+		By("kctrl package installed delete -i prom: the OperatorInstall, its BundleDeployment and what it installed go; the namespace stays")
 		Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, install)).To(Succeed())
 		Eventually(func() bool {
 			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, &rukpakv1alpha2.BundleDeployment{}))
@@ -389,38 +391,6 @@ func nextCatalog(ctx context.Context, dir string) string {
 	return out
 }
 
-// upgradeSteps are the notes of the UpgradeStep Events recorded about the
-// BundleDeployment name, oldest first. The adapter sends Events in the
-// background, so callers poll it.
-func upgradeSteps(ctx context.Context, name string) ([]string, error) {
-	list := &eventsv1.EventList{}
-	if err := env.Client.List(ctx, list); err != nil {
-		return nil, err
-	}
-	slices.SortFunc(list.Items, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
-	var out []string
-	for _, e := range list.Items {
-		if e.Regarding.Name == name && e.Reason == status.ReasonUpgradeStep {
-			out = append(out, e.Note)
-		}
-	}
-	return out, nil
-}
-
-// upgradeNotice is the BundleDeployment's UpgradeAvailable condition:
-// its status, reason and message.
-func upgradeNotice(ctx context.Context, name string) (string, error) {
-	bd := &rukpakv1alpha2.BundleDeployment{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, bd); err != nil {
-		return "", err
-	}
-	c := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeUpgradeAvailable)
-	if c == nil {
-		return "", nil
-	}
-	return string(c.Status) + " " + c.Reason + " " + c.Message, nil
-}
-
 // noticesOn are the notes of the UpgradeAvailable Events regarding the
 // PackageInstall ns/name, oldest first (what kubectl describe lists).
 func noticesOn(ctx context.Context, ns, name string) ([]string, error) {
@@ -431,7 +401,7 @@ func noticesOn(ctx context.Context, ns, name string) ([]string, error) {
 	slices.SortFunc(list.Items, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
 	var out []string
 	for _, e := range list.Items {
-		if e.Regarding.Kind == "PackageInstall" && e.Regarding.Name == name && e.Reason == rukpakv1alpha2.ReasonUpgradeAvailable {
+		if e.Regarding.Kind == "PackageInstall" && e.Regarding.Name == name && e.Reason == catalogsv1alpha1.ReasonUpgradeAvailable {
 			out = append(out, e.Note)
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
@@ -102,14 +103,14 @@ var _ = Describe("dependencies from the catalog", func() {
 			Expect(client.IgnoreNotFound(env.Client.Delete(ctx, providerPkg))).To(Succeed())
 		})
 		Eventually(func(g Gomega) {
-			bd := &rukpakv1alpha2.BundleDeployment{}
-			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "widgets." + ns}, bd)).To(Succeed())
-			c := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
+			c := installCondition(ctx, ns, "widgets", catalogsv1alpha1.TypeInstalled)
 			g.Expect(c).NotTo(BeNil())
 			// It installs it, then waits for it.
 			g.Expect(c.Message).To(Or(ContainSubstring("installing widgets-provider 1.0.0 from the catalog as PackageInstall "+ns+"/widgets-provider"),
 				ContainSubstring("waiting for PackageInstall "+ns+"/widgets-provider to install widgets-provider")))
 		}).WithContext(ctx).Should(Succeed())
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: "widgets." + ns}, &rukpakv1alpha2.BundleDeployment{}))).To(BeTrue(),
+			"nothing is written for the bundle before its dependencies are installed")
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "widgets-provider"}, &packagingv1alpha1.PackageInstall{})).To(Succeed())
 		Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, "widgets")).To(Succeed())
 
@@ -190,15 +191,19 @@ func pushDepsCatalog(ctx context.Context) string {
 		Expect(os.WriteFile(filepath.Join(dir, "metadata", "dependencies.yaml"), []byte("dependencies:\n"+deps), 0o644)).To(Succeed())
 		return dir
 	}
+	// The catalog says what each bundle's dependencies.yaml says, as opm
+	// renders it: olm.package.required and olm.gvk.required properties.
 	bundles := []struct {
 		pkg, version, dir string
 		props             []property.Property
 	}{
 		{"aws-efs-operator", "0.0.8", requiring("aws-efs-operator/0.0.8", "- type: olm.package\n  value: {packageName: headscale-operator, version: '>=0.1.0'}\n"),
-			[]property.Property{property.MustBuildGVK("aws-efs.managed.openshift.io", "v1alpha1", "SharedVolume")}},
+			[]property.Property{property.MustBuildGVK("aws-efs.managed.openshift.io", "v1alpha1", "SharedVolume"), property.MustBuildPackageRequired("headscale-operator", ">=0.1.0")}},
 		{"headscale-operator", "0.1.1", filepath.Join(corpus, "headscale-operator", "0.1.1"), nil},
-		{"ruptura-operator", "0.9.1", requiring("ruptura-operator/0.9.1", "- type: olm.package\n  value: {packageName: aws-efs-operator, version: '>=0.0.1'}\n"), nil},
-		{"needs-widgets", "1.0.0", requiring("ruptura-operator/0.9.1", "- type: olm.gvk\n  value: {group: example.com, version: v1, kind: Widget}\n"), nil},
+		{"ruptura-operator", "0.9.1", requiring("ruptura-operator/0.9.1", "- type: olm.package\n  value: {packageName: aws-efs-operator, version: '>=0.0.1'}\n"),
+			[]property.Property{property.MustBuildPackageRequired("aws-efs-operator", ">=0.0.1")}},
+		{"needs-widgets", "1.0.0", requiring("ruptura-operator/0.9.1", "- type: olm.gvk\n  value: {group: example.com, version: v1, kind: Widget}\n"),
+			[]property.Property{property.MustBuildGVKRequired("example.com", "v1", "Widget")}},
 	}
 	var cfg declcfg.DeclarativeConfig
 	for _, b := range bundles {

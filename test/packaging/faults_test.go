@@ -15,6 +15,7 @@ import (
 	packagingv1alpha1 "carvel.dev/kapp-controller/pkg/apis/packaging/v1alpha1"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
@@ -34,7 +35,7 @@ var _ = Describe("faults in the middle of a catalog install", func() {
 		Expect(harness.KctrlInstalledUpdateNoWait(ctx, env.ControlPlane.Config, ns, install, "2.0.0")).To(Succeed())
 		step := func(n string) func() ([]string, error) {
 			return func() ([]string, error) {
-				steps, err := upgradeSteps(ctx, bdName)
+				steps, err := upgradeSteps(ctx, ns, install)
 				return slices.DeleteFunc(steps, func(s string) bool { return !strings.Contains(s, "step "+n+" of 3") }), err
 			}
 		}
@@ -54,6 +55,7 @@ var _ = Describe("faults in the middle of a catalog install", func() {
 			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
 			g.Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v2.0.0"))
 			g.Expect(installedAt(bd)).To(BeTrue(), "%+v", bd.Status.Conditions)
+			g.Expect(installIsInstalled(ctx, ns, install)).To(BeTrue())
 			g.Expect(reconciled(ctx, ns, install)).To(BeTrue())
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
 		pi := &packagingv1alpha1.PackageInstall{}
@@ -64,7 +66,7 @@ var _ = Describe("faults in the middle of a catalog install", func() {
 
 		By("the adapter started again while kapp-controller is stopped: the channel cannot be read, and the notice it wrote stands")
 		const atHead = "False AtChannelHead 2.0.0, the version installed, is the head of channel stable"
-		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(Equal(atHead))
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(ns, install).Should(Equal(atHead))
 		env.StopKappController()
 		DeferCleanup(func(ctx context.Context) {
 			if env.KappController == nil {
@@ -74,15 +76,16 @@ var _ = Describe("faults in the middle of a catalog install", func() {
 		env.Adapter.Kill()
 		Expect(env.Adapter.Start(ctx)).To(Succeed())
 		// The gauge is set from the status the new adapter computed: once
-		// it shows, the BundleDeployment was looked at without its channel.
-		gauge := `bundledeployment="` + bdName + `"`
+		// it shows, the install was looked at without its channel.
+		gauge := `operatorinstall="` + install + `"`
 		Eventually(adapterMetric).WithContext(ctx).WithArguments("rukpak_kapp_catalog_upgrade_available", gauge).Should(Equal(0.0))
-		Expect(adapterMetric(ctx, "rukpak_kapp_api_served", `api="kapp-controller's packaging API"`)).To(Equal(0.0), "the channel was not readable")
-		Expect(upgradeNotice(ctx, bdName)).To(Equal(atHead))
+		Expect(adapterMetric(ctx, "rukpak_kapp_api_served", `api="the catalog APIs"`)).To(Equal(0.0), "the channel was not readable")
+		Expect(upgradeNotice(ctx, ns, install)).To(Equal(atHead))
+		Expect(installIsInstalled(ctx, ns, install)).To(BeTrue(), "what runs stays said")
 		By("kapp-controller back: the channel read again, the notice the same")
 		Expect(env.StartKappControllerAgain(ctx)).To(Succeed())
-		Eventually(adapterMetric).WithContext(ctx).WithArguments("rukpak_kapp_api_served", `api="kapp-controller's packaging API"`).Should(Equal(1.0))
-		Expect(upgradeNotice(ctx, bdName)).To(Equal(atHead))
+		Eventually(adapterMetric).WithContext(ctx).WithArguments("rukpak_kapp_api_served", `api="the catalog APIs"`).Should(Equal(1.0))
+		Expect(upgradeNotice(ctx, ns, install)).To(Equal(atHead))
 	}, SpecTimeout(8*time.Minute))
 
 	It("converges when the adapter is killed and kapp-controller stopped in the middle of a dependency install: each dependency installed once", func(ctx context.Context) {
@@ -125,6 +128,7 @@ var _ = Describe("faults in the middle of a catalog install", func() {
 				bd := &rukpakv1alpha2.BundleDeployment{}
 				g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: name + "." + ns}, bd)).To(Succeed())
 				g.Expect(installedAt(bd)).To(BeTrue(), "%s: %+v", name, bd.Status.Conditions)
+				g.Expect(installIsInstalled(ctx, ns, name)).To(BeTrue(), name)
 				g.Expect(reconciled(ctx, ns, name)).To(BeTrue(), name)
 			}
 		}).WithContext(ctx).WithTimeout(4 * time.Minute).Should(Succeed())
@@ -165,8 +169,8 @@ func reconciled(ctx context.Context, ns, name string) bool {
 }
 
 // expectOneEach says the catalog namespace ns holds exactly the
-// PackageInstalls names, and one BundleDeployment and one App of the
-// adapter's for each.
+// PackageInstalls names, and one OperatorInstall, one BundleDeployment and
+// one App of the adapter's for each.
 func expectOneEach(ctx context.Context, ns string, names ...string) {
 	var pis packagingv1alpha1.PackageInstallList
 	ExpectWithOffset(1, env.Client.List(ctx, &pis, client.InNamespace(ns))).To(Succeed())
@@ -175,6 +179,13 @@ func expectOneEach(ctx context.Context, ns string, names ...string) {
 		got = append(got, p.Name)
 	}
 	ExpectWithOffset(1, got).To(ConsistOf(names), "no PackageInstall twice, none left over")
+	var ois catalogsv1alpha1.OperatorInstallList
+	ExpectWithOffset(1, env.Client.List(ctx, &ois, client.InNamespace(ns))).To(Succeed())
+	got = nil
+	for _, o := range ois.Items {
+		got = append(got, o.Name)
+	}
+	ExpectWithOffset(1, got).To(ConsistOf(names), "one OperatorInstall each")
 	var bds rukpakv1alpha2.BundleDeploymentList
 	ExpectWithOffset(1, env.Client.List(ctx, &bds)).To(Succeed())
 	var apps kappctrlv1alpha1.AppList

@@ -13,6 +13,7 @@ import (
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
@@ -60,7 +61,7 @@ var _ = Describe("a catalog in the global packaging namespace", func() {
 			bd := &rukpakv1alpha2.BundleDeployment{}
 			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: headscaleBD}, bd)).To(Succeed())
 			g.Expect(installedAt(bd)).To(BeTrue(), "%+v", bd.Status.Conditions)
-			g.Expect(upgradeNotice(ctx, headscaleBD)).To(HavePrefix("False " + rukpakv1alpha2.ReasonAtChannelHead))
+			g.Expect(upgradeNotice(ctx, ns, "headscale-operator")).To(HavePrefix("False " + catalogsv1alpha1.ReasonAtChannelHead))
 		}).WithContext(ctx).Should(Succeed())
 
 		By("a newer headscale-operator joins the global namespace (kubectl create -n " + harness.PackagingGlobalNamespace + "): the install in " + ns + " hears of it")
@@ -70,19 +71,19 @@ var _ = Describe("a catalog in the global packaging namespace", func() {
 		newer := unpushedPackage(harness.PackagingGlobalNamespace, entry, nil)
 		Expect(env.Client.Create(ctx, newer)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(env.Client.Delete(ctx, newer))).To(Succeed()) })
-		Eventually(func() (string, error) { return upgradeNotice(ctx, headscaleBD) }).WithContext(ctx).
-			Should(And(HavePrefix("True "+rukpakv1alpha2.ReasonUpgradeAvailable), ContainSubstring("0.1.2")))
+		Eventually(func() (string, error) { return upgradeNotice(ctx, ns, "headscale-operator") }).WithContext(ctx).
+			Should(And(HavePrefix("True "+catalogsv1alpha1.ReasonUpgradeAvailable), ContainSubstring("0.1.2")))
 
 		By("kubectl delete the global Package: the notice says the channel's head again")
 		Expect(env.Client.Delete(ctx, newer)).To(Succeed())
-		Eventually(func() (string, error) { return upgradeNotice(ctx, headscaleBD) }).WithContext(ctx).
-			Should(HavePrefix("False " + rukpakv1alpha2.ReasonAtChannelHead))
+		Eventually(func() (string, error) { return upgradeNotice(ctx, ns, "headscale-operator") }).WithContext(ctx).
+			Should(HavePrefix("False " + catalogsv1alpha1.ReasonAtChannelHead))
 
 		By("the Package of the version installed deleted from the global namespace, as a repository update that drops it does: the channel publishes nothing, and the notice says so, with what to do")
 		installed := &datav1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Namespace: harness.PackagingGlobalNamespace, Name: entry.RefName + ".0.1.1"}}
 		Expect(env.Client.Delete(ctx, installed)).To(Succeed())
-		Eventually(func() (string, error) { return upgradeNotice(ctx, headscaleBD) }).WithContext(ctx).
-			Should(And(HavePrefix("False "+rukpakv1alpha2.ReasonNotInChannel), ContainSubstring("publishes no version seen from namespace "+ns),
+		Eventually(func() (string, error) { return upgradeNotice(ctx, ns, "headscale-operator") }).WithContext(ctx).
+			Should(And(HavePrefix("False "+catalogsv1alpha1.ReasonNotInChannel), ContainSubstring("publishes no version seen from namespace "+ns),
 				ContainSubstring("kctrl package available list -n "+ns)))
 		bd := &rukpakv1alpha2.BundleDeployment{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: headscaleBD}, bd)).To(Succeed())

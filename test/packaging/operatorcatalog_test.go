@@ -28,10 +28,11 @@ import (
 
 var installCatalogs sync.Once
 
-// catalogsAPI installs the OperatorCatalog CRD, once, while the adapter
-// runs: the suite's adapter started without it (harness.Options
-// CatalogsLater), so every OperatorCatalog spec shows an API installed
-// after the adapter started is served without a restart.
+// catalogsAPI installs the catalog CRDs (OperatorCatalog, OperatorInstall:
+// config/catalogs), once, while the adapter runs: the suite's adapter
+// started without them (harness.Options CatalogsLater), so every catalog
+// spec shows an API installed after the adapter started is served without
+// a restart.
 func catalogsAPI(ctx context.Context) {
 	installCatalogs.Do(func() {
 		Expect(env.Adapter).NotTo(BeNil())

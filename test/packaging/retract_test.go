@@ -13,6 +13,7 @@ import (
 	datav1alpha1 "carvel.dev/kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
@@ -42,14 +43,14 @@ var _ = Describe("a catalog whose tag moves back", func() {
 			return harness.KctrlPackageInstall(ctx, env.ControlPlane.Config, harness.KctrlInstall{Namespace: ns, Name: install, Package: ref, Version: "2.0.0",
 				Values: []byte("installNamespace: " + installNS + "\n")})
 		})).To(Succeed())
-		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(And(HavePrefix("True "+rukpakv1alpha2.ReasonUpgradeAvailable), ContainSubstring("offers 2.1.0")))
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(ns, install).Should(And(HavePrefix("True "+catalogsv1alpha1.ReasonUpgradeAvailable), ContainSubstring("offers 2.1.0")))
 
 		By("the tag moved back to a catalog without 2.1.0, which nothing installs: withdrawn, so kapp-controller cannot pick it, and the notice says the head again")
 		pushCatalogImage(dir, "catalog/retract:latest")
 		revision = published(ctx, cat, revision)
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(head), head))).To(BeTrue(), "withdrawn before the catalog said Published")
 		Expect(kctrlVersions(ctx, ns, ref)).To(ConsistOf("1.0.0", "1.0.1", "1.2.0", "2.0.0"))
-		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(HavePrefix("False " + rukpakv1alpha2.ReasonAtChannelHead))
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(ns, install).Should(HavePrefix("False " + catalogsv1alpha1.ReasonAtChannelHead))
 
 		By("forward again, and kctrl package installed update -i prom --version 2.1.0")
 		pushCatalogImage(next, "catalog/retract:latest")
@@ -69,7 +70,7 @@ var _ = Describe("a catalog whose tag moves back", func() {
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(head), head)).To(Succeed())
 		Expect(head.Annotations).To(HaveKeyWithValue(catalog.AnnotationRetracted, revision))
 		Expect(kctrlVersions(ctx, ns, ref)).To(ConsistOf("1.0.0", "1.0.1", "1.2.0", "2.0.0", "2.1.0"), "kapp-controller still finds the version installed")
-		Eventually(upgradeNotice).WithContext(ctx).WithArguments(bdName).Should(And(HavePrefix("False "+rukpakv1alpha2.ReasonNotInChannel),
+		Eventually(upgradeNotice).WithContext(ctx).WithArguments(ns, install).Should(And(HavePrefix("False "+catalogsv1alpha1.ReasonNotInChannel),
 			ContainSubstring("no longer publishes 2.1.0, the version installed (it was retracted)")))
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
 		Expect(installedAt(bd)).To(BeTrue(), "the version installed keeps running: %+v", bd.Status.Conditions)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/upgradeplan"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
@@ -76,14 +77,17 @@ var _ = Describe("walking a channel", func() {
 			return harness.KctrlInstalledUpdate(ctx, env.ControlPlane.Config, ns, install, "2.0.0")
 		})
 		Expect(err).To(HaveOccurred(), "kctrl reports the stopped walk")
+		oi := operatorInstall(ctx, ns, install)
+		Expect(oi.Spec.Version).To(Equal("2.0.0"), "the generation asks for 2.0.0")
 		bd := &rukpakv1alpha2.BundleDeployment{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
-		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v2.0.0"), "the generation asks for 2.0.0")
-		installed := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
+		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v1.2.0"), "the BundleDeployment stays at the refused step")
+		installed := meta.FindStatusCondition(oi.Status.Conditions, catalogsv1alpha1.TypeInstalled)
 		Expect(installed).NotTo(BeNil())
 		Expect(installed.Status).To(BeEquivalentTo("False"))
-		Expect(installed.ObservedGeneration).To(Equal(bd.Generation))
-		Expect(installed.Reason).To(Equal(rukpakv1alpha2.ReasonUpgradeFailed))
+		Expect(installed.ObservedGeneration).To(Equal(oi.Generation))
+		Expect(installed.Reason).To(Equal(catalogsv1alpha1.ReasonUpgradeFailed))
+		Expect(oi.Status.Installed).To(HaveField("Version", "1.1.0"))
 		Expect(installed.Message).To(And(
 			ContainSubstring("The upgrade along channel stable (1.0.0 → 1.1.0 → 1.2.0 → 2.0.0) stopped at 1.2.0; 1.1.0 stays installed"),
 			ContainSubstring("failed to validate safety of UPDATE for CRD \""+efsCRD+"\"")))
@@ -92,11 +96,11 @@ var _ = Describe("walking a channel", func() {
 		_, planned, _ := strings.Cut(strings.Join(strings.Fields(refused.Verdict), " "), "): ")
 		Expect(planned).NotTo(BeEmpty())
 		Expect(strings.Join(strings.Fields(installed.Message), " ")).To(ContainSubstring(planned), "the plan said what the walk met")
-		progressing := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeProgressing)
+		progressing := meta.FindStatusCondition(oi.Status.Conditions, catalogsv1alpha1.TypeProgressing)
 		Expect(progressing).NotTo(BeNil())
 		Expect(progressing.Status).To(BeEquivalentTo("False"))
-		Expect(progressing.Reason).To(Equal(rukpakv1alpha2.ReasonUpgradeStopped))
-		Eventually(upgradeSteps).WithContext(ctx).WithArguments(bdName).Should(Equal([]string{
+		Expect(progressing.Reason).To(Equal(catalogsv1alpha1.ReasonUpgradeStopped))
+		Eventually(upgradeSteps).WithContext(ctx).WithArguments(ns, install).Should(Equal([]string{
 			"Upgrading along channel stable (1.0.0 → 1.1.0 → 1.2.0 → 2.0.0): installing 1.1.0, step 1 of 3",
 			"Upgrading along channel stable (1.0.0 → 1.1.0 → 1.2.0 → 2.0.0): installing 1.2.0, step 2 of 3",
 		}), "the walk went no further than the refused step")
@@ -115,6 +119,7 @@ var _ = Describe("walking a channel", func() {
 // uninstalled and its CRD waited for until gone.
 func installEfs(ctx context.Context, ns, install, installNS, pinned string) {
 	ref := "stable.aws-efs-operator." + catalog.DefaultDomain
+	catalogsAPI(ctx)
 	By("kctrl package repository add -r efs --url " + pinned)
 	ExpectWithOffset(1, harness.KctrlRepositoryAdd(ctx, env.ControlPlane.Config, ns, "efs", pinned)).To(Succeed())
 	By("kctrl package install -i " + install + " -p " + ref + " --version 1.0.0")
@@ -122,7 +127,7 @@ func installEfs(ctx context.Context, ns, install, installNS, pinned string) {
 		Expect(harness.KctrlInstalledDelete(ctx, env.ControlPlane.Config, ns, install)).To(Succeed())
 		Eventually(func() bool {
 			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: efsCRD}, &apiextensionsv1.CustomResourceDefinition{}))
-		}).WithContext(ctx).Should(BeTrue(), "the CRD goes with the BundleDeployment")
+		}).WithContext(ctx).Should(BeTrue(), "the CRD goes with the OperatorInstall's BundleDeployment")
 	})
 	ExpectWithOffset(1, kctrl(ctx, func(ctx context.Context) error {
 		return harness.KctrlPackageInstall(ctx, env.ControlPlane.Config, harness.KctrlInstall{Namespace: ns, Name: install, Package: ref, Version: "1.0.0",

@@ -7,15 +7,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	eventsv1 "k8s.io/api/events/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rukpak-kapp/rukpak-kapp/adapter/catalog"
+	catalogsv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/catalogs/v1alpha1"
 	rukpakv1alpha2 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha2"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
@@ -47,22 +44,7 @@ var _ = Describe("walking a channel over a step that is not healthy", func() {
 		createNamespace(ctx, ns)
 
 		By("the console's ConsoleYAMLSample kind served, and granted to the adapter's health role")
-		crd := &apiextensionsv1.CustomResourceDefinition{
-			ObjectMeta: metav1.ObjectMeta{Name: "consoleyamlsamples.console.openshift.io"},
-			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-				Group: "console.openshift.io", Scope: apiextensionsv1.ClusterScoped,
-				Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "consoleyamlsamples", Singular: "consoleyamlsample", Kind: "ConsoleYAMLSample", ListKind: "ConsoleYAMLSampleList"},
-				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-					Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-					Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
-			},
-		}
-		Expect(env.Client.Create(ctx, crd)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(env.Client.Delete(ctx, crd))).To(Succeed()) })
-		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "console-samples-health", Labels: map[string]string{"rukpak-kapp.dev/aggregate-to-health": "true"}},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"console.openshift.io"}, Resources: []string{"consoleyamlsamples"}, Verbs: []string{"list", "watch"}}}}
-		Expect(env.Client.Create(ctx, role)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) { Expect(client.IgnoreNotFound(env.Client.Delete(ctx, role))).To(Succeed()) })
+		consoleSamples(ctx)
 
 		sample := map[string]string{"sample.yaml": consoleSample}
 		installEfs(ctx, ns, install, installNS, pushWalkCatalogWith(ctx, "walk-health", "",
@@ -82,16 +64,16 @@ var _ = Describe("walking a channel over a step that is not healthy", func() {
 			})
 		}()
 		Eventually(func(g Gomega) {
-			bd := &rukpakv1alpha2.BundleDeployment{}
-			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
-			p := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeProgressing)
+			p := installCondition(ctx, ns, install, catalogsv1alpha1.TypeProgressing)
 			g.Expect(p).NotTo(BeNil())
-			g.Expect(p.Reason).To(Equal(rukpakv1alpha2.ReasonUpgrading))
+			g.Expect(p.Reason).To(Equal(catalogsv1alpha1.ReasonUpgrading))
 			g.Expect(p.Message).To(And(ContainSubstring("1.1.0 is deployed and the next step waits, until "),
 				ContainSubstring("for its installed objects to be Current (1.0.0 is installed)"),
 				ContainSubstring("ConsoleYAMLSample efs-shared-volume-sample is InProgress: The console is loading the sample")))
 		}).WithContext(ctx).Should(Succeed())
-		Expect(catalogApp(ctx, bdName).Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v1.1.0"), "the App waits at the step")
+		bd := &rukpakv1alpha2.BundleDeployment{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v1.1.0"), "the BundleDeployment waits at the step")
 
 		By("the console rejects the sample (Stalled): an ObjectFailed Event, and the walk stops there")
 		setSampleCondition(ctx, "Stalled", "True", "SampleRejected", "The console rejected the sample.")
@@ -102,41 +84,43 @@ var _ = Describe("walking a channel over a step that is not healthy", func() {
 				HaveField("Note", "ConsoleYAMLSample efs-shared-volume-sample is Failed: The console rejected the sample."))))
 		}).WithContext(ctx).Should(Succeed())
 		Eventually(updated).WithContext(ctx).Should(Receive(HaveOccurred()), "kctrl reports the stopped walk")
-		bd := &rukpakv1alpha2.BundleDeployment{}
-		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
-		installed := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)
+		oi := operatorInstall(ctx, ns, install)
+		installed := meta.FindStatusCondition(oi.Status.Conditions, catalogsv1alpha1.TypeInstalled)
 		Expect(installed).NotTo(BeNil())
 		Expect(installed.Status).To(BeEquivalentTo("False"))
-		Expect(installed.ObservedGeneration).To(Equal(bd.Generation))
-		Expect(installed.Reason).To(Equal(rukpakv1alpha2.ReasonUpgradeFailed))
+		Expect(installed.ObservedGeneration).To(Equal(oi.Generation))
+		Expect(installed.Reason).To(Equal(catalogsv1alpha1.ReasonUpgradeFailed))
 		Expect(installed.Message).To(And(
 			ContainSubstring("The upgrade along channel stable (1.0.0 → 1.1.0 → 1.2.0 → 2.0.0) stopped at 1.1.0; 1.0.0 stays installed"),
 			ContainSubstring("1.1.0 is deployed, and its installed objects are not healthy"),
 			ContainSubstring("ConsoleYAMLSample efs-shared-volume-sample is Failed: The console rejected the sample")))
-		progressing := meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeProgressing)
+		progressing := meta.FindStatusCondition(oi.Status.Conditions, catalogsv1alpha1.TypeProgressing)
 		Expect(progressing).NotTo(BeNil())
-		Expect(progressing.Reason).To(Equal(rukpakv1alpha2.ReasonUpgradeStopped))
-		Expect(catalogApp(ctx, bdName).Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v1.1.0"), "the App stays at the step")
-		Consistently(upgradeSteps).WithContext(ctx).WithArguments(bdName).WithTimeout(5*time.Second).Should(Equal([]string{
+		Expect(progressing.Reason).To(Equal(catalogsv1alpha1.ReasonUpgradeStopped))
+		Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
+		Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v1.1.0"), "the BundleDeployment stays at the step")
+		Consistently(upgradeSteps).WithContext(ctx).WithArguments(ns, install).WithTimeout(5*time.Second).Should(Equal([]string{
 			"Upgrading along channel stable (1.0.0 → 1.1.0 → 1.2.0 → 2.0.0): installing 1.1.0, step 1 of 3",
 		}), "the walk went no further than the step that is not healthy")
 
 		By("kctrl package installed update -i efs --values-file (healthExpressions: samples are always Current): the walk goes on to 2.0.0")
 		values := "installNamespace: " + installNS + "\nhealthExpressions: |\n  - apiVersion: console.openshift.io/v1\n    kind: ConsoleYAMLSample\n    current: \"true\"\n"
-		// The values change only the BundleDeployment's annotations, so its
-		// generation: kapp's wait right after the apply can still read the
-		// stop the adapter said of that generation, and kctrl then reports
-		// it; kapp-controller's retry reads the walk's outcome.
+		// The values change only the BundleDeployment's annotations, so not
+		// its generation: the step's Healthy read right after they land can
+		// still be the one judged before, which stops the walk once more and
+		// fails kapp's wait; kapp-controller's retry, seconds later, reads
+		// the walk's outcome.
 		_ = kctrl(ctx, func(ctx context.Context) error {
 			return harness.KctrlInstalledUpdateValues(ctx, env.ControlPlane.Config, ns, install, []byte(values))
 		})
 		Eventually(func(g Gomega) {
 			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: bdName}, bd)).To(Succeed())
 			g.Expect(bd.Annotations).To(HaveKeyWithValue("core.rukpak.io/health-expressions", ContainSubstring("kind: ConsoleYAMLSample")))
-			g.Expect(meta.FindStatusCondition(bd.Status.Conditions, rukpakv1alpha2.TypeInstalled)).To(And(HaveField("Status", BeEquivalentTo("True")),
-				HaveField("ObservedGeneration", bd.Generation), HaveField("Message", ContainSubstring("1.0.0 → 1.1.0 → 1.2.0 → 2.0.0"))))
+			g.Expect(bd.Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v2.0.0"))
+			oi := operatorInstall(ctx, ns, install)
+			g.Expect(meta.FindStatusCondition(oi.Status.Conditions, catalogsv1alpha1.TypeInstalled)).To(And(HaveField("Status", BeEquivalentTo("True")),
+				HaveField("ObservedGeneration", oi.Generation), HaveField("Message", ContainSubstring("1.0.0 → 1.1.0 → 1.2.0 → 2.0.0"))))
 		}).WithContext(ctx).Should(Succeed())
-		Expect(catalogApp(ctx, bdName).Annotations).To(HaveKeyWithValue(catalog.AnnotationBundle, "aws-efs-operator.v2.0.0"))
 		Eventually(reconciled).WithContext(ctx).WithArguments(ns, install).WithTimeout(2*time.Minute).Should(BeTrue(), "kctrl package installed list says Reconcile succeeded after kapp-controller's retry")
 	}, SpecTimeout(6*time.Minute))
 })

@@ -81,7 +81,7 @@ var _ = Describe("the health of installed custom resources", func() {
 		bd.Annotations[rukpakv1alpha2.AnnotationHealthExpressions] = "- apiVersion: " + group + "/v1\n  kind: Gadget\n" +
 			"  current: status.phase == 'Running'\n  failed: status.phase == 'Failed'\n"
 		Expect(env.Client.Patch(ctx, bd, before)).To(Succeed())
-		Eventually(bdtest.GetBD(ctx, name)).WithTimeout(5 * time.Second).Should(bdtest.HaveCondition("Healthy", "False", "Unhealthy",
+		Eventually(bdtest.GetBD(ctx, name)).WithTimeout(5 * time.Second).Should(bdtest.HaveCondition("Healthy", "False", rukpakv1alpha2.ReasonObjectFailed,
 			"Gadget default/g1 is Failed: status.phase == 'Failed' ("+rukpakv1alpha2.AnnotationHealthExpressions+")"))
 		setGadgetStatus(ctx, gadget, map[string]any{"phase": "Running"})
 		Eventually(bdtest.GetBD(ctx, name)).WithTimeout(5 * time.Second).Should(bdtest.HaveCondition("Healthy", "True", "Healthy", ""))
