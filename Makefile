@@ -15,7 +15,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 # before the lanes start (PREBUILT=1 in the lanes).
 SUITES := $(BIN)/suites
 
-.PHONY: generated vet prebuilt cross-compile fuzz-background fuzz-tar tools-background lane-e2e-a lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites e2e-a e2e-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
+.PHONY: generated vet prebuilt cross-compile fuzz-background fuzz-tar tools-background lane-e2e-a lane-e2e-b run run-tools conformance conformance-test conformance-olm conformance-olm-test conformance-olm-baseline test lane-rukpak lane-suites lane-catalogs e2e-a e2e-b packaging-a packaging-b fault-test takeover-test nokapp-test tools build generate manifests verify unit fuzz api-test reconciler-test e2e-test packaging-test release-test image release bench-convert bench-scale bench-bundles bench-smoke
 
 ## run: the product on an embedded local control plane, whatever KUBECONFIG
 ## says; `make run CLUSTER=kubeconfig` runs the adapter against the cluster
@@ -27,14 +27,15 @@ run: run-tools build
 
 ## test: everything. The suites that run a local control plane mostly wait on
 ## timers (sync periods, backoff windows) and keep under half of two cores
-## busy, so they run in four lanes side by side (docs/benchmarks.md), of
+## busy, so they run in five lanes side by side (docs/benchmarks.md), of
 ## about equal length: each half of the end-to-end suite (its own local
 ## control plane), the first then the OLM v1 suite (operator-controller's
 ## own suite against rukpak-kapp), the second then the smoke benchmarks;
 ## rukpak's end-to-end suite as the conformance suite (which mostly waits
-## out its one-minute timeouts), the take-over and the packaging suite;
-## the API, reconciler and no-kapp-controller suites, the release suite
-## last.
+## out its one-minute timeouts), then half of the packaging suite; the
+## other half of the packaging suite (its own local control plane and
+## kapp-controller); the API, reconciler and no-kapp-controller suites,
+## the release suite last.
 ##
 ## Before the lanes, every binary they run is built once (prebuilt), so four
 ## lanes on two cores never compile or link the same package side by side,
@@ -62,7 +63,7 @@ test:
 	@$(call phase,verify,$(MAKE) --no-print-directory verify)
 	@$(call phase,unit,$(MAKE) --no-print-directory unit)
 	@$(call phase,prebuilt,$(MAKE) --no-print-directory prebuilt)
-	@$(call phase,lanes,$(MAKE) --no-print-directory -j7 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites cross-compile fuzz-background tools-background)
+	@$(call phase,lanes,$(MAKE) --no-print-directory -j7 --output-sync=target PREBUILT=1 lane-e2e-a lane-e2e-b lane-rukpak lane-suites lane-catalogs cross-compile fuzz-background tools-background)
 
 # The tar reader's fuzz target alongside the lanes, at the lowest priority:
 # it takes what the lanes and tools-background leave of the two cores. It
@@ -117,7 +118,10 @@ lane-e2e-b:
 lane-e2e-a:
 	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ e2e-a && $(MAKE) --no-print-directory LANE=$@ conformance-olm-test)
 lane-rukpak:
-	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ conformance-test && $(MAKE) --no-print-directory LANE=$@ packaging-test)
+	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ conformance-test && $(MAKE) --no-print-directory LANE=$@ packaging-a)
+# The catalog installs' half of the packaging suite.
+lane-catalogs:
+	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ packaging-b)
 lane-suites:
 	@$(call phase,$@,$(MAKE) --no-print-directory LANE=$@ api-test && $(MAKE) --no-print-directory LANE=$@ reconciler-test && $(MAKE) --no-print-directory LANE=$@ nokapp-test && $(MAKE) --no-print-directory LANE=$@ release-test)
 
@@ -213,6 +217,13 @@ conformance-olm-baseline:
 ## packaging-test: kapp-controller's own packaging API (as root), render --as-package installed through PackageInstalls
 packaging-test:
 	$(call suite,packaging,20m,-ginkgo.v)
+## packaging-a, packaging-b: the packaging suite in two halves of about equal time, split by spec
+## file (b: the catalog installs), each on a local control plane of its own; together, every spec once
+PACKAGING_B_FILES := /(catalog|approval|deps|walk|walkhealth|adopt|global|installkind|airgap)_test\.go
+packaging-a:
+	$(call suite,packaging,20m,-ginkgo.v -ginkgo.skip-file '$(PACKAGING_B_FILES)')
+packaging-b:
+	$(call suite,packaging,20m,-ginkgo.v -ginkgo.focus-file '$(PACKAGING_B_FILES)')
 
 ## release-test: make image and make release against the local control plane (image, manifest, package, upgrade)
 release-test:
