@@ -22,28 +22,52 @@ import (
 // of every condition, and every row of that table names a type and a
 // reason that exist.
 func TestEveryConditionDocumented(t *testing.T) {
-	data, err := os.ReadFile("bundledeployments.md")
+	checkConditionTable(t, "bundledeployments.md", "", filepath.Join("..", "api", "v1alpha2", "conditions.go"))
+}
+
+// TestEveryInstallConditionDocumented: the same for an OperatorInstall's
+// conditions and docs/catalogs.md's table of them.
+func TestEveryInstallConditionDocumented(t *testing.T) {
+	checkConditionTable(t, "catalogs.md", "## What a Package installs: an OperatorInstall",
+		filepath.Join("..", "api", "catalogs", "v1alpha1", "operatorinstall_types.go"))
+}
+
+// checkConditionTable checks the condition rows of page (of its section
+// under heading; "" the whole page) against the Type and Reason constants
+// of goFile, both ways.
+func checkConditionTable(t *testing.T, page, heading, goFile string) {
+	t.Helper()
+	data, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rows []string
+	in := heading == ""
 	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "| ") {
+		switch {
+		case heading != "" && line == heading:
+			in = true
+		case heading != "" && in && strings.HasPrefix(line, "## "):
+			in = false
+		case in && strings.HasPrefix(line, "| "):
 			rows = append(rows, line)
 		}
 	}
-	types, reasons := conditionNames(t, filepath.Join("..", "api", "v1alpha2", "conditions.go"))
+	if len(rows) == 0 {
+		t.Fatalf("docs/%s has no table under %q", page, heading)
+	}
+	types, reasons := conditionNames(t, goFile)
 	if len(types) == 0 || len(reasons) == 0 {
-		t.Fatal("api/v1alpha2/conditions.go names no condition type or reason")
+		t.Fatalf("%s names no condition type or reason", goFile)
 	}
 	for _, typ := range types {
 		if !hasRow(rows, "| "+typ+" |") {
-			t.Errorf("condition type %s has no row in docs/bundledeployments.md", typ)
+			t.Errorf("condition type %s has no row in docs/%s", typ, page)
 		}
 	}
 	for _, reason := range reasons {
 		if !hasRow(rows, "`"+reason+"`") {
-			t.Errorf("reason %s has no row in docs/bundledeployments.md", reason)
+			t.Errorf("reason %s has no row in docs/%s", reason, page)
 		}
 	}
 	row := regexp.MustCompile("^\\| ([A-Z][A-Za-z]+) \\| `([A-Z][A-Za-z]+)`")
@@ -55,14 +79,14 @@ func TestEveryConditionDocumented(t *testing.T) {
 		}
 		checked++
 		if !slices.Contains(types, m[1]) {
-			t.Errorf("docs/bundledeployments.md has a row for condition type %s, which api/v1alpha2 does not define", m[1])
+			t.Errorf("docs/%s has a row for condition type %s, which %s does not define", page, m[1], goFile)
 		}
 		if !slices.Contains(reasons, m[2]) {
-			t.Errorf("docs/bundledeployments.md has a row for reason %s, which api/v1alpha2 does not define", m[2])
+			t.Errorf("docs/%s has a row for reason %s, which %s does not define", page, m[2], goFile)
 		}
 	}
 	if checked == 0 {
-		t.Error("docs/bundledeployments.md has no condition row (| Type | `Reason` | ...): the pattern no longer matches the table")
+		t.Errorf("docs/%s has no condition row (| Type | `Reason` | ...): the pattern no longer matches the table", page)
 	}
 }
 

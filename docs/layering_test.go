@@ -220,3 +220,62 @@ func ofModule(imports []string) []string {
 	}
 	return out
 }
+
+// TestBundleDeploymentReconcilerKnowsNoCatalog keeps the BundleDeployment
+// reconciler to BundleDeployments (unpack, translate, App, status):
+// nothing it imports, however indirectly (its tests apart), is of a
+// catalog: a catalog install is the OperatorInstall controller's, which
+// writes ordinary BundleDeployments.
+func TestBundleDeploymentReconcilerKnowsNoCatalog(t *testing.T) {
+	pkgs, err := modulePackages("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range catalogImports(pkgs, "adapter/controllers/bundledeployment", catalogPackages) {
+		t.Error(p)
+	}
+}
+
+// catalogPackages are what a catalog install is made of.
+var catalogPackages = []string{"adapter/catalog", "adapter/packagingapi", "adapter/controllers/operatorinstall", "adapter/controllers/operatorcatalog", "api/catalogs"}
+
+// catalogImports says which of forbidden (a package or what is below it)
+// from reaches through its imports, and by which chain.
+func catalogImports(pkgs []goPackage, from string, forbidden []string) []string {
+	byPath := map[string]goPackage{}
+	for _, p := range pkgs {
+		byPath[p.path] = p
+	}
+	var out []string
+	seen := map[string]bool{}
+	var walk func(path string, chain []string)
+	walk = func(path string, chain []string) {
+		if seen[path] {
+			return
+		}
+		seen[path] = true
+		for _, f := range forbidden {
+			if path == f || strings.HasPrefix(path, f+"/") {
+				out = append(out, fmt.Sprintf("%s reaches %s: %s", from, path, strings.Join(chain, " → ")))
+				return
+			}
+		}
+		for _, imp := range byPath[path].imports {
+			walk(imp, append(slices.Clone(chain), imp))
+		}
+	}
+	walk(from, []string{from})
+	return out
+}
+
+// TestCatalogImportsProblems shows what the check refuses.
+func TestCatalogImportsProblems(t *testing.T) {
+	pkgs := []goPackage{{path: "a", imports: []string{"b"}}, {path: "b", imports: []string{"adapter/catalog"}}, {path: "adapter/catalog"}}
+	got := catalogImports(pkgs, "a", catalogPackages)
+	if len(got) != 1 || got[0] != "a reaches adapter/catalog: a → b → adapter/catalog" {
+		t.Errorf("got %q", got)
+	}
+	if got := catalogImports(pkgs[2:], "adapter/catalog", []string{"api/catalogs"}); len(got) != 0 {
+		t.Errorf("a package that reaches none: %q", got)
+	}
+}
