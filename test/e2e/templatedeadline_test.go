@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -43,6 +44,24 @@ func templateStepEnded(ctx context.Context, name string, after time.Time) func()
 		t := app.Status.Template
 		return t != nil && t.UpdatedAt.Time.After(after) && !status.LostChild(t.Error), nil
 	}
+}
+
+// deleteAfterTemplateStep deletes the BundleDeployment name and waits for
+// the template step under way, if any (kapp-controller cannot cancel one,
+// so the App's delete comes after it; what is said of that step), to end,
+// then for the BundleDeployment to go. The end is a template time later
+// than the last one read before the delete.
+func deleteAfterTemplateStep(ctx context.Context, name, step string) {
+	GinkgoHelper()
+	app, err := getApp(ctx, name)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(app.Status.Template).NotTo(BeNil())
+	before := app.Status.Template.UpdatedAt.Time
+	Expect(env.Client.Delete(ctx, mustBD(ctx, name))).To(Succeed())
+	Eventually(templateStepEnded(ctx, name, before)).WithTimeout(templateStepCap).Should(BeTrue(), "the template step under way at the delete (%s) did not end", step)
+	Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, objKey("", name), &rukpakv1alpha2.BundleDeployment{}))
+	}).WithTimeout(time.Minute).Should(BeTrue(), "gone within a minute of the template step's end")
 }
 
 // The harness runs the adapter with --template-timeout=10s and caps the
@@ -89,15 +108,7 @@ var _ = Describe("template steps that do not finish", func() {
 		// before the delete: the probe's run starts in the second the first
 		// step ended, which may be the delete's second too. With no step
 		// under way the App simply goes.
-		app, err = getApp(ctx, "slow-chart")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(app.Status.Template).NotTo(BeNil())
-		before := app.Status.Template.UpdatedAt.Time
-		Expect(env.Client.Delete(ctx, mustBD(ctx, "slow-chart"))).To(Succeed())
-		Eventually(templateStepEnded(ctx, "slow-chart", before)).WithTimeout(templateStepCap).Should(BeTrue(), "the template step under way at the delete (the first took %s) did not end", run.Round(time.Second))
-		Eventually(func() bool {
-			return apierrors.IsNotFound(env.Client.Get(ctx, objKey("", "slow-chart"), &rukpakv1alpha2.BundleDeployment{}))
-		}).WithTimeout(time.Minute).Should(BeTrue(), "gone within a minute of the template step's end")
+		deleteAfterTemplateStep(ctx, "slow-chart", fmt.Sprintf("the first took %s", run.Round(time.Second)))
 	})
 
 	It("names a YAML bomb, first at the deadline or when ytt runs out of memory, then by ytt's own error", func(ctx context.Context) {
@@ -132,14 +143,6 @@ var _ = Describe("template steps that do not finish", func() {
 		// retry is ytt filling the sidecar's memory again, which it cannot
 		// cancel: the App's delete comes after that step, as long as the
 		// first took. So the wait is for the step's end, then for the delete.
-		app, err = getApp(ctx, "yaml-bomb-memory")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(app.Status.Template).NotTo(BeNil())
-		last := app.Status.Template.UpdatedAt.Time
-		Expect(env.Client.Delete(ctx, mustBD(ctx, "yaml-bomb-memory"))).To(Succeed())
-		Eventually(templateStepEnded(ctx, "yaml-bomb-memory", last)).WithTimeout(templateStepCap).Should(BeTrue(), "the template step under way at the delete did not end")
-		Eventually(func() bool {
-			return apierrors.IsNotFound(env.Client.Get(ctx, objKey("", "yaml-bomb-memory"), &rukpakv1alpha2.BundleDeployment{}))
-		}).WithTimeout(time.Minute).Should(BeTrue(), "gone within a minute of the template step's end")
+		deleteAfterTemplateStep(ctx, "yaml-bomb-memory", "a retry's ytt run")
 	})
 })

@@ -394,6 +394,12 @@ func nextCatalog(ctx context.Context, dir string) string {
 // noticesOn are the notes of the UpgradeAvailable Events regarding the
 // PackageInstall ns/name, oldest first (what kubectl describe lists).
 func noticesOn(ctx context.Context, ns, name string) ([]string, error) {
+	return eventNotes(ctx, ns, "PackageInstall", name, catalogsv1alpha1.ReasonUpgradeAvailable)
+}
+
+// eventNotes are the notes of the Events of reason regarding the object
+// kind ns/name, oldest first.
+func eventNotes(ctx context.Context, ns, kind, name, reason string) ([]string, error) {
 	list := &eventsv1.EventList{}
 	if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
 		return nil, err
@@ -401,7 +407,7 @@ func noticesOn(ctx context.Context, ns, name string) ([]string, error) {
 	slices.SortFunc(list.Items, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
 	var out []string
 	for _, e := range list.Items {
-		if e.Regarding.Kind == "PackageInstall" && e.Regarding.Name == name && e.Reason == catalogsv1alpha1.ReasonUpgradeAvailable {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name && e.Reason == reason {
 			out = append(out, e.Note)
 		}
 	}

@@ -2,11 +2,9 @@ package packaging_test
 
 import (
 	"context"
-	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -69,16 +67,5 @@ func installedVersion(ctx context.Context, ns, name string) string {
 // OperatorInstall ns/name, oldest first. The adapter sends Events in the
 // background, so callers poll it.
 func upgradeSteps(ctx context.Context, ns, name string) ([]string, error) {
-	list := &eventsv1.EventList{}
-	if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return nil, err
-	}
-	slices.SortFunc(list.Items, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
-	var out []string
-	for _, e := range list.Items {
-		if e.Regarding.Kind == "OperatorInstall" && e.Regarding.Name == name && e.Reason == operatorinstall.ReasonUpgradeStep {
-			out = append(out, e.Note)
-		}
-	}
-	return out, nil
+	return eventNotes(ctx, ns, "OperatorInstall", name, operatorinstall.ReasonUpgradeStep)
 }

@@ -287,15 +287,8 @@ func (r *Reconciler) apply(ctx context.Context, oi *catalogsv1alpha1.OperatorIns
 }
 
 func upToDate(desired, live *rukpakv1alpha2.BundleDeployment) bool {
-	for k, v := range desired.Labels {
-		if live.Labels[k] != v {
-			return false
-		}
-	}
-	for k, v := range desired.Annotations {
-		if live.Annotations[k] != v {
-			return false
-		}
+	if !kube.HasMetadataOf(live, desired) {
+		return false
 	}
 	for _, k := range []string{rukpakv1alpha2.AnnotationHealthExpressions, rukpakv1alpha2.AnnotationServiceAccount} {
 		if _, set := desired.Annotations[k]; !set && live.Annotations[k] != "" {

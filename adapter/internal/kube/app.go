@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kappctrlv1alpha1 "carvel.dev/kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -48,19 +49,25 @@ func ApplyApp(ctx context.Context, c client.Client, desired, live *kappctrlv1alp
 }
 
 func appUpToDate(desired, live *kappctrlv1alpha1.App) bool {
-	for k, v := range desired.Labels {
-		if live.Labels[k] != v {
-			return false
-		}
-	}
-	for k, v := range desired.Annotations {
-		if live.Annotations[k] != v {
-			return false
-		}
-	}
-	return live.DeletionTimestamp.IsZero() &&
+	return HasMetadataOf(live, desired) && live.DeletionTimestamp.IsZero() &&
 		apiequality.Semantic.DeepEqual(desired.OwnerReferences, live.OwnerReferences) &&
 		apiequality.Semantic.DeepEqual(desired.Spec, live.Spec)
+}
+
+// HasMetadataOf says live carries every label and annotation of desired,
+// with desired's values (what an apply of desired would not change).
+func HasMetadataOf(live, desired metav1.Object) bool {
+	for k, v := range desired.GetLabels() {
+		if live.GetLabels()[k] != v {
+			return false
+		}
+	}
+	for k, v := range desired.GetAnnotations() {
+		if live.GetAnnotations()[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // DeployedCurrent reports whether kapp-controller deployed the App's
