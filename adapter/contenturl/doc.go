@@ -5,7 +5,7 @@
 // share a path and rukpak's bundle-reader ClusterRole covers both), over
 // HTTPS on the adapter's webhook server, on every replica. A request
 // carries a bearer token; the API server says whose it is (TokenReview)
-// and whether that user may get the path or the object
+// and whether that user may get the path, a non-resource URL
 // (SubjectAccessReview), as rukpak's kube-rbac-proxy asked it.
 //
 // The tarballs are kept on local disk (Tarballs), one per object, named by

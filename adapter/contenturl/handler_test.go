@@ -16,7 +16,7 @@ import (
 )
 
 // reviewer knows two tokens: "reader" may get /bundles/* (rukpak's
-// bundle-reader), "viewer" may get the Bundle "b" only.
+// bundle-reader), "viewer" may get the path of Bundle "b" only.
 type reviewer struct{ down bool }
 
 func (r reviewer) Authenticate(_ context.Context, token string) (authenticationv1.UserInfo, bool, error) {
@@ -30,11 +30,11 @@ func (r reviewer) Authenticate(_ context.Context, token string) (authenticationv
 	return authenticationv1.UserInfo{}, false, nil
 }
 
-func (r reviewer) Authorize(_ context.Context, user authenticationv1.UserInfo, path string, kind Kind, name string) (bool, string, error) {
+func (r reviewer) Authorize(_ context.Context, user authenticationv1.UserInfo, path string, _ Kind, _ string) (bool, string, error) {
 	switch {
 	case user.Username == "reader" && strings.HasPrefix(path, "/bundles/"):
 		return true, "", nil
-	case user.Username == "viewer" && kind == KindBundle && name == "b":
+	case user.Username == "viewer" && path == "/bundles/b.tgz":
 		return true, "", nil
 	}
 	return false, "no RBAC policy matched", nil
@@ -84,9 +84,9 @@ func TestHandler(t *testing.T) {
 		{"a token the API server refuses", "GET", "/bundles/b.tgz", "forged", 401, "does not accept this token"},
 		{"no permission", "GET", "/bundles/b.tgz", "nobody", 403, "nobody may not get /bundles/b.tgz"},
 		{"no permission for a Bundle that does not exist", "GET", "/bundles/missing.tgz", "nobody", 403, "may not get"},
-		{"get on another Bundle", "GET", "/bundles/bundledeployments/d.tgz", "viewer", 403, "may not get"},
+		{"another Bundle's path", "GET", "/bundles/bundledeployments/d.tgz", "viewer", 403, "may not get"},
 		{"bundle-reader", "GET", "/bundles/b.tgz", "reader", 200, ""},
-		{"get on the Bundle", "GET", "/bundles/b.tgz", "viewer", 200, ""},
+		{"a rule naming the Bundle's path", "GET", "/bundles/b.tgz", "viewer", 200, ""},
 		{"a BundleDeployment's", "GET", "/bundles/bundledeployments/d.tgz", "reader", 200, ""},
 		{"HEAD", "HEAD", "/bundles/b.tgz", "reader", 200, ""},
 		{"not unpacked", "GET", "/bundles/pending.tgz", "reader", 404, "has no unpacked content"},

@@ -36,35 +36,22 @@ func (k KubeReviewer) Authenticate(ctx context.Context, token string) (authentic
 	return tr.Status.User, tr.Status.Authenticated, nil
 }
 
-// Authorize allows a user who may get the path (a non-resource URL, what
-// rukpak's bundle-reader ClusterRole grants: get on /bundles/*) or the
-// object itself (get on that Bundle or BundleDeployment).
-func (k KubeReviewer) Authorize(ctx context.Context, user authenticationv1.UserInfo, path string, kind Kind, name string) (bool, string, error) {
+// Authorize allows a user who may get the path: a non-resource URL, what
+// rukpak's bundle-reader ClusterRole grants (get on /bundles/*), or one
+// object's path named in a rule. Reading the Bundle or BundleDeployment
+// object is not enough: its content may hold Secret manifests, which get
+// on the object never shows.
+func (k KubeReviewer) Authorize(ctx context.Context, user authenticationv1.UserInfo, path string, _ Kind, _ string) (bool, string, error) {
 	extra := map[string]authorizationv1.ExtraValue{}
 	for key, v := range user.Extra {
 		extra[key] = authorizationv1.ExtraValue(v)
 	}
-	resource := "bundles"
-	if kind == KindBundleDeployment {
-		resource = "bundledeployments"
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: path, Verb: "get"},
+		User:                  user.Username, Groups: user.Groups, UID: user.UID, Extra: extra,
+	}}
+	if err := k.Client.Create(ctx, sar); err != nil {
+		return false, "", fmt.Errorf("review the access: %w", err)
 	}
-	attributes := []authorizationv1.SubjectAccessReviewSpec{
-		{NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: path, Verb: "get"}},
-		{ResourceAttributes: &authorizationv1.ResourceAttributes{Group: "core.rukpak.io", Resource: resource, Name: name, Verb: "get"}},
-	}
-	reason := ""
-	for _, spec := range attributes {
-		spec.User, spec.Groups, spec.UID, spec.Extra = user.Username, user.Groups, user.UID, extra
-		sar := &authorizationv1.SubjectAccessReview{Spec: spec}
-		if err := k.Client.Create(ctx, sar); err != nil {
-			return false, "", fmt.Errorf("review the access: %w", err)
-		}
-		if sar.Status.Allowed {
-			return true, "", nil
-		}
-		if reason == "" {
-			reason = sar.Status.Reason
-		}
-	}
-	return false, reason, nil
+	return sar.Status.Allowed, sar.Status.Reason, nil
 }

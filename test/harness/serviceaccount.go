@@ -103,7 +103,11 @@ func (e *Env) waitBound(ctx context.Context, ns, name, role string) error {
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
 	switch {
 	case len(rule.NonResourceURLs) > 0:
-		spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Verb: rule.Verbs[0], Path: strings.TrimSuffix(rule.NonResourceURLs[0], "*") + "x"}
+		path := rule.NonResourceURLs[0]
+		if prefix, ok := strings.CutSuffix(path, "*"); ok {
+			path = prefix + "x"
+		}
+		spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Verb: rule.Verbs[0], Path: path}
 	case len(rule.Resources) > 0 && len(rule.APIGroups) > 0:
 		spec.ResourceAttributes = &authorizationv1.ResourceAttributes{Verb: rule.Verbs[0], Group: rule.APIGroups[0], Resource: rule.Resources[0]}
 		if len(rule.ResourceNames) > 0 {

@@ -233,13 +233,23 @@ var _ = Describe("a Bundle on its own", func() {
 		Expect(err).NotTo(HaveOccurred())
 		nobody, err := env.AccountToken(ctx, "default", "nobody-"+sfx, "")
 		Expect(err).NotTo(HaveOccurred())
-		getOne := &rbacv1.ClusterRole{
-			ObjectMeta: metav1.ObjectMeta{Name: "get-" + name},
-			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"core.rukpak.io"}, Resources: []string{"bundles"}, ResourceNames: []string{name}, Verbs: []string{"get"}}},
+		pathOfOne := &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "content-of-" + name},
+			Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/bundles/" + name + ".tgz"}, Verbs: []string{"get"}}},
 		}
-		Expect(env.Client.Create(ctx, getOne)).To(Succeed())
-		DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, getOne) })
-		viewer, err := env.AccountToken(ctx, "default", "viewer-"+sfx, getOne.Name)
+		Expect(env.Client.Create(ctx, pathOfOne)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, pathOfOne) })
+		viewer, err := env.AccountToken(ctx, "default", "viewer-"+sfx, pathOfOne.Name)
+		Expect(err).NotTo(HaveOccurred())
+		// get on the objects themselves (what kubectl get shows of them,
+		// never the Secret manifests their content may hold).
+		getObjects := &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "get-bundles-" + sfx},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"core.rukpak.io"}, Resources: []string{"bundles", "bundledeployments"}, Verbs: []string{"get", "list", "watch"}}},
+		}
+		Expect(env.Client.Create(ctx, getObjects)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, getObjects) })
+		objectGetter, err := env.AccountToken(ctx, "default", "object-getter-"+sfx, getObjects.Name)
 		Expect(err).NotTo(HaveOccurred())
 
 		By("rukpak's bundle-reader ClusterRole: the bundle's files as it was unpacked")
@@ -248,7 +258,7 @@ var _ = Describe("a Bundle on its own", func() {
 		Expect(code).To(Equal(http.StatusOK), body)
 		Expect(entries).To(ConsistOf(filesUnder(bdtest.Testdata("rukpak-bundles", "plain-v0", "valid"))))
 
-		By("get on the Bundle itself: that Bundle's content, and no other's")
+		By("a rule naming one Bundle's path: that Bundle's content, and no other's")
 		code, _, body, err = bdtest.Download(ctx, c, url, viewer)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(code).To(Equal(http.StatusOK), body)
@@ -256,7 +266,13 @@ var _ = Describe("a Bundle on its own", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(code).To(Equal(http.StatusForbidden), body)
 
-		By("an account without either, and no token at all, are refused")
+		By("get on the Bundles and BundleDeployments themselves is not enough")
+		code, _, body, err = bdtest.Download(ctx, c, url, objectGetter)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(http.StatusForbidden), body)
+		Expect(body).To(ContainSubstring("may not get /bundles/" + name + ".tgz"))
+
+		By("an account without the path, and no token at all, are refused")
 		code, _, body, err = bdtest.Download(ctx, c, url, nobody)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(code).To(Equal(http.StatusForbidden))
@@ -301,6 +317,10 @@ var _ = Describe("a Bundle on its own", func() {
 		code, _, _, err = bdtest.Download(ctx, c, bdURL, viewer)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(code).To(Equal(http.StatusForbidden))
+		By("get bundledeployments alone does not reach a BundleDeployment's content")
+		code, _, body, err = bdtest.Download(ctx, c, bdURL, objectGetter)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(http.StatusForbidden), body)
 	})
 
 	It("after a restart, is fetched again from the source it was pinned to, with nothing written, and its content goes with it", func(ctx context.Context) {
