@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/rukpak-kapp/rukpak-kapp/adapter/translate"
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 	"github.com/rukpak-kapp/rukpak-kapp/test/bdtest"
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
@@ -23,15 +25,25 @@ import (
 
 var env *harness.Env
 
+// appNamespaces are config/sharding's: the adapter spreads Apps over
+// them, so that the API it lacks is first looked for where an App may
+// already be.
+var appNamespaces = []string{"rukpak-apps-0", "rukpak-apps-1"}
+
 func TestNoKapp(t *testing.T) {
 	bdtest.RunSuite(t, "Without kapp-controller Suite", 2*time.Minute, 250*time.Millisecond)
 }
 
 var _ = BeforeSuite(func(ctx context.Context) {
 	var err error
-	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, Adapter: true, Servers: true})
+	env, err = harness.Start(ctx, harness.Options{ControllerManager: true, FakeNodes: true, Adapter: true, Servers: true,
+		AdapterArgs: []string{"--app-namespaces", strings.Join(appNamespaces, ",")}})
 	Expect(err).NotTo(HaveOccurred())
 	bdtest.Use(env)
+	rendered, err := env.Kustomize(ctx, "config/sharding/app-namespaces")
+	Expect(err).NotTo(HaveOccurred())
+	_, err = harness.ApplyYAML(ctx, env.Client, rendered)
+	Expect(err).NotTo(HaveOccurred())
 }, NodeTimeout(3*time.Minute))
 
 var _ = AfterSuite(func() {
@@ -70,12 +82,12 @@ func readyz() (int, error) {
 }
 
 var _ = Describe("a cluster without kapp-controller", func() {
-	It("runs the adapter unready, says on each BundleDeployment what is missing, and installs them once kapp-controller is installed", func(ctx context.Context) {
+	It("runs the adapter unready, with its Apps spread over app namespaces, says on each BundleDeployment what is missing, and installs them once kapp-controller is installed", func(ctx context.Context) {
 		pid := env.Adapter.Pid()
 		for _, name := range []string{"before-kapp-1", "before-kapp-2"} {
 			bdtest.PlainBD(ctx, name, configMapBundle(name))
 			Eventually(bdtest.GetBD(ctx, name)).Should(bdtest.HaveCondition("Installed", "False", "KappControllerMissing",
-				"install kapp-controller v0.53.1 or newer, watching namespace "+harness.SystemNamespace))
+				"install kapp-controller v0.53.1 or newer, watching namespace "+strings.Join(append([]string{harness.SystemNamespace}, appNamespaces...), ", ")))
 		}
 		Consistently(readyz).WithTimeout(2*time.Second).Should(Equal(http.StatusInternalServerError), "not ready without the App API")
 
@@ -112,7 +124,8 @@ var _ = Describe("a cluster without kapp-controller", func() {
 		Expect(env.InstallKappControllerAPI(ctx)).To(Succeed())
 		for _, name := range []string{"before-kapp-1", "before-kapp-2"} {
 			Eventually(bdtest.GetBD(ctx, name)).Should(bdtest.HaveCondition("Unpacked", "False", "UnpackPending",
-				"check that kapp-controller runs (v0.53.1 or newer), that it watches namespace "+harness.SystemNamespace))
+				"check that kapp-controller runs (v0.53.1 or newer), that it watches namespace "+
+					translate.Placement(translate.Config{SystemNamespace: harness.SystemNamespace, AppNamespaces: appNamespaces}, name)))
 		}
 
 		By("kapp-controller itself, started in the running cluster")

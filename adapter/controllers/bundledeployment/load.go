@@ -51,7 +51,7 @@ func (r *BundleDeploymentReconciler) load(ctx context.Context, req ctrl.Request)
 	if r.written.Behind(bd.Name, bd.ResourceVersion) {
 		return &loaded{behind: true}, nil
 	}
-	ns, err := r.placed.place(ctx, r.client, r.direct, r.set.Config, bd.Name)
+	ns, err := r.placed.place(ctx, r.client, r.direct, r.set.Config, bd.Name, r.kapp.Ready())
 	if err != nil {
 		return nil, err
 	}

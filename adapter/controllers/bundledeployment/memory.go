@@ -56,13 +56,19 @@ type placement struct{ memo.Keyed[string] }
 // API server (direct; nil: not) before a new one is placed: the cache may
 // not have shown an App made just before its BundleDeployment yet, and a
 // placement is never changed once made. That read is made once per
-// BundleDeployment whose App is new.
-func (p *placement) place(ctx context.Context, cached, direct client.Reader, cfg translate.Config, name string) (string, error) {
+// BundleDeployment whose App is new. Without kapp-controller's API
+// (appsServed false) no App can be read: the namespace a new App would
+// get is said, and nothing is remembered, so the first look with the API
+// served finds an App that exists.
+func (p *placement) place(ctx context.Context, cached, direct client.Reader, cfg translate.Config, name string, appsServed bool) (string, error) {
 	if len(cfg.AppNamespaces) == 0 {
 		return cfg.SystemNamespace, nil
 	}
 	if ns, ok := p.Load(name); ok {
 		return ns, nil
+	}
+	if !appsServed {
+		return translate.Placement(cfg, name), nil
 	}
 	// Apps made before the namespaces were configured (or with other ones)
 	// stay where they are.

@@ -30,7 +30,7 @@ func TestPlacement(t *testing.T) {
 	t.Run("without app namespaces every App is in the system namespace, and nothing is read or remembered", func(t *testing.T) {
 		t.Parallel()
 		var p placement
-		ns, err := p.place(ctx, failingGets(t), failingGets(t), translate.Config{SystemNamespace: "rukpak-system"}, "web")
+		ns, err := p.place(ctx, failingGets(t), failingGets(t), translate.Config{SystemNamespace: "rukpak-system"}, "web", true)
 		if err != nil || ns != "rukpak-system" || p.Remembers("web") {
 			t.Fatalf("place = %q, %v (remembered %t)", ns, err, p.Remembers("web"))
 		}
@@ -52,7 +52,7 @@ func TestPlacement(t *testing.T) {
 				return c.Get(ctx, k, o, opts...)
 			}}).Build()
 		for range 2 {
-			ns, err := p.place(ctx, c, failingGets(t), spread, "web")
+			ns, err := p.place(ctx, c, failingGets(t), spread, "web", true)
 			if err != nil || ns != elsewhere {
 				t.Fatalf("place = %q, %v; want %q", ns, err, elsewhere)
 			}
@@ -70,16 +70,25 @@ func TestPlacement(t *testing.T) {
 		t.Parallel()
 		var p placement
 		c := fake.NewClientBuilder().WithScheme(testScheme(t)).Build()
-		ns, err := p.place(ctx, c, c, spread, "web")
+		ns, err := p.place(ctx, c, c, spread, "web", true)
 		if err != nil || ns != translate.Placement(spread, "web") {
 			t.Fatalf("place = %q, %v; want %q", ns, err, translate.Placement(spread, "web"))
+		}
+	})
+
+	t.Run("without kapp-controller's API nothing is read or remembered", func(t *testing.T) {
+		t.Parallel()
+		var p placement
+		ns, err := p.place(ctx, failingGets(t), failingGets(t), spread, "web", false)
+		if err != nil || ns != translate.Placement(spread, "web") || p.Remembers("web") {
+			t.Fatalf("place = %q, %v (remembered %t); want %q, not remembered", ns, err, p.Remembers("web"), translate.Placement(spread, "web"))
 		}
 	})
 
 	t.Run("a failed read is an error, not a guess", func(t *testing.T) {
 		t.Parallel()
 		var p placement
-		if ns, err := p.place(ctx, failingGets(t), nil, spread, "web"); err == nil || p.Remembers("web") {
+		if ns, err := p.place(ctx, failingGets(t), nil, spread, "web", true); err == nil || p.Remembers("web") {
 			t.Fatalf("place = %q, %v; want an error and nothing remembered", ns, err)
 		}
 	})
@@ -93,7 +102,7 @@ func TestPlacement(t *testing.T) {
 		}
 		behind := fake.NewClientBuilder().WithScheme(testScheme(t)).Build()
 		server := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(&kappctrlv1alpha1.App{ObjectMeta: metav1.ObjectMeta{Namespace: elsewhere, Name: "web"}}).Build()
-		if ns, err := p.place(ctx, behind, server, spread, "web"); err != nil || ns != elsewhere {
+		if ns, err := p.place(ctx, behind, server, spread, "web", true); err != nil || ns != elsewhere {
 			t.Fatalf("place = %q, %v; want %q, where the App is", ns, err, elsewhere)
 		}
 	})

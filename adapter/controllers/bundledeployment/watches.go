@@ -248,7 +248,7 @@ func (r *BundleDeploymentReconciler) AppKey(ctx context.Context, bd string) (cli
 	if bd == "" {
 		return client.ObjectKey{}, false
 	}
-	ns, err := r.placed.place(ctx, r.client, r.direct, r.set.Config, bd)
+	ns, err := r.placed.place(ctx, r.client, r.direct, r.set.Config, bd, r.kapp.Ready())
 	if err != nil {
 		return client.ObjectKey{}, false
 	}
