@@ -1,9 +1,11 @@
 package status
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -90,6 +92,12 @@ func (e HealthExpression) groupKind() schema.GroupKind {
 // is stopped and judges the object Unknown, naming it.
 const ExpressionCostLimit = 1000000
 
+// expressionTimeLimit bounds one evaluation's time as well, as
+// Kubernetes' CEL admission does with its context: the cost limit is
+// counted in CEL's units, and a busy machine makes those slow. CEL looks
+// at the clock every 100 comprehension steps.
+var expressionTimeLimit = time.Second
+
 // celEnv is the environment every expression compiles in: the object's
 // metadata and status as variables.
 var celEnv = func() *cel.Env {
@@ -125,6 +133,9 @@ func (e HealthExpression) judge(u *unstructured.Unstructured) (kstatus.Status, s
 		case err != nil && strings.Contains(err.Error(), "cost limit exceeded"):
 			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) was stopped: it costs more than the limit of %d an expression may (%v); make it cheaper",
 				c.expr, rukpakv1alpha2.AnnotationHealthExpressions, ExpressionCostLimit, err)
+		case err != nil && strings.Contains(err.Error(), "operation interrupted"):
+			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) was stopped: it ran longer than the %s an expression may; make it cheaper",
+				c.expr, rukpakv1alpha2.AnnotationHealthExpressions, expressionTimeLimit)
 		}
 		if ok {
 			return c.state, fmt.Sprintf("%s (%s)", c.expr, rukpakv1alpha2.AnnotationHealthExpressions)
@@ -159,10 +170,12 @@ func programOf(expr string) (cel.Program, error) {
 	return prg, nil
 }
 
-// evalBool evaluates prg; an expression that reads a field the object
-// lacks is false.
+// evalBool evaluates prg within expressionTimeLimit; an expression that
+// reads a field the object lacks is false.
 func evalBool(prg cel.Program, vars map[string]any) (bool, error) {
-	out, _, err := prg.Eval(vars)
+	ctx, cancel := context.WithTimeout(context.Background(), expressionTimeLimit)
+	defer cancel()
+	out, _, err := prg.ContextEval(ctx, vars)
 	if err != nil {
 		return false, err
 	}

@@ -106,6 +106,23 @@ func TestHealthExpression_CostLimit(t *testing.T) {
 	}
 }
 
+// Within the cost limit, an evaluation is bounded in time too. Not
+// parallel: it sets the limit every test's evaluations use.
+func TestHealthExpression_TimeLimit(t *testing.T) {
+	defer func(was time.Duration) { expressionTimeLimit = was }(expressionTimeLimit)
+	expressionTimeLimit = time.Nanosecond
+	const nested = "status.items.all(a, status.items.all(b, status.items.all(c, true)))"
+	rules, err := HealthRulesOf(map[string]string{rukpakv1alpha2.AnnotationHealthExpressions: "[{apiVersion: example.com/v1, kind: Widget, current: '" + nested + "'}]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := obj(t, `{apiVersion: example.com/v1, kind: Widget, metadata: {name: w}, status: {items: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}}`)
+	j := judgeWith(&u, rules)
+	if j.State != kstatus.UnknownStatus || !strings.Contains(j.Message, "was stopped: it ran longer than the 1ns an expression may") || !strings.Contains(j.Message, nested) {
+		t.Errorf("%s: %q, want Unknown naming the expression and its time limit", j.State, j.Message)
+	}
+}
+
 func errString(err error) string {
 	if err == nil {
 		return ""
