@@ -21,7 +21,9 @@
 // A fetch runs in a goroutine of its own (fetches.go) and writes nothing:
 // a reconcile waits for it at most UnpackingAfter, says Unpacking on a
 // first unpack when it is not done, and returns; the fetch's end queues the
-// Bundle again, and that reconcile writes the outcome.
+// Bundle again, and that reconcile writes the outcome. At most MaxFetches
+// run at once, the others waiting for a slot; a Bundle that goes, or is
+// replaced under its name, cancels its fetch.
 //
 // It remembers, per Bundle, the source a failed fetch again was pinned to
 // (so the retry never fetches a tag that moved), the fetch under way, the

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -11,13 +12,23 @@ import (
 	rukpakv1alpha1 "github.com/rukpak-kapp/rukpak-kapp/api/v1alpha1"
 )
 
+// MaxFetches bounds the fetches that run at once, whatever the number of
+// Bundles: each may hold its content in memory (up to the fetch's size
+// cap), and Bundles are users' input. The others wait for a slot, in the
+// order they started.
+const MaxFetches = 4
+
 // fetches are the unpacks under way, one per Bundle. A fetch runs in a
 // goroutine of its own so that a slow registry holds no worker; it writes
 // nothing: when it ends it wakes its Bundle, and the reconcile that takes
 // its result writes the status, as every status of a Bundle is written.
+// A fetch whose Bundle went, or was replaced (another UID or source under
+// the name), is cancelled.
 type fetches struct {
 	mu   sync.Mutex
 	jobs map[string]*fetchJob
+	// slots holds one token per running fetch (MaxFetches at most).
+	slots chan struct{}
 	// requeue queues the named Bundle again, giving up when ctx ends; nil:
 	// nothing is woken (the tests reconcile by hand).
 	requeue func(ctx context.Context, name string)
@@ -28,6 +39,7 @@ type fetchJob struct {
 	uid     types.UID
 	src     rukpakv1alpha1.BundleSource
 	started time.Time
+	cancel  context.CancelFunc
 	done    chan struct{}
 	// Set before done is closed.
 	files    map[string][]byte
@@ -58,16 +70,30 @@ func (f *fetches) start(ctx context.Context, b *rukpakv1alpha1.Bundle, src rukpa
 	if j, ok := f.jobs[b.Name]; ok && j.uid == b.UID && equality.Semantic.DeepEqual(j.src, src) {
 		return j
 	}
-	j := &fetchJob{uid: b.UID, src: src, started: time.Now(), done: make(chan struct{})}
+	if old, ok := f.jobs[b.Name]; ok {
+		old.cancel()
+	}
+	fetchCtx, cancel := context.WithCancel(ctx)
+	j := &fetchJob{uid: b.UID, src: src, started: time.Now(), cancel: cancel, done: make(chan struct{})}
 	if f.jobs == nil {
 		f.jobs = map[string]*fetchJob{}
 	}
+	if f.slots == nil {
+		f.slots = make(chan struct{}, MaxFetches)
+	}
 	f.jobs[b.Name] = j
-	name := b.Name
+	name, slots := b.Name, f.slots
 	go func() {
-		j.files, j.resolved, j.err = fn(ctx)
+		defer cancel()
+		select {
+		case slots <- struct{}{}:
+			j.files, j.resolved, j.err = fn(fetchCtx)
+			<-slots
+		case <-fetchCtx.Done():
+			j.err = fmt.Errorf("fetch cancelled before it started: %w", context.Cause(fetchCtx))
+		}
 		close(j.done)
-		if f.requeue != nil {
+		if f.requeue != nil && ctx.Err() == nil {
 			f.requeue(ctx, name)
 		}
 	}()
@@ -104,10 +130,13 @@ func (f *fetches) finish(name string, j *fetchJob) {
 	}
 }
 
-// drop forgets the fetch of a Bundle that is gone; a fetch still running
-// ends on its own, and its result is not read.
+// drop forgets the fetch of a Bundle that is gone, cancelling it if it
+// still runs (or waits for a slot); its result is not read.
 func (f *fetches) drop(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if j, ok := f.jobs[name]; ok {
+		j.cancel()
+	}
 	delete(f.jobs, name)
 }
