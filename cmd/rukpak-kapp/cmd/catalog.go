@@ -78,8 +78,8 @@ func newCatalogCommand() *cobra.Command {
   rukpak-kapp catalog push --catalog ./catalog --repository registry.example.com/operators/repository --tag v1`,
 		Short: "Publish an OLM file-based catalog as Carvel packages",
 		Long: "Each channel of each OLM package becomes a PackageMetadata and a refName <channel>.<package>.<domain>; " +
-			"each bundle of the channel a Package whose App installs the bundle as a registry+v1 BundleDeployment " +
-			"through rukpak-kapp. See docs/catalogs.md.",
+			"each bundle of the channel a Package whose App makes an OperatorInstall, which rukpak-kapp installs as a BundleDeployment " +
+			"of the bundle's format (registry+v1, or plain for a plain bundle). See docs/catalogs.md.",
 		Args: cobra.NoArgs,
 		RunE: needsSubcommand,
 	}

@@ -81,8 +81,10 @@ func newRootCommand() *cobra.Command {
 		Args:          cobra.NoArgs,
 		RunE:          needsSubcommand,
 	}
-	// Children inherit the root's: every flag error is a usage error.
+	// Children inherit the root's: every flag error is a usage error, and
+	// every --help ends with the exit codes.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetUsageTemplate(root.UsageTemplate() + exitCodes)
 	root.AddCommand(newRunCommand(), newCheckCommand(), newRenderCommand(), newConvertCommand(), newCatalogCommand(), newMigrateCommand(), newUpgradeCommand(), newVersionCommand())
 	// cobra adds these when it executes; added now, argsAreUsage reaches
 	// them too (adding them again is a no-op).
@@ -91,6 +93,16 @@ func newRootCommand() *cobra.Command {
 	argsAreUsage(root)
 	return root
 }
+
+// exitCodes ends every command's usage: what Execute returns.
+const exitCodes = `
+Exit codes:
+  0  done as asked
+  1  failed, or found what stops it: check, something missing; migrate plan, a blocked move;
+     upgrade plan, a hop that would be refused
+  2  the command line is not understood (an unknown flag or command, an argument too many or too
+     few, a flag value it cannot take)
+`
 
 // needsSubcommand is the run of a command that only groups others.
 func needsSubcommand(cmd *cobra.Command, _ []string) error {

@@ -18,6 +18,7 @@ func TestHelpIsUsageOnStdout(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"help"}, {"run", "--help"}, {"render", "--help"}, {"convert", "--help"}, {"convert", "registry-v1", "--help"},
 		{"migrate", "--help"}, {"migrate", "plan", "--help"}, {"version", "--help"}, {"help", "migrate", "plan"}, {"run", "-h"},
+		{"upgrade", "plan", "--help"}, {"check", "--help"}, {"catalog", "--help"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer
@@ -26,6 +27,9 @@ func TestHelpIsUsageOnStdout(t *testing.T) {
 			}
 			if !strings.Contains(out.String(), "Usage:") || errOut.Len() != 0 {
 				t.Errorf("stdout %q, stderr %q: want the usage on stdout only", out.String(), errOut.String())
+			}
+			if !strings.Contains(out.String(), "Exit codes:\n  0 ") || !strings.Contains(out.String(), "\n  2  the command line is not understood") {
+				t.Errorf("stdout %q: want the exit codes at the end of the help", out.String())
 			}
 		})
 	}
