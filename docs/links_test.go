@@ -27,7 +27,7 @@ func TestLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages = append(pages, filepath.Join("..", "README.md"))
+	pages = append(pages, filepath.Join("..", "README.md"), filepath.Join("..", "SECURITY.md"))
 	for _, page := range pages {
 		for _, problem := range brokenLinks(t, page) {
 			t.Error(problem)
