@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/interpreter"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/lru"
@@ -127,13 +128,14 @@ func (e HealthExpression) judge(u *unstructured.Unstructured) (kstatus.Status, s
 		}
 		ok, err := evalBool(prg, vars)
 		var notBool *notBoolError
+		var stopped interpreter.EvalCancelledError
 		switch {
 		case errors.As(err, &notBool):
 			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) %v", c.expr, rukpakv1alpha2.AnnotationHealthExpressions, err)
-		case err != nil && strings.Contains(err.Error(), "cost limit exceeded"):
+		case errors.As(err, &stopped) && stopped.Cause == interpreter.CostLimitExceeded:
 			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) was stopped: it costs more than the limit of %d an expression may (%v); make it cheaper",
 				c.expr, rukpakv1alpha2.AnnotationHealthExpressions, ExpressionCostLimit, err)
-		case err != nil && strings.Contains(err.Error(), "operation interrupted"):
+		case errors.Is(err, interpreter.InterruptError{}):
 			return kstatus.UnknownStatus, fmt.Sprintf("its health expression %q (%s) was stopped: it ran longer than the %s an expression may; make it cheaper",
 				c.expr, rukpakv1alpha2.AnnotationHealthExpressions, expressionTimeLimit)
 		}
