@@ -82,7 +82,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Unauthorized: the API server does not accept this token", http.StatusUnauthorized)
 		return
 	}
-	allowed, reason, err := h.reviewer.Authorize(ctx, user, r.URL.Path, kind, name)
+	allowed, reason, err := h.reviewer.Authorize(ctx, user, r.URL.Path)
 	if err != nil {
 		h.fail(w, "the API server could not review the access; try again", err)
 		return

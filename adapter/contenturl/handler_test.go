@@ -30,7 +30,7 @@ func (r reviewer) Authenticate(_ context.Context, token string) (authenticationv
 	return authenticationv1.UserInfo{}, false, nil
 }
 
-func (r reviewer) Authorize(_ context.Context, user authenticationv1.UserInfo, path string, _ Kind, _ string) (bool, string, error) {
+func (r reviewer) Authorize(_ context.Context, user authenticationv1.UserInfo, path string) (bool, string, error) {
 	switch {
 	case user.Username == "reader" && strings.HasPrefix(path, "/bundles/"):
 		return true, "", nil

@@ -15,9 +15,9 @@ type Reviewer interface {
 	// Authenticate says whose token this is; ok is false for a token the
 	// API server does not accept.
 	Authenticate(ctx context.Context, token string) (user authenticationv1.UserInfo, ok bool, err error)
-	// Authorize says whether user may get path, which serves the content
-	// of kind/name, with the API server's reason when not.
-	Authorize(ctx context.Context, user authenticationv1.UserInfo, path string, kind Kind, name string) (allowed bool, reason string, err error)
+	// Authorize says whether user may get path (a non-resource URL), with
+	// the API server's reason when not.
+	Authorize(ctx context.Context, user authenticationv1.UserInfo, path string) (allowed bool, reason string, err error)
 }
 
 // KubeReviewer asks with TokenReviews and SubjectAccessReviews, which the
@@ -41,7 +41,7 @@ func (k KubeReviewer) Authenticate(ctx context.Context, token string) (authentic
 // object's path named in a rule. Reading the Bundle or BundleDeployment
 // object is not enough: its content may hold Secret manifests, which get
 // on the object never shows.
-func (k KubeReviewer) Authorize(ctx context.Context, user authenticationv1.UserInfo, path string, _ Kind, _ string) (bool, string, error) {
+func (k KubeReviewer) Authorize(ctx context.Context, user authenticationv1.UserInfo, path string) (bool, string, error) {
 	extra := map[string]authorizationv1.ExtraValue{}
 	for key, v := range user.Extra {
 		extra[key] = authorizationv1.ExtraValue(v)
