@@ -227,7 +227,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, oi *catalogsv1alpha1.Opera
 // this controller's: after 10 s, then as long as the wait has lasted, up
 // to 10 minutes; a requirement no Package meets waits for a Package's
 // event alone), or kapp-controller's next pick (after a second, then as
-// long as the wait has lasted, up to a minute).
+// long as the wait has lasted, up to a minute; a minute while an earlier
+// generation runs).
 func (r *Reconciler) lookAgain(f plan.Facts, p plan.Plan, o plan.Outcome) time.Duration {
 	after := p.LookAgain
 	// since is how long the install has waited: the look after that long
@@ -254,6 +255,14 @@ func (r *Reconciler) lookAgain(f plan.Facts, p plan.Plan, o plan.Outcome) time.D
 		// OperatorInstall has no event the adapter watches.
 		soonest(min(max(since(), 10*time.Second), 10*time.Minute))
 	case p.Waiting != "" && p.WaitingReason == catalogsv1alpha1.ReasonInstalling:
+		// While an earlier generation runs, Installed says nothing of how
+		// long the pick has been awaited: the Package's event, or the
+		// spec kapp-controller writes with another pick, brings the look,
+		// and the timer is the longest wait, not a poll each second.
+		if c := apimeta.FindStatusCondition(f.Install.Status.Conditions, catalogsv1alpha1.TypeInstalled); c != nil && c.Status == metav1.ConditionTrue {
+			soonest(time.Minute)
+			break
+		}
 		soonest(min(max(since(), time.Second), time.Minute))
 	}
 	return after

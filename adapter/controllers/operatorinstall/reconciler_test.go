@@ -301,6 +301,8 @@ func TestLookAgain(t *testing.T) {
 			o: plan.Outcome{Deps: plan.Dependencies{Installing: "waiting for PackageInstall"}}, want: 10 * time.Second},
 		{name: "kapp-controller's pick awaited for 30 s", oi: installed(metav1.ConditionUnknown, 30*time.Second),
 			p: plan.Plan{Waiting: "waiting for the pick", WaitingReason: catalogsv1alpha1.ReasonInstalling}, want: 30 * time.Second},
+		{name: "kapp-controller's pick awaited while the last generation runs", oi: installed(metav1.ConditionTrue, 24*time.Hour),
+			p: plan.Plan{Waiting: "waiting for the pick", WaitingReason: catalogsv1alpha1.ReasonInstalling}, want: time.Minute},
 		{name: "a gate's bound comes first", oi: installed(metav1.ConditionUnknown, time.Hour),
 			p: plan.Plan{LookAgain: 3 * time.Second}, o: plan.Outcome{Deps: plan.Dependencies{Installing: "waiting"}}, want: 3 * time.Second},
 	} {
