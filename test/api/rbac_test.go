@@ -55,6 +55,8 @@ var adapterAccess = []access{
 	{verb: "patch", group: "core.rukpak.io", resource: "bundledeployments", subresource: "status", allowed: true, why: "the adapter reports on BundleDeployments"},
 	{verb: "create", group: "authorization.k8s.io", resource: "subjectaccessreviews", allowed: true, why: "a content download asks whether its token may get the path"},
 	{verb: "update", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", name: "bundledeployments.core.rukpak.io", allowed: true, why: "the conversion webhook's caBundle"},
+	{verb: "patch", group: "catalogs.rukpak-kapp.dev", resource: "operatorinstalls", subresource: "status", namespace: "operators", allowed: true, why: "the OperatorInstall controller reports on each install"},
+	{verb: "get", group: "packaging.carvel.dev", resource: "packageinstalls", namespace: "operators", allowed: true, why: "an install reads its PackageInstall's pick by name"},
 	// Allowed, each with its reason in config/rbac and SECURITY.md.
 	{verb: "list", resource: "configmaps", allowed: true, why: "drift repair watches installed ConfigMaps' metadata; RBAC cannot grant metadata alone"},
 	{verb: "get", resource: "secrets", namespace: "default", name: "kapp-controller-config", allowed: true, why: "kapp-controller's namespace is the operator's to name, so the rule is by name in a ClusterRole"},
@@ -80,6 +82,10 @@ var adapterAccess = []access{
 	{verb: "create", resource: "pods", subresource: "exec", namespace: "default", why: "nothing runs as the adapter"},
 	{verb: "delete", resource: "namespaces", name: "default", why: "namespaces are watched for drift repair, never written"},
 	{verb: "create", group: "packaging.carvel.dev", resource: "packageinstalls", namespace: "default", why: "PackageInstalls are written only in the system namespace (the serve mode)"},
+	{verb: "list", group: "packaging.carvel.dev", resource: "packageinstalls", namespace: "operators", why: "a PackageInstall outside the system namespace is read by name only"},
+	{verb: "create", group: "packaging.carvel.dev", resource: "packageinstalls", namespace: "operators", why: "a catalog bundle's dependencies are installed only where the namespace binds rukpak-kapp-catalog-dependencies"},
+	{verb: "delete", group: "catalogs.rukpak-kapp.dev", resource: "operatorinstalls", namespace: "operators", why: "an install is the user's to delete"},
+	{verb: "get", resource: "secrets", namespace: "operators", name: "catalog-pull", why: "an OperatorCatalog's pull secret only where the namespace binds rukpak-kapp-catalog-pull-secrets"},
 	{verb: "get", path: "/bundles/anything.tgz", why: "content downloads are for the accounts bound to bundle-reader"},
 }
 
