@@ -24,6 +24,13 @@ const (
 // failedStage is the stage with an error and the newest UpdatedAt: a failed
 // stage stops the chain, so later stages keep the result of an earlier run.
 func failedStage(app *kappctrlv1alpha1.App) stage {
+	best, _ := lastFailure(app)
+	return best
+}
+
+// lastFailure is failedStage with the time kapp-controller recorded its
+// error at.
+func lastFailure(app *kappctrlv1alpha1.App) (stage, metav1.Time) {
 	best, bestAt := stageNone, metav1.Time{}
 	consider := func(s stage, errText string, at metav1.Time) {
 		if errText != "" && (best == stageNone || bestAt.Before(&at)) {
@@ -39,7 +46,39 @@ func failedStage(app *kappctrlv1alpha1.App) stage {
 	if d := app.Status.Deploy; d != nil {
 		consider(stageDeploy, d.Error, d.UpdatedAt)
 	}
-	return best
+	return best, bestAt
+}
+
+// SpecWrittenAt is when app's spec (or metadata) was last written, by the
+// API server's clock in whole seconds, as its managedFields record it
+// (every writer's entry but the status subresource's).
+func SpecWrittenAt(app *kappctrlv1alpha1.App) time.Time {
+	var at time.Time
+	for _, f := range app.ManagedFields {
+		if f.Subresource == "" && f.Time != nil && f.Time.After(at) {
+			at = f.Time.Time
+		}
+	}
+	return at
+}
+
+// RetriesFailure says the run under way of app repeats its last run, which
+// failed: kapp-controller retries a failed App with backoff, and a run the
+// adapter asked for while the failed one was under way is of the same
+// content. Neither changes the spec after the failure; a spec written since
+// (a new generation, a rerun asked for what changed) is a new run.
+func RetriesFailure(app *kappctrlv1alpha1.App) bool {
+	if app == nil || len(app.Status.Conditions) == 0 || app.Status.Conditions[0].Type != kappctrlv1alpha1.Reconciling ||
+		app.Status.ConsecutiveReconcileFailures == 0 {
+		return false
+	}
+	failed, at := lastFailure(app)
+	if failed == stageNone {
+		return false
+	}
+	written := SpecWrittenAt(app)
+	// Whole seconds: a write within the failure's second may have followed it.
+	return !written.IsZero() && written.Before(at.Time)
 }
 
 // templateSince says when the template step of the run under way began:

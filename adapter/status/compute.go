@@ -138,6 +138,14 @@ func (s state) mirror() (conditions, time.Duration) {
 	case kappctrlv1alpha1.Deleting, kappctrlv1alpha1.DeleteFailed:
 		return s.deleting(), 0
 	}
+	if RetriesFailure(app) && !(s.current && app.Status.ConsecutiveReconcileFailures < 2) {
+		// The failure stands while kapp-controller runs the same content
+		// again: the retry's steps are silent until it ends, and a retry
+		// that began before the failure was read would otherwise hide it.
+		c := s.appFailed()
+		c.installed.Message += ". kapp-controller is running it again"
+		return c, 0
+	}
 	c, left, late := s.templateDeadline()
 	switch {
 	case late:

@@ -27,7 +27,7 @@ func InvalidContent(f Facts, class string) string {
 		return ""
 	}
 	app := s.App
-	if app.Status.Conditions[0].Type != kappctrlv1alpha1.ReconcileFailed || (s.current && app.Status.ConsecutiveReconcileFailures < 2) {
+	if (app.Status.Conditions[0].Type != kappctrlv1alpha1.ReconcileFailed && !RetriesFailure(app)) || (s.current && app.Status.ConsecutiveReconcileFailures < 2) {
 		return ""
 	}
 	detail := Message(app.Status.UsefulErrorMessage, app.Status.Conditions[0].Message)

@@ -331,6 +331,49 @@ func TestCompute(t *testing.T) {
 			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "False", "UpgradeFailed", "invalid bundle: ytt: Error: bad")), healthy: g(2, healthyFalse), resolved: olderSource},
 		},
 		{
+			name: "kapp-controller's retry of a failed template step, read only once it began, says the failure",
+			app: newApp(1, 1, kappctrlv1alpha1.Reconciling, specWritten(0), fetchOK(10, 11),
+				templateFailed(4, "ytt: Error: bad"), failures(1)),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "False", "InstallFailed", "invalid bundle: ytt: Error: bad. kapp-controller is running it again")),
+				healthy: g(2, healthyFalse), resolved: pinnedSource},
+		},
+		{
+			name: "a retry not yet past its fetch says the failure too",
+			app:  newApp(1, 1, kappctrlv1alpha1.Reconciling, specWritten(0), fetchOK(1, 2), templateFailed(3, "ytt: Error: bad"), failures(1)),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "False", "InstallFailed", "invalid bundle: ytt: Error: bad. kapp-controller is running it again")),
+				healthy: g(2, healthyFalse), resolved: pinnedSource},
+		},
+		{
+			name: "the run the adapter asked for during the failed step is the same content again",
+			app: newApp(2, 2, kappctrlv1alpha1.Reconciling, specWritten(3), rerun(1, 3, RerunHeld), fetchOK(10, 11),
+				templateFailed(4, "ytt: Error: bad"), failures(1)),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "False", "InstallFailed", "invalid bundle: ytt: Error: bad. kapp-controller is running it again")),
+				healthy: g(2, healthyFalse), resolved: pinnedSource},
+		},
+		{
+			name: "a spec written since the failure is a new run, not a retry",
+			app:  newApp(2, 2, kappctrlv1alpha1.Reconciling, specWritten(5), fetchOK(10, 11), templateFailed(4, "ytt: Error: bad"), failures(1)),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, templating), healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
+		},
+		{
+			name: "a spec written in the failure's second may have followed it: a new run",
+			app:  newApp(2, 2, kappctrlv1alpha1.Reconciling, specWritten(4), fetchOK(10, 11), templateFailed(4, "ytt: Error: bad"), failures(1)),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, templating), healthy: g(2, healthyWait), resolved: pinnedSource, hold: true, writeAfter: ProgressDelay},
+		},
+		{
+			name:   "a retry of the installed generation after one failure is a re-apply",
+			stored: installedAt(2, pinnedSource),
+			app:    newApp(2, 2, kappctrlv1alpha1.Reconciling, specWritten(0), fetchOK(10, 11), deployFailed(4, "kapp: Error: timed out"), failures(1)),
+			want:   want{unpacked: g(2, unpackedTrue), installed: g(2, installedTrue), healthy: g(2, healthyTrue), resolved: pinnedSource},
+		},
+		{
+			name:   "a retry of the installed generation after two failures keeps them said",
+			stored: installedAt(2, pinnedSource),
+			app:    newApp(2, 2, kappctrlv1alpha1.Reconciling, specWritten(0), fetchOK(10, 11), deployFailed(4, "kapp: Error: timed out"), failures(2)),
+			want: want{unpacked: g(2, unpackedTrue), installed: g(2, c("Installed", "False", "UpgradeFailed", "kapp: Error: timed out. kapp-controller is running it again")),
+				healthy: g(2, healthyFalse), resolved: pinnedSource},
+		},
+		{
 			name:   "a status rukpak wrote (no condition generations) is an older install",
 			stored: installedAt(0, olderSource),
 			app:    newApp(1, 1, kappctrlv1alpha1.Reconciling, fetchOK(5, 6)),
@@ -751,6 +794,15 @@ func deployDone(start, end int, stdout string) appState {
 func deployRunning(start, end int, stdout string) appState {
 	return func(a *kappctrlv1alpha1.App) {
 		a.Status.Deploy = &kappctrlv1alpha1.AppStatusDeploy{StartedAt: at(start), UpdatedAt: at(end), Stdout: stdout}
+	}
+}
+
+// specWritten is the App's spec last written (by the adapter) at second s.
+func specWritten(s int) appState {
+	return func(a *kappctrlv1alpha1.App) {
+		when := at(s)
+		a.ManagedFields = append(a.ManagedFields, metav1.ManagedFieldsEntry{Manager: "rukpak-kapp", Operation: metav1.ManagedFieldsOperationApply, Time: &when},
+			metav1.ManagedFieldsEntry{Manager: "kapp-controller", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: ptrTime(at(s + 50))})
 	}
 }
 

@@ -204,18 +204,6 @@ func (w *Repairer) changed(ctx context.Context, gk schema.GroupKind, m *metav1.P
 	w.queue.AddAfter(key, coalesce)
 }
 
-// specChanged is when app's spec (or metadata) was last written, by the
-// API server's clock in whole seconds, as its managedFields record it.
-func specChanged(app *kappctrlv1alpha1.App) time.Time {
-	var at time.Time
-	for _, f := range app.ManagedFields {
-		if f.Subresource == "" && f.Time != nil && f.Time.After(at) {
-			at = f.Time.Time
-		}
-	}
-	return at
-}
-
 // byThisRun says m, deleted while app's current spec is deployed, was
 // applied by that deploy, so its delete is not kapp's prune: an App that
 // never deployed has nothing kapp could prune; otherwise kapp wrote m after
@@ -226,7 +214,7 @@ func byThisRun(app *kappctrlv1alpha1.App, m *metav1.PartialObjectMetadata) bool 
 	if d := app.Status.Deploy; d == nil || d.KappDeployStatus == nil {
 		return true
 	}
-	changed := specChanged(app)
+	changed := status.SpecWrittenAt(app)
 	for _, f := range m.ManagedFields {
 		if f.Manager == KappManager && f.Time != nil && f.Time.Time.After(changed) {
 			return true
