@@ -139,7 +139,13 @@ func (s *catalogStack) openCatalogs(ctx context.Context) error {
 	if err := fetch.RemoveCatalogSpools(o.CatalogDir); err != nil {
 		return fmt.Errorf("clear %s: %w", o.CatalogDir, err)
 	}
-	served := operatorcatalog.NewServed(s.d)
+	// The probe runs while an OperatorCatalog exists, as the catalogs'
+	// cache (cl, made below, read once the manager runs) lists them.
+	var cl cluster.Cluster
+	served := operatorcatalog.NewServed(operatorcatalog.DiscoveryProbe(s.d), func(ctx context.Context) bool {
+		var cats catalogsv1alpha1.OperatorCatalogList
+		return cl.GetCache().List(ctx, &cats) == nil && len(cats.Items) > 0
+	})
 	cl, err := cluster.New(s.mgr.GetConfig(), func(co *cluster.Options) {
 		co.Scheme = s.mgr.GetScheme()
 		// What a write of the whole Package recorded of its fields is most

@@ -73,6 +73,27 @@ type OperatorCatalogReconciler struct {
 	mu sync.Mutex
 	// kept is each catalog's publication.
 	kept map[types.NamespacedName]*publication
+	// lookups is each catalog's last look-up of its tag.
+	lookups map[string]lookup
+}
+
+// lookup is a tag looked up for a catalog's input (UID and generation)
+// at a time.
+type lookup struct {
+	input, pinned string
+	at            time.Time
+}
+
+// lookedUp is the digest key's tag was found at for input, while its poll
+// has not passed since; false when the tag is to be looked up.
+func (r *OperatorCatalogReconciler) lookedUp(key, input string, poll time.Duration) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.lookups[key]
+	if !ok || l.input != input || r.now().Sub(l.at) >= poll {
+		return "", false
+	}
+	return l.pinned, true
 }
 
 // New is the controller's reconciler: c writes OperatorCatalogs and the
@@ -85,7 +106,7 @@ type OperatorCatalogReconciler struct {
 // answers.
 func New(c client.Client, cached, direct client.Reader, images Images, status StatusWriter, installs Installs, served *Served) *OperatorCatalogReconciler {
 	return &OperatorCatalogReconciler{client: c, cached: cached, direct: direct, packages: packagingapi.NewWriter(c, direct), images: images, status: status, installs: installs, served: served,
-		now: time.Now, kept: map[types.NamespacedName]*publication{}}
+		now: time.Now, kept: map[types.NamespacedName]*publication{}, lookups: map[string]lookup{}}
 }
 
 // Poll is how often cat's image is looked up.
@@ -159,11 +180,19 @@ func (r *OperatorCatalogReconciler) steps(ctx context.Context, cat *catalogsv1al
 			return fmt.Sprintf("The catalog image %s cannot be looked up: %v. It is looked up again at %s.", cat.Spec.Image, err, next)
 		})
 	}
-	pinned, err := r.resolve(ctx, cat.Spec.Image, creds)
-	if err != nil {
-		return r.retry(ctx, cat, key, input, err, func(next string) string {
-			return fmt.Sprintf("The catalog image %s could not be looked up%s: %v. It is looked up again at %s.", cat.Spec.Image, withSecret(cat), err, next)
-		})
+	// The tag is looked up at its poll and when the spec changes, not at
+	// every look: an outage's end, a published object's event or a write
+	// that failed use the digest found last.
+	pinned, ok := r.lookedUp(key, input, poll)
+	if !ok {
+		if pinned, err = r.resolve(ctx, cat.Spec.Image, creds); err != nil {
+			return r.retry(ctx, cat, key, input, err, func(next string) string {
+				return fmt.Sprintf("The catalog image %s could not be looked up%s: %v. It is looked up again at %s.", cat.Spec.Image, withSecret(cat), err, next)
+			})
+		}
+		r.mu.Lock()
+		r.lookups[key] = lookup{input: input, pinned: pinned, at: r.now()}
+		r.mu.Unlock()
 	}
 	// A digest that held no catalog the adapter can read is not pulled
 	// again: each poll looks the tag up (one request) until it moves.
@@ -364,6 +393,7 @@ func (r *OperatorCatalogReconciler) forget(id types.NamespacedName) {
 	r.mu.Lock()
 	r.kept[id].close()
 	delete(r.kept, id)
+	delete(r.lookups, id.String())
 	r.mu.Unlock()
 	r.retries.Forget(id.String())
 	r.retries.Forget(id.String() + invalidKey)

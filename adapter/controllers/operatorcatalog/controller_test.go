@@ -182,11 +182,15 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 	// status patch locked by the resourceVersion read.
 	h.r = New(h.client, h.client, h.client, h.images, func(ctx context.Context, obj, before client.Object, _, _ []metav1.Condition) error {
 		return h.client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	}, NewInstalls(h.client, h.client, ""), NewServed(nil))
+	}, NewInstalls(h.client, h.client, ""), NewServed(nil, func(context.Context) bool { return false }))
 	h.clock = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	h.r.now = func() time.Time { return h.clock }
 	return h
 }
+
+// poll moves the reconciler's clock by a poll interval: the next look
+// is the catalog's poll.
+func (h *harness) poll() { h.clock = h.clock.Add(DefaultPoll) }
 
 func (h *harness) reconcile(t *testing.T) (reconcile.Result, error) {
 	t.Helper()
@@ -236,6 +240,7 @@ func TestReconcile_PublishesFollowsAndWithdraws(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.images.digest = "sha256:2"
+	h.poll()
 	if _, err := h.reconcile(t); err != nil {
 		t.Fatal(err)
 	}
@@ -270,6 +275,7 @@ func TestReconcile_PublishesFollowsAndWithdraws(t *testing.T) {
 	// The tag moves back: 1.0.0 is published again, 1.0.1 (installed now)
 	// is kept, marked; forward again, 1.0.1 is written whole, unmarked.
 	h.images.digest = "sha256:1"
+	h.poll()
 	if _, err := h.reconcile(t); err != nil {
 		t.Fatal(err)
 	}
@@ -277,6 +283,7 @@ func TestReconcile_PublishesFollowsAndWithdraws(t *testing.T) {
 		t.Errorf("Packages after the move back: %s", got)
 	}
 	h.images.digest = "sha256:2"
+	h.poll()
 	if _, err := h.reconcile(t); err != nil {
 		t.Fatal(err)
 	}
@@ -326,6 +333,7 @@ func TestReconcile_Failures(t *testing.T) {
 	t.Run("no catalog in the image: no hot retry, the next poll looks again", func(t *testing.T) {
 		h := newHarness(t)
 		h.images.digest = "sha256:none"
+		h.poll()
 		res, err := h.reconcile(t)
 		if err != nil || res.RequeueAfter != DefaultPoll {
 			t.Fatalf("%v, %v", res, err)
@@ -337,11 +345,13 @@ func TestReconcile_Failures(t *testing.T) {
 		// Said once: the next poll looks the tag up, and neither pulls
 		// the same digest again nor writes.
 		pulls := h.images.pulls
+		h.poll()
 		if _, err := h.reconcile(t); err != nil || len(h.writes) != 0 || h.images.pulls != pulls || h.images.lookups != 2 {
 			t.Errorf("again: %v, writes %v, pulls %d, lookups %d", err, h.writes, h.images.pulls-pulls, h.images.lookups)
 		}
 		// The tag moved: the new digest is pulled.
 		h.images.digest = "sha256:other"
+		h.poll()
 		if _, err := h.reconcile(t); err != nil || h.images.pulls != pulls+1 {
 			t.Errorf("a new digest: %v, pulls %d", err, h.images.pulls-pulls)
 		}
@@ -688,6 +698,7 @@ func TestReconcile_SpoolFull(t *testing.T) {
 	// Full while the catalog's last spool is kept.
 	h.images.full = func() bool { return h.r.publication(id) != nil }
 	h.images.digest = "sha256:2"
+	h.poll()
 	pulls := h.images.pulls
 	if _, err := h.reconcile(t); err != nil {
 		t.Fatal(err)
@@ -699,6 +710,7 @@ func TestReconcile_SpoolFull(t *testing.T) {
 	// Full whatever it lets go: PullFailed, with the next attempt.
 	h.images.full = func() bool { return true }
 	h.images.digest = "sha256:1"
+	h.poll()
 	res, err := h.reconcile(t)
 	if err != nil || res.RequeueAfter <= 0 {
 		t.Fatalf("%v, %v: want a retry with backoff", res, err)
@@ -712,7 +724,7 @@ func TestReconcile_SpoolFull(t *testing.T) {
 // The status lists the first maxRefused refusals and counts them all, the
 // catalog's and the packaging API's.
 func TestReport_CountsEveryRefusal(t *testing.T) {
-	r := New(nil, nil, nil, nil, nil, Installs{}, NewServed(nil))
+	r := New(nil, nil, nil, nil, nil, Installs{}, NewServed(nil, func(context.Context) bool { return false }))
 	p := &publication{objects: map[objKey]*entry{{kindPackage, "ok"}: {pkg: "ok", rv: "1"}}, failed: map[objKey]string{}}
 	for i := range 15 {
 		p.refused = append(p.refused, catalog.Refusal{Package: fmt.Sprintf("bad-%02d", i), Reason: "no version"})
@@ -782,10 +794,52 @@ func TestRetract_KeepsWhatRunsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.images.digest = "sha256:2"
+	h.poll()
 	if _, err := h.reconcile(t); err != nil {
 		t.Fatal(err)
 	}
 	if got := retracted(t, h); got != "1.0.0:registry.example/catalog@sha256:2,1.0.2:registry.example/catalog@sha256:2,1.1.0:" {
 		t.Errorf("Packages after the move (version:retracted in): %s; want 1.0.0 (held, runs) and 1.0.2 (being written) kept, 1.0.1 (only asked) and 1.0.3 withdrawn", got)
+	}
+}
+
+// The tag is looked up at the catalog's poll and when its spec changes,
+// not at every look: the looks an outage's end, a published object's event
+// or a failed write make use the digest found last, so an API that fails
+// every write while it answers the probe costs the registry nothing.
+func TestReconcile_LooksUpAtPollOnly(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.reconcile(t); err != nil || h.images.lookups != 1 {
+		t.Fatalf("%v, %d lookups", err, h.images.lookups)
+	}
+	unavailable := apierrors.NewServiceUnavailable("writes fail")
+	for range 10 {
+		// A write fails as the API goes; it answers again; the catalog is
+		// woken and its write fails again.
+		h.failCreates, h.createErr = 1, unavailable
+		if err := h.client.Delete(context.Background(), &datav1alpha1.Package{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "s.p.operators.rukpak-kapp.dev.1.0.0"}}); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+		h.r.changed(kindPackage, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "s.p.operators.rukpak-kapp.dev.1.0.0"}}, true, &recorded{})
+		if _, err := h.reconcile(t); err != nil {
+			t.Fatal(err)
+		}
+		h.r.served.down.Store(nil)
+		h.clock = h.clock.Add(10 * time.Second)
+	}
+	if h.images.lookups != 1 {
+		t.Errorf("%d lookups in ten outages within a poll, want 1", h.images.lookups)
+	}
+	h.poll()
+	if _, err := h.reconcile(t); err != nil || h.images.lookups != 2 {
+		t.Errorf("at the poll: %v, %d lookups, want 2", err, h.images.lookups)
+	}
+	cat := h.catalog(t)
+	cat.Generation++
+	if err := h.client.Update(context.Background(), cat); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(t); err != nil || h.images.lookups != 3 {
+		t.Errorf("after a spec change: %v, %d lookups, want 3", err, h.images.lookups)
 	}
 }
