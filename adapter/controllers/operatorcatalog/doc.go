@@ -27,16 +27,18 @@
 // the packaging API is not served the controller does not run, and
 // ReportWaiting (called by adapter.NewManager) says so on every OperatorCatalog;
 // once it runs, Served follows the API for the whole run: a watch or a
-// write that finds it not available starts an outage, which every
-// OperatorCatalog says (PackagingAPIUnavailable) until discovery, asked
-// with backoff, finds it answering again, and every catalog is published
-// again. A reconcile reads, runs its steps
+// write that finds it not available, or a probe (made while catalogs
+// exist) that gets no answer in time, starts an outage, which every
+// OperatorCatalog says (PackagingAPIUnavailable) until the probe, made
+// with backoff that goes on across outages close together, answers
+// again, and every catalog is published again. A catalog's tag is looked
+// up at its poll and when its spec changes only. A reconcile reads, runs its steps
 // (finalizer, look-up, publication or repair), then writes the status once
 // through the adapter's status writer (kube.ConditionsWriter, given by the
 // manager (adapter.NewManager), which starts the controller with a cache of its own once its APIs
 // are served). Its memory between reconciles: each catalog's publication
 // (the objects, their resourceVersions, the catalog file), the backoff of a
 // registry that failed and the digest that held no readable catalog
-// (fetch.Backoff), each refused object's backoff, and the outage under way
-// (Served).
+// (fetch.Backoff), each refused object's backoff, each catalog's last
+// look-up of its tag, and the outage under way with its backoff (Served).
 package operatorcatalog
