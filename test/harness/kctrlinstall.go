@@ -51,10 +51,35 @@ func KctrlRepositoryAdd(ctx context.Context, cfg *rest.Config, ns, name, url str
 			ImgpkgBundle: &kcv1alpha1.AppFetchImgpkgBundle{Image: url},
 		}},
 	}
-	if _, err := kc.PackagingV1alpha1().PackageRepositories(ns).Create(ctx, repo, metav1.CreateOptions{}); err != nil {
+	repos := kc.PackagingV1alpha1().PackageRepositories(ns)
+	_, err = repos.Create(ctx, repo, metav1.CreateOptions{})
+	if err := made(err, func() (bool, error) {
+		got, err := repos.Get(ctx, name, metav1.GetOptions{})
+		return err == nil && got.Spec.Fetch != nil && got.Spec.Fetch.ImgpkgBundle != nil && got.Spec.Fetch.ImgpkgBundle.Image == url, err
+	}); err != nil {
 		return fmt.Errorf("create PackageRepository %s: %w", name, err)
 	}
 	return kctrlWaitRepository(ctx, kc, ns, name)
+}
+
+// made is the outcome of a create that returned err: an object already
+// there that ours says is the one this call asked for is no failure.
+// client-go sends a create again when the API server answers it with a
+// 5xx and a Retry-After, and on a loaded machine the first attempt can
+// have been stored: the second then finds it. Anything else already there
+// is a failure.
+func made(err error, ours func() (bool, error)) error {
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	same, getErr := ours()
+	if getErr != nil {
+		return fmt.Errorf("%w (and reading it: %w)", err, getErr)
+	}
+	if same {
+		return nil
+	}
+	return fmt.Errorf("%w, and it is not what this call asked for", err)
 }
 
 // KctrlInstall is one `kctrl package install -i NAME -p PACKAGE --version
@@ -88,13 +113,25 @@ func KctrlPackageInstall(ctx context.Context, cfg *rest.Config, in KctrlInstall)
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: id + "-cluster-rolebinding", Annotations: marks},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: in.Namespace}},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}
-	if _, err := core.CoreV1().ServiceAccounts(in.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+	_, err = core.CoreV1().ServiceAccounts(in.Namespace).Create(ctx, sa, metav1.CreateOptions{})
+	if err := made(err, func() (bool, error) {
+		got, err := core.CoreV1().ServiceAccounts(in.Namespace).Get(ctx, sa.Name, metav1.GetOptions{})
+		return err == nil && got.Annotations[kctrlPackageAnnotation] == id, err
+	}); err != nil {
 		return fmt.Errorf("create ServiceAccount %s: %w", sa.Name, err)
 	}
-	if _, err := core.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+	_, err = core.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+	if err := made(err, func() (bool, error) {
+		got, err := core.RbacV1().ClusterRoles().Get(ctx, role.Name, metav1.GetOptions{})
+		return err == nil && got.Annotations[kctrlPackageAnnotation] == id, err
+	}); err != nil {
 		return fmt.Errorf("create ClusterRole %s: %w", role.Name, err)
 	}
-	if _, err := core.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+	_, err = core.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+	if err := made(err, func() (bool, error) {
+		got, err := core.RbacV1().ClusterRoleBindings().Get(ctx, binding.Name, metav1.GetOptions{})
+		return err == nil && got.Annotations[kctrlPackageAnnotation] == id, err
+	}); err != nil {
 		return fmt.Errorf("create ClusterRoleBinding %s: %w", binding.Name, err)
 	}
 	pi := &packagingv1alpha1.PackageInstall{
@@ -114,7 +151,11 @@ func KctrlPackageInstall(ctx context.Context, cfg *rest.Config, in KctrlInstall)
 	if in.Values != nil {
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: id + "-values", Namespace: in.Namespace, Annotations: marks},
 			Data: map[string][]byte{kctrlValuesKey: in.Values}}
-		if _, err := core.CoreV1().Secrets(in.Namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		_, err = core.CoreV1().Secrets(in.Namespace).Create(ctx, secret, metav1.CreateOptions{})
+		if err := made(err, func() (bool, error) {
+			got, err := core.CoreV1().Secrets(in.Namespace).Get(ctx, secret.Name, metav1.GetOptions{})
+			return err == nil && got.Annotations[kctrlPackageAnnotation] == id && string(got.Data[kctrlValuesKey]) == string(in.Values), err
+		}); err != nil {
 			return fmt.Errorf("create Secret %s: %w", secret.Name, err)
 		}
 		pi.Spec.Values = []packagingv1alpha1.PackageInstallValues{{SecretRef: &packagingv1alpha1.PackageInstallValuesSecretRef{Name: secret.Name}}}
@@ -122,7 +163,12 @@ func KctrlPackageInstall(ctx context.Context, cfg *rest.Config, in KctrlInstall)
 			pi.Annotations[k+"-Secret"] = secret.Name
 		}
 	}
-	if _, err := kc.PackagingV1alpha1().PackageInstalls(in.Namespace).Create(ctx, pi, metav1.CreateOptions{}); err != nil {
+	_, err = kc.PackagingV1alpha1().PackageInstalls(in.Namespace).Create(ctx, pi, metav1.CreateOptions{})
+	if err := made(err, func() (bool, error) {
+		got, err := kc.PackagingV1alpha1().PackageInstalls(in.Namespace).Get(ctx, in.Name, metav1.GetOptions{})
+		return err == nil && got.Annotations[kctrlPackageAnnotation+"-ServiceAccount"] == sa.Name &&
+			got.Spec.PackageRef != nil && got.Spec.PackageRef.RefName == in.Package, err
+	}); err != nil {
 		return fmt.Errorf("create PackageInstall %s: %w", in.Name, err)
 	}
 	return kctrlWaitInstall(ctx, kc, in.Namespace, in.Name)
