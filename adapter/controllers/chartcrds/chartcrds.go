@@ -183,7 +183,9 @@ func account(app *kappctrlv1alpha1.App) string {
 	return "system:serviceaccount:" + app.Namespace + ":" + app.Spec.ServiceAccountName
 }
 
-// writer writes as the account app deploys with, as kapp would have.
+// writer writes as the account app deploys with, as kapp would have
+// (constrained impersonation: config/rbac lets the adapter create and patch
+// CRDs as that account, and write nothing else as it).
 func (r *reconciler) writer(app *kappctrlv1alpha1.App, have client.Client) (client.Client, error) {
 	if have != nil {
 		return have, nil

@@ -147,8 +147,9 @@ func (h *handler) readAs(user string) string {
 	return "system:serviceaccount:" + h.opts.SystemNamespace + ":" + h.opts.InstallerAccount
 }
 
-// lister lists old's custom resources impersonating user (config/rbac
-// lets the adapter impersonate the ServiceAccounts of its namespaces).
+// lister lists old's custom resources as user (config/rbac lets the
+// adapter act as the ServiceAccounts of its namespaces, through
+// constrained impersonation, to list and for nothing else here).
 func (h *handler) lister(user string, crd *apiextensionsv1.CustomResourceDefinition) (Lister, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

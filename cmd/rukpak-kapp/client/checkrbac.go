@@ -59,7 +59,7 @@ func (r right) String() string {
 
 // verbOrder lists a rule's writes before its reads: a missing write is
 // what fails an install, so a message names it first.
-var verbOrder = []string{"create", "patch", "update", "delete", "deletecollection", "impersonate", "get", "list", "watch"}
+var verbOrder = []string{"create", "patch", "update", "delete", "deletecollection", "impersonate:serviceaccount", "get", "list", "watch"}
 
 // adapterRights are the rights the ClusterRole and the Role of manifest
 // grant, each verb of each rule on each of its resources (and names): the

@@ -95,7 +95,9 @@ func TestAdapterRights(t *testing.T) {
 		"create packages.data.packaging.carvel.dev",
 		"watch packagemetadatas.data.packaging.carvel.dev",
 		"create packageinstalls.packaging.carvel.dev in sys",
-		"impersonate serviceaccounts in sys",
+		"impersonate:serviceaccount serviceaccounts.authentication.k8s.io in sys",
+		"impersonate-on:serviceaccount:list *.*",
+		"impersonate-on:serviceaccount:create customresourcedefinitions.apiextensions.k8s.io",
 		"update customresourcedefinitions.apiextensions.k8s.io named bundledeployments.core.rukpak.io",
 		"get secrets named kapp-controller-config",
 	} {
