@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -46,6 +47,57 @@ type Registry struct {
 	// fenced: every request is refused and counted in fencedOff.
 	fenced    atomic.Bool
 	fencedOff atomic.Int64
+	// rate, when set, is how many bytes a second each blob download gets;
+	// blobs counts the downloads under way, blobsPeak the most at once.
+	rate      atomic.Int64
+	blobs     atomic.Int32
+	blobsPeak atomic.Int32
+}
+
+// Throttle makes each blob download get bytesPerSecond (0: as fast as
+// loopback goes), as a registry far away or a slow link does.
+func (r *Registry) Throttle(bytesPerSecond int64) { r.rate.Store(bytesPerSecond) }
+
+// BlobsPeak is the most blob downloads that ran at once.
+func (r *Registry) BlobsPeak() int { return int(r.blobsPeak.Load()) }
+
+// serveBlob serves a blob download through next, counted, at the
+// throttled rate.
+func (r *Registry) serveBlob(next http.Handler, w http.ResponseWriter, req *http.Request) {
+	now := r.blobs.Add(1)
+	defer r.blobs.Add(-1)
+	for {
+		peak := r.blobsPeak.Load()
+		if now <= peak || r.blobsPeak.CompareAndSwap(peak, now) {
+			break
+		}
+	}
+	if rate := r.rate.Load(); rate > 0 {
+		w = &throttled{ResponseWriter: w, rate: rate}
+	}
+	next.ServeHTTP(w, req)
+}
+
+// throttled writes at most rate bytes a second, in chunks of a tenth of it.
+type throttled struct {
+	http.ResponseWriter
+	rate int64
+}
+
+func (t *throttled) Write(p []byte) (int, error) {
+	chunk := max(int(t.rate/10), 1)
+	n := 0
+	for len(p) > 0 {
+		part := p[:min(chunk, len(p))]
+		m, err := t.ResponseWriter.Write(part)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[m:]
+		time.Sleep(time.Duration(int64(m) * int64(time.Second) / t.rate))
+	}
+	return n, nil
 }
 
 // Fence makes the registry unreachable as a registry behind an air gap is
@@ -91,6 +143,10 @@ func serveRegistry(l net.Listener, host, username, password string, ca *TestCA) 
 		if r.fenced.Load() {
 			r.fencedOff.Add(1)
 			http.Error(w, `{"errors":[{"code":"UNAVAILABLE","message":"this registry is behind the fence"}]}`, http.StatusServiceUnavailable)
+			return
+		}
+		if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/") {
+			r.serveBlob(served, w, req)
 			return
 		}
 		served.ServeHTTP(w, req)

@@ -18,8 +18,9 @@
 // locked status write with its Event (report), skipped when it changes
 // nothing.
 //
-// A fetch runs in a goroutine of its own (fetches.go) and writes nothing:
-// a reconcile waits for it at most UnpackingAfter, says Unpacking on a
+// A fetch runs in a goroutine of its own (fetches.go), stores the content
+// it fetched before it lets its slot go, and writes nothing to the API
+// server: a reconcile waits for it at most UnpackingAfter, says Unpacking on a
 // first unpack when it is not done, and returns; the fetch's end queues the
 // Bundle again, and that reconcile writes the outcome. At most MaxFetches
 // run at once, the others waiting for a slot; a Bundle that goes, or is

@@ -13,15 +13,16 @@ import (
 )
 
 // MaxFetches bounds the fetches that run at once, whatever the number of
-// Bundles: each may hold its content in memory (up to the fetch's size
-// cap), and Bundles are users' input. The others wait for a slot, in the
-// order they started.
+// Bundles: each holds its content in memory (up to the fetch's size cap)
+// until it has stored it, and Bundles are users' input. The others wait
+// for a slot, in the order they started.
 const MaxFetches = 4
 
 // fetches are the unpacks under way, one per Bundle. A fetch runs in a
-// goroutine of its own so that a slow registry holds no worker; it writes
-// nothing: when it ends it wakes its Bundle, and the reconcile that takes
-// its result writes the status, as every status of a Bundle is written.
+// goroutine of its own so that a slow registry holds no worker; it stores
+// the content and writes nothing to the API server: when it ends it wakes
+// its Bundle, and the reconcile that takes its result writes the status,
+// as every status of a Bundle is written.
 // A fetch whose Bundle went, or was replaced (another UID or source under
 // the name), is cancelled.
 type fetches struct {
@@ -42,12 +43,13 @@ type fetchJob struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	// Set before done is closed.
-	files    map[string][]byte
 	resolved *rukpakv1alpha1.BundleSource
 	err      error
 }
 
-type fetchFunc func(ctx context.Context) (map[string][]byte, *rukpakv1alpha1.BundleSource, error)
+// fetchFunc fetches and stores a Bundle's content, and says what it
+// resolved the source to.
+type fetchFunc func(ctx context.Context) (*rukpakv1alpha1.BundleSource, error)
 
 // under is the fetch of b's src under way (or ended, its result not
 // taken yet); nil: none.
@@ -87,7 +89,7 @@ func (f *fetches) start(ctx context.Context, b *rukpakv1alpha1.Bundle, src rukpa
 		defer cancel()
 		select {
 		case slots <- struct{}{}:
-			j.files, j.resolved, j.err = fn(fetchCtx)
+			j.resolved, j.err = fn(fetchCtx)
 			<-slots
 		case <-fetchCtx.Done():
 			j.err = fmt.Errorf("fetch cancelled before it started: %w", context.Cause(fetchCtx))

@@ -30,7 +30,7 @@ func TestFetches_Bounded(t *testing.T) {
 	var running, most atomic.Int32
 	const n = 50
 	release, started := make(chan struct{}), make(chan struct{}, n)
-	fn := func(ctx context.Context) (map[string][]byte, *rukpakv1alpha1.BundleSource, error) {
+	fn := func(ctx context.Context) (*rukpakv1alpha1.BundleSource, error) {
 		started <- struct{}{}
 		n := running.Add(1)
 		defer running.Add(-1)
@@ -42,9 +42,9 @@ func TestFetches_Bounded(t *testing.T) {
 		}
 		select {
 		case <-release:
-			return map[string][]byte{}, &rukpakv1alpha1.BundleSource{}, nil
+			return &rukpakv1alpha1.BundleSource{}, nil
 		case <-ctx.Done():
-			return nil, nil, ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 	jobs := make([]*fetchJob, n)
@@ -80,9 +80,9 @@ func TestFetches_Bounded(t *testing.T) {
 func TestFetches_ReplacedOrGoneIsCancelled(t *testing.T) {
 	t.Parallel()
 	var f fetches
-	block := func(ctx context.Context) (map[string][]byte, *rukpakv1alpha1.BundleSource, error) {
+	block := func(ctx context.Context) (*rukpakv1alpha1.BundleSource, error) {
 		<-ctx.Done()
-		return nil, nil, ctx.Err()
+		return nil, ctx.Err()
 	}
 	// Fill every slot, so that the last one waits.
 	var held []*fetchJob

@@ -207,8 +207,23 @@ func (u *Unpacker) unpack(ctx context.Context, l *loaded, step plan.Step) ending
 			return fetchFailed(err, described)
 		}
 		read := b.DeepCopy()
-		job = u.fetches.start(ctx, b, src, func(ctx context.Context) (map[string][]byte, *rukpakv1alpha1.BundleSource, error) {
-			return u.source.bundleFiles(ctx, read, l.class, src)
+		job = u.fetches.start(ctx, b, src, func(ctx context.Context) (*rukpakv1alpha1.BundleSource, error) {
+			files, resolved, err := u.source.bundleFiles(ctx, read, l.class, src)
+			if err != nil {
+				return nil, err
+			}
+			// Stored within the fetch's slot: a fetch that ended holds no
+			// content in memory while its Bundle waits for a worker, so
+			// MaxFetches bounds the memory fetches hold.
+			if _, err := u.source.store.Put(bundleKey(read.UID, l.class, *resolved), files, true); err != nil {
+				return nil, err
+			}
+			if ctx.Err() != nil {
+				// The Bundle went or was replaced while it was stored.
+				u.source.store.Forget(read.UID)
+				return nil, fmt.Errorf("fetch cancelled: %w", context.Cause(ctx))
+			}
+			return resolved, nil
 		})
 	}
 	if !job.wait(ctx, UnpackingAfter) {
@@ -218,10 +233,7 @@ func (u *Unpacker) unpack(ctx context.Context, l *loaded, step plan.Step) ending
 	// The fetch's result is kept until its status is written: a write
 	// refused (a conflict with a status the cache had not shown yet) is
 	// tried again with it, not with a new fetch.
-	files, resolved, err := job.files, job.resolved, job.err
-	if err == nil {
-		_, err = u.source.store.Put(bundleKey(b.UID, l.class, *resolved), files, true)
-	}
+	resolved, err := job.resolved, job.err
 	if err == nil {
 		return ending{out: &plan.Outcome{Phase: plan.Unpacked, Resolved: resolved, ContentURL: l.url}, taken: job}
 	}

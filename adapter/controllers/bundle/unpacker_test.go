@@ -608,3 +608,38 @@ func TestReleaseConflict_LooksAgainWithoutAReport(t *testing.T) {
 	}
 	w.k.ExpectWrites(t, "the next look", "patch Bundle /combo", "status-patch Bundle /combo")
 }
+
+// A fetch that ended has stored its content before it wakes its Bundle:
+// what it holds in memory is given up within its slot, so MaxFetches
+// bounds the memory of fetches however long Bundles wait for a worker.
+func TestUnpack_AFetchStoresItsContentWithinItsSlot(t *testing.T) {
+	w := newWorld(t, standaloneBundle("big", rukpakv1alpha1.ClassPlain, "registry.example/big:v1"))
+	w.f.gate = make(chan struct{})
+	woken := make(chan string, 1)
+	w.u.fetches.requeue = func(_ context.Context, name string) { woken <- name }
+	if err := w.reconcile(t, "big"); err != nil {
+		t.Fatal(err)
+	}
+	if _, n := w.store.Used(); n != 0 {
+		t.Fatalf("%d tarballs stored while the fetch waits", n)
+	}
+	close(w.f.gate)
+	select {
+	case <-woken:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fetch's end woke nothing")
+	}
+	// No reconcile has taken the result yet.
+	if bytes, n := w.store.Used(); n != 1 || bytes == 0 {
+		t.Fatalf("the ended fetch left %d tarballs (%d bytes) stored, want its own", n, bytes)
+	}
+	if err := w.reconcile(t, "big"); err != nil {
+		t.Fatal(err)
+	}
+	if b := w.bundle(t, "big"); b.Status.Phase != rukpakv1alpha1.PhaseUnpacked {
+		t.Fatalf("status %+v", b.Status)
+	}
+	if _, n := w.store.Used(); n != 1 {
+		t.Fatalf("%d tarballs after the status, want 1", n)
+	}
+}

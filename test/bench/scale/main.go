@@ -40,6 +40,8 @@ func main() {
 	catalogPackages := flag.Int("catalog-packages", 0, "with -catalog, spread the bundles over this many packages (0: three versions each)")
 	catalogBase := flag.Int("catalog-base", 0, "with -catalog, build the catalog image on a base layer of this many MiB (opm's base image is tens of MiB)")
 	standalone := flag.Bool("standalone", false, "measure N Bundles on their own (rukpak v0.16's Bundle API) instead: the adapter's unpack, an idle window and a restart, without kapp-controller")
+	bundleMiB := flag.Int("bundle-mib", 0, "with -standalone, give each Bundle's image files of this many MiB of random bytes in all beside its manifests")
+	registryRate := flag.Float64("registry-rate", 0, "with -standalone, the MiB a second each blob download from the registry gets (0: as fast as loopback goes)")
 	failing := flag.Bool("failing", false, "measure N failing objects of every kind and source instead: the requests each server receives per object per minute and the adapter's connections to it, over -idle")
 	kinds := flag.String("kinds", "", "with -failing, only these kinds (comma-separated: bundle, v1alpha1, v1alpha2, catalog)")
 	flag.Parse()
@@ -56,7 +58,7 @@ func main() {
 		os.Exit(failingMain(ctx, *n, *idle, *kinds))
 	}
 	if *standalone {
-		os.Exit(standaloneMain(ctx, *n, *idle, *check))
+		os.Exit(standaloneMain(ctx, standaloneShape{n: *n, bundleMiB: *bundleMiB, rateMiB: *registryRate}, *idle, *check))
 	}
 	started := time.Now()
 	var results []*result
@@ -218,9 +220,9 @@ func run(ctx context.Context, setup benchSetup, names []string, cleanup bool) ([
 	return results(), cleanupErr
 }
 
-func standaloneMain(ctx context.Context, n int, idle time.Duration, check bool) int {
+func standaloneMain(ctx context.Context, shape standaloneShape, idle time.Duration, check bool) int {
 	started := time.Now()
-	r, err := runStandalone(ctx, n, idle)
+	r, err := runStandalone(ctx, shape, idle)
 	fmt.Fprintf(os.Stderr, "benchmark ended after %s\n", time.Since(started).Round(time.Second))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchmark:", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,9 +18,22 @@ import (
 	"github.com/rukpak-kapp/rukpak-kapp/test/harness"
 )
 
+// standaloneShape is the Bundles measured: n of them, each image with
+// files of bundleMiB random MiB in all (0: none), served at rateMiB a second per
+// blob download (0: unthrottled).
+type standaloneShape struct {
+	n         int
+	bundleMiB int
+	rateMiB   float64
+}
+
 // standaloneResult is what N Bundles on their own cost the adapter.
 type standaloneResult struct {
-	N int
+	N         int
+	BundleMiB int
+	RateMiB   float64
+	// BlobsPeak is the most blob downloads the registry served at once.
+	BlobsPeak int
 	// All is from the first create until every Bundle said Unpacked;
 	// Latencies are each Bundle's, from its create until it was seen
 	// Unpacked (the list is polled every 100 ms).
@@ -44,8 +58,15 @@ type standaloneResult struct {
 // each of its own image) on a control plane with the adapter and
 // kapp-controller's API but no kapp-controller, which unpacking does not
 // need, and measures the unpack, an idle window and a restart.
-func runStandalone(ctx context.Context, n int, idle time.Duration) (*standaloneResult, error) {
-	env, err := harness.Start(ctx, harness.Options{KappControllerAPI: true, Adapter: true, Servers: true, AuditLog: true, DefaultGC: true})
+func runStandalone(ctx context.Context, shape standaloneShape, idle time.Duration) (*standaloneResult, error) {
+	n := shape.n
+	opts := harness.Options{KappControllerAPI: true, Adapter: true, Servers: true, AuditLog: true, DefaultGC: true}
+	if shape.bundleMiB > 0 {
+		// Every Bundle's content is kept: room for all of them, and a
+		// tenth more for the tarballs' own bytes.
+		opts.AdapterArgs = []string{fmt.Sprintf("--content-max-bytes=%dMi", shape.n*shape.bundleMiB*11/10+64)}
+	}
+	env, err := harness.Start(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("start local control plane: %w", err)
 	}
@@ -57,11 +78,17 @@ func runStandalone(ctx context.Context, n int, idle time.Duration) (*standaloneR
 	if err != nil {
 		return nil, err
 	}
-	refs, _, _, err := pushBundles(env.Registry, filepath.Join(env.Dir, "bundles"), n)
+	var refs []string
+	if shape.bundleMiB > 0 {
+		refs, err = pushLargeBundles(env.Registry, filepath.Join(env.Dir, "bundles"), n, shape.bundleMiB)
+	} else {
+		refs, _, _, err = pushBundles(env.Registry, filepath.Join(env.Dir, "bundles"), n)
+	}
 	if err != nil {
 		return nil, err
 	}
-	res := &standaloneResult{N: n, IdleFor: idle}
+	env.Registry.Throttle(int64(shape.rateMiB * (1 << 20)))
+	res := &standaloneResult{N: n, BundleMiB: shape.bundleMiB, RateMiB: shape.rateMiB, IdleFor: idle}
 	pid := env.Adapter.Pid()
 	cpu0, err := cpuSeconds(pid)
 	if err != nil {
@@ -100,6 +127,22 @@ func runStandalone(ctx context.Context, n int, idle time.Duration) (*standaloneR
 		}
 	}
 	res.Missing = n - len(seen)
+	res.BlobsPeak = env.Registry.BlobsPeak()
+	if res.Missing > 0 {
+		// Say why, of the first few: a bench that counts nothing is no
+		// measurement.
+		list := &rukpakv1alpha1.BundleList{}
+		if err := c.List(ctx, list); err == nil {
+			shown := 0
+			for _, b := range list.Items {
+				if _, ok := seen[b.Name]; ok || shown == 3 {
+					continue
+				}
+				shown++
+				fmt.Fprintf(os.Stderr, "%s is %q: %+v\n", b.Name, b.Status.Phase, b.Status.Conditions)
+			}
+		}
+	}
 	for name, at := range seen {
 		res.Latencies = append(res.Latencies, at.Sub(created[name]))
 		res.All = max(res.All, at.Sub(start))
@@ -234,6 +277,14 @@ func (r *standaloneResult) report() string {
 	fmt.Fprintf(&b, "\nAt rest for %s: the adapter made %d requests and %d writes. A restart: every Bundle's content held again in %s, "+
 		"with %d requests and %d writes (%d of Bundles' status); the restarted adapter's peak RSS %.0f MiB.\n",
 		r.IdleFor, r.Idle.Requests, r.Idle.Writes, secs(r.Refetched), r.Restart.Requests, r.Restart.Writes, statusWrites(r.Restart), r.RestartPeakRSS)
+	if r.BundleMiB > 0 {
+		rate := "as fast as loopback goes"
+		if r.RateMiB > 0 {
+			rate = fmt.Sprintf("at %.1f MiB/s each", r.RateMiB)
+		}
+		fmt.Fprintf(&b, "\nEach Bundle's image held %d MiB of random bytes beside its manifests, served %s: the registry served at most %d blob downloads at once.\n",
+			r.BundleMiB, rate, r.BlobsPeak)
+	}
 	if len(r.Unpack.ByKind) > 0 {
 		fmt.Fprintf(&b, "\nThe unpack's writes: %s.\n", r.Unpack.byKind())
 	}
@@ -252,4 +303,49 @@ func (r *standaloneResult) check() error {
 		return fmt.Errorf("a restart wrote %d Bundle statuses: %v", statusWrites(r.Restart), r.Restart.Written)
 	}
 	return nil
+}
+
+// pushLargeBundles pushes n bundles, each its manifests and files of mib
+// MiB of random bytes in all (distinct per bundle, so no download is shared),
+// two at a time, and returns their references.
+func pushLargeBundles(reg *harness.Registry, dir string, n, mib int) ([]string, error) {
+	refs := make([]string, n)
+	errs := make(chan error, n)
+	slots := make(chan struct{}, 2)
+	for i := range n {
+		go func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			d := filepath.Join(dir, fmt.Sprintf("large%04d", i))
+			if err := os.MkdirAll(filepath.Join(d, "manifests"), 0o755); err != nil {
+				errs <- err
+				return
+			}
+			if err := os.WriteFile(filepath.Join(d, "manifests", "objects.yaml"), []byte(bundleYAML(i, 1)), 0o644); err != nil {
+				errs <- err
+				return
+			}
+			// In files of 4 MiB: a bundle's file may be at most 8 MiB.
+			for j := 0; j*4 < mib; j++ {
+				noise := make([]byte, min(4, mib-j*4)<<20)
+				if _, err := rand.Read(noise); err != nil {
+					errs <- err
+					return
+				}
+				if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("blob%02d.bin", j)), noise, 0o644); err != nil {
+					errs <- err
+					return
+				}
+			}
+			ref, _, err := reg.PushDir(d, fmt.Sprintf("bench/large-%04d:v1", i))
+			refs[i] = ref
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			return nil, err
+		}
+	}
+	return refs, nil
 }
