@@ -33,6 +33,10 @@ type fetches struct {
 	// requeue queues the named Bundle again, giving up when ctx ends; nil:
 	// nothing is woken (the tests reconcile by hand).
 	requeue func(ctx context.Context, name string)
+	// forget drops the content stored for a Bundle's UID: what a fetch
+	// stored for a Bundle that went, or was replaced, before anyone took
+	// its result. nil: nothing is forgotten.
+	forget func(types.UID)
 }
 
 // fetchJob is one fetch of one Bundle's source.
@@ -45,6 +49,8 @@ type fetchJob struct {
 	// Set before done is closed.
 	resolved *rukpakv1alpha1.BundleSource
 	err      error
+	// settled says the fetch ended (set with fetches.mu held).
+	settled bool
 }
 
 // fetchFunc fetches and stores a Bundle's content, and says what it
@@ -73,7 +79,7 @@ func (f *fetches) start(ctx context.Context, b *rukpakv1alpha1.Bundle, src rukpa
 		return j
 	}
 	if old, ok := f.jobs[b.Name]; ok {
-		old.cancel()
+		f.abandon(old, b.UID)
 	}
 	fetchCtx, cancel := context.WithCancel(ctx)
 	j := &fetchJob{uid: b.UID, src: src, started: time.Now(), cancel: cancel, done: make(chan struct{})}
@@ -94,6 +100,7 @@ func (f *fetches) start(ctx context.Context, b *rukpakv1alpha1.Bundle, src rukpa
 		case <-fetchCtx.Done():
 			j.err = fmt.Errorf("fetch cancelled before it started: %w", context.Cause(fetchCtx))
 		}
+		f.settle(name, j)
 		close(j.done)
 		if f.requeue != nil && ctx.Err() == nil {
 			f.requeue(ctx, name)
@@ -133,12 +140,42 @@ func (f *fetches) finish(name string, j *fetchJob) {
 }
 
 // drop forgets the fetch of a Bundle that is gone, cancelling it if it
-// still runs (or waits for a slot); its result is not read.
+// still runs (or waits for a slot); its result is not read, and what it
+// stored is forgotten.
 func (f *fetches) drop(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if j, ok := f.jobs[name]; ok {
-		j.cancel()
+		f.abandon(j, "")
 	}
 	delete(f.jobs, name)
+}
+
+// A fetch stores its content before it ends, so its Bundle can go, or be
+// replaced, after the store and before anyone took the result: that
+// content is forgotten, by abandon when the fetch had ended, else by
+// settle when it ends. Both run with f.mu held, so exactly one of them
+// sees the other's side. Content of the UID a fetch of the same UID took
+// over is kept.
+
+// abandon cancels j, whose Bundle went (by "") or was replaced by a
+// Bundle of UID by.
+func (f *fetches) abandon(j *fetchJob, by types.UID) {
+	j.cancel()
+	if j.settled && j.err == nil && j.uid != by && f.forget != nil {
+		f.forget(j.uid)
+	}
+}
+
+// settle marks j ended; if its Bundle was abandoned meanwhile, what it
+// stored is forgotten.
+func (f *fetches) settle(name string, j *fetchJob) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	j.settled = true
+	cur := f.jobs[name]
+	if cur == j || j.err != nil || f.forget == nil || (cur != nil && cur.uid == j.uid) {
+		return
+	}
+	f.forget(j.uid)
 }

@@ -114,3 +114,76 @@ func TestFetches_ReplacedOrGoneIsCancelled(t *testing.T) {
 		t.Fatal("the fetch of the Bundle's new source never ran")
 	}
 }
+
+// What a fetch stored before its Bundle went, or was replaced by another
+// UID, is forgotten once the fetch ends, whether the cancel came before
+// or after its store; a fetch of the same UID taking its place keeps it.
+func TestFetches_WhatAnAbandonedFetchStoredIsForgotten(t *testing.T) {
+	t.Parallel()
+	forgotten := make(chan types.UID, 8)
+	f := fetches{forget: func(uid types.UID) { forgotten <- uid }}
+	stored := func(context.Context) (*rukpakv1alpha1.BundleSource, error) {
+		return &rukpakv1alpha1.BundleSource{}, nil
+	}
+	ended := func(j *fetchJob) {
+		t.Helper()
+		if !j.wait(context.Background(), 10*time.Second) || j.err != nil {
+			t.Fatalf("fetch: %v", j.err)
+		}
+	}
+	expect := func(what string, want types.UID) {
+		t.Helper()
+		select {
+		case got := <-forgotten:
+			if got != want {
+				t.Fatalf("%s: forgot %q, want %q", what, got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: nothing forgotten, want %q", what, want)
+		}
+	}
+
+	gone := f.start(context.Background(), fetchBundle("gone", "uid-gone"), imageSource("r"), stored)
+	ended(gone)
+	f.drop("gone")
+	expect("a gone Bundle's ended fetch", "uid-gone")
+
+	// Gone while it stores: its end forgets.
+	storing, done := make(chan struct{}), make(chan struct{})
+	late := f.start(context.Background(), fetchBundle("late", "uid-late"), imageSource("r"), func(context.Context) (*rukpakv1alpha1.BundleSource, error) {
+		close(storing)
+		<-done
+		return &rukpakv1alpha1.BundleSource{}, nil
+	})
+	<-storing
+	f.drop("late")
+	close(done)
+	ended(late)
+	expect("a Bundle gone while its fetch stored", "uid-late")
+
+	old := f.start(context.Background(), fetchBundle("web", "uid-1"), imageSource("r"), stored)
+	ended(old)
+	f.start(context.Background(), fetchBundle("web", "uid-2"), imageSource("r"), stored)
+	expect("a replaced Bundle's ended fetch", "uid-1")
+
+	// The same UID under another source: the new fetch owns the UID's
+	// content, and the old one's end forgets nothing.
+	running, release := make(chan struct{}), make(chan struct{})
+	held := f.start(context.Background(), fetchBundle("pinned", "uid-p"), imageSource("r:v1"), func(context.Context) (*rukpakv1alpha1.BundleSource, error) {
+		close(running)
+		<-release // ends well even though cancelled: its store came first
+		return &rukpakv1alpha1.BundleSource{}, nil
+	})
+	<-running
+	again := f.start(context.Background(), fetchBundle("pinned", "uid-p"), imageSource("r@sha256:aaa"), stored)
+	close(release)
+	ended(held)
+	ended(again)
+	f.drop("web")
+	expect("the replacing Bundle, gone", "uid-2")
+	select {
+	case uid := <-forgotten:
+		t.Fatalf("forgot %q", uid)
+	default:
+	}
+}

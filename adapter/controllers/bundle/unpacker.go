@@ -57,7 +57,8 @@ type pinnedSource struct {
 // New unpacks through source, reading Bundles and writing their status
 // with c (the manager's client); recorder may be nil.
 func New(c client.Client, recorder events.EventRecorder, source *URLSource, address string) *Unpacker {
-	return &Unpacker{client: c, recorder: recorder, source: source, address: address, now: time.Now, queued: make(chan event.GenericEvent)}
+	return &Unpacker{client: c, recorder: recorder, source: source, address: address, now: time.Now, queued: make(chan event.GenericEvent),
+		fetches: fetches{forget: source.store.Forget}}
 }
 
 // Reconcile brings one Bundle's status and stored content in line with its
@@ -215,13 +216,10 @@ func (u *Unpacker) unpack(ctx context.Context, l *loaded, step plan.Step) ending
 			// Stored within the fetch's slot: a fetch that ended holds no
 			// content in memory while its Bundle waits for a worker, so
 			// MaxFetches bounds the memory fetches hold.
+			// A Bundle that goes or is replaced meanwhile has what is
+			// stored here forgotten (fetches.abandon).
 			if _, err := u.source.store.Put(bundleKey(read.UID, l.class, *resolved), files, true); err != nil {
 				return nil, err
-			}
-			if ctx.Err() != nil {
-				// The Bundle went or was replaced while it was stored.
-				u.source.store.Forget(read.UID)
-				return nil, fmt.Errorf("fetch cancelled: %w", context.Cause(ctx))
 			}
 			return resolved, nil
 		})
