@@ -6,7 +6,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive // Ginkgo's DSL reads best unqualified.
 	. "github.com/onsi/gomega"    //nolint:revive // as does Gomega's.
-	"github.com/onsi/gomega/format"
 )
 
 // RunSuite runs a Ginkgo suite whose Eventually waits give up after
@@ -15,9 +14,6 @@ import (
 // unless told to: such a wait would hang the suite instead of failing.
 func RunSuite(t *testing.T, name string, timeout, poll time.Duration) {
 	RegisterFailHandler(Fail)
-	// A failure prints its object three levels deep: an error's message and
-	// an API error's reason stay within the last lines a CI page shows.
-	format.MaxDepth = 3
 	SetDefaultEventuallyTimeout(timeout)
 	EnforceDefaultTimeoutsWhenUsingContexts()
 	SetDefaultEventuallyPollingInterval(poll)
