@@ -53,33 +53,34 @@ func KctrlRepositoryAdd(ctx context.Context, cfg *rest.Config, ns, name, url str
 	}
 	repos := kc.PackagingV1alpha1().PackageRepositories(ns)
 	_, err = repos.Create(ctx, repo, metav1.CreateOptions{})
-	if err := made(err, func() (bool, error) {
+	if err := made(err, func() (metav1.Object, bool, error) {
 		got, err := repos.Get(ctx, name, metav1.GetOptions{})
-		return err == nil && got.Spec.Fetch != nil && got.Spec.Fetch.ImgpkgBundle != nil && got.Spec.Fetch.ImgpkgBundle.Image == url, err
+		return got, err == nil && got.Spec.Fetch != nil && got.Spec.Fetch.ImgpkgBundle != nil && got.Spec.Fetch.ImgpkgBundle.Image == url, err
 	}); err != nil {
 		return fmt.Errorf("create PackageRepository %s: %w", name, err)
 	}
 	return kctrlWaitRepository(ctx, kc, ns, name)
 }
 
-// made is the outcome of a create that returned err: an object already
-// there that ours says is the one this call asked for is no failure.
-// client-go sends a create again when the API server answers it with a
-// 5xx and a Retry-After, and on a loaded machine the first attempt can
-// have been stored: the second then finds it. Anything else already there
-// is a failure.
-func made(err error, ours func() (bool, error)) error {
+// made is the outcome of a create that returned err. An AlreadyExists
+// for an object that ours finds is the one this call asks for (its mark,
+// its values) is no failure: CI once saw a 409 on a create of a name only
+// one call makes, whose cause its page did not show. Such a find is said
+// on stderr with the object's creation time, so that the next one shows
+// where the object came from. Anything else already there is a failure.
+func made(err error, ours func() (metav1.Object, bool, error)) error {
 	if !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	same, getErr := ours()
+	obj, same, getErr := ours()
 	if getErr != nil {
 		return fmt.Errorf("%w (and reading it: %w)", err, getErr)
 	}
-	if same {
-		return nil
+	if !same {
+		return fmt.Errorf("%w, and it is not what this call asked for", err)
 	}
-	return fmt.Errorf("%w, and it is not what this call asked for", err)
+	fmt.Fprintf(os.Stderr, "harness: %v; it is this call's (created %s, uid %s), taken as made\n", err, obj.GetCreationTimestamp().UTC().Format(time.RFC3339Nano), obj.GetUID())
+	return nil
 }
 
 // KctrlInstall is one `kctrl package install -i NAME -p PACKAGE --version
@@ -114,23 +115,23 @@ func KctrlPackageInstall(ctx context.Context, cfg *rest.Config, in KctrlInstall)
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: in.Namespace}},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}
 	_, err = core.CoreV1().ServiceAccounts(in.Namespace).Create(ctx, sa, metav1.CreateOptions{})
-	if err := made(err, func() (bool, error) {
+	if err := made(err, func() (metav1.Object, bool, error) {
 		got, err := core.CoreV1().ServiceAccounts(in.Namespace).Get(ctx, sa.Name, metav1.GetOptions{})
-		return err == nil && got.Annotations[kctrlPackageAnnotation] == id, err
+		return got, err == nil && got.Annotations[kctrlPackageAnnotation] == id, err
 	}); err != nil {
 		return fmt.Errorf("create ServiceAccount %s: %w", sa.Name, err)
 	}
 	_, err = core.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
-	if err := made(err, func() (bool, error) {
+	if err := made(err, func() (metav1.Object, bool, error) {
 		got, err := core.RbacV1().ClusterRoles().Get(ctx, role.Name, metav1.GetOptions{})
-		return err == nil && got.Annotations[kctrlPackageAnnotation] == id, err
+		return got, err == nil && got.Annotations[kctrlPackageAnnotation] == id, err
 	}); err != nil {
 		return fmt.Errorf("create ClusterRole %s: %w", role.Name, err)
 	}
 	_, err = core.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
-	if err := made(err, func() (bool, error) {
+	if err := made(err, func() (metav1.Object, bool, error) {
 		got, err := core.RbacV1().ClusterRoleBindings().Get(ctx, binding.Name, metav1.GetOptions{})
-		return err == nil && got.Annotations[kctrlPackageAnnotation] == id, err
+		return got, err == nil && got.Annotations[kctrlPackageAnnotation] == id, err
 	}); err != nil {
 		return fmt.Errorf("create ClusterRoleBinding %s: %w", binding.Name, err)
 	}
@@ -152,9 +153,9 @@ func KctrlPackageInstall(ctx context.Context, cfg *rest.Config, in KctrlInstall)
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: id + "-values", Namespace: in.Namespace, Annotations: marks},
 			Data: map[string][]byte{kctrlValuesKey: in.Values}}
 		_, err = core.CoreV1().Secrets(in.Namespace).Create(ctx, secret, metav1.CreateOptions{})
-		if err := made(err, func() (bool, error) {
+		if err := made(err, func() (metav1.Object, bool, error) {
 			got, err := core.CoreV1().Secrets(in.Namespace).Get(ctx, secret.Name, metav1.GetOptions{})
-			return err == nil && got.Annotations[kctrlPackageAnnotation] == id && string(got.Data[kctrlValuesKey]) == string(in.Values), err
+			return got, err == nil && got.Annotations[kctrlPackageAnnotation] == id && string(got.Data[kctrlValuesKey]) == string(in.Values), err
 		}); err != nil {
 			return fmt.Errorf("create Secret %s: %w", secret.Name, err)
 		}
@@ -164,9 +165,9 @@ func KctrlPackageInstall(ctx context.Context, cfg *rest.Config, in KctrlInstall)
 		}
 	}
 	_, err = kc.PackagingV1alpha1().PackageInstalls(in.Namespace).Create(ctx, pi, metav1.CreateOptions{})
-	if err := made(err, func() (bool, error) {
+	if err := made(err, func() (metav1.Object, bool, error) {
 		got, err := kc.PackagingV1alpha1().PackageInstalls(in.Namespace).Get(ctx, in.Name, metav1.GetOptions{})
-		return err == nil && got.Annotations[kctrlPackageAnnotation+"-ServiceAccount"] == sa.Name &&
+		return got, err == nil && got.Annotations[kctrlPackageAnnotation+"-ServiceAccount"] == sa.Name &&
 			got.Spec.PackageRef != nil && got.Spec.PackageRef.RefName == in.Package, err
 	}); err != nil {
 		return fmt.Errorf("create PackageInstall %s: %w", in.Name, err)
